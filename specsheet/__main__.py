@@ -1,0 +1,5 @@
+"""Entry point for ``python -m specsheet``."""
+
+from specsheet.cli import main
+
+main()

@@ -1,0 +1,29 @@
+"""The one project exception and the process exit codes."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """Exit status of the ``specsheet`` command."""
+
+    OK = 0
+    CHECK_FAILED = 1  # a budget given to ``specsheet check`` was exceeded
+    BAD_INPUT = 2  # bad input or usage: nothing was computed
+
+
+class SpecError(Exception):
+    """Bad input: a file, field or value that specsheet cannot use.
+
+    The message is one line that names the file, field or value and says what is expected.
+    The CLI prints it on stderr and exits with ``ExitCode.BAD_INPUT``.
+    """
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """Return ``" (did you mean 'x'?)"`` for the closest of ``choices``, or ``""``."""
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""

@@ -1,0 +1,71 @@
+"""Numbers as a person writes them. Used only when rendering; the arithmetic stays exact."""
+
+from __future__ import annotations
+
+_COUNT_PREFIXES = ((10**12, "T"), (10**9, "B"), (10**6, "M"), (10**3, "K"))
+_SI_PREFIXES = ((10**15, "P"), (10**12, "T"), (10**9, "G"), (10**6, "M"), (10**3, "K"))
+
+
+def exact(n: int) -> str:
+    """An integer with thousands separators: 124,439,808."""
+    return f"{n:,}"
+
+
+def human_count(n: int) -> str:
+    """A parameter count: 124.4M, 85.1M, 8.03B, 7.68K, 512."""
+    for scale, prefix in _COUNT_PREFIXES:
+        if abs(n) >= scale:
+            value = n / scale
+            return f"{value:.1f}{prefix}" if abs(value) >= 10 else f"{value:.2f}{prefix}"
+    return str(n)
+
+
+def _three_digits(value: float) -> str:
+    if abs(value) >= 100:
+        return f"{value:.0f}"
+    if abs(value) >= 10:
+        return f"{value:.1f}"
+    return f"{value:.2f}"
+
+
+def human_si(n: int, unit: str) -> str:
+    """Three significant digits with an SI prefix (1 KB = 1,000 B): 249 MB, 1.07 GB, 247 MFLOP."""
+    for scale, prefix in _SI_PREFIXES:
+        if abs(n) >= scale:
+            return f"{_three_digits(n / scale)} {prefix}{unit}"
+    return f"{n} {unit}"
+
+
+def human_bytes(n: int) -> str:
+    """Bytes in SI units: 248,879,616 -> 249 MB."""
+    return human_si(n, "B")
+
+
+def human_flops(n: int) -> str:
+    """FLOPs in SI units: 247,100,928 -> 247 MFLOP."""
+    return human_si(n, "FLOP")
+
+
+def percent(part: int, whole: int) -> str:
+    """A share with one decimal; shares that round to 0 but are not 0 read '<0.1%'."""
+    if whole == 0:
+        return "-"
+    share = 100 * part / whole
+    if 0 < share < 0.05:
+        return "<0.1%"
+    return f"{share:.1f}%"
+
+
+def ratio(value: int, base: int) -> str:
+    """``value / base`` with three significant digits: 8.79x, 0.0155x; below 0.001, <0.001x."""
+    if base == 0:
+        return "-"
+    r = value / base
+    if 0 < r < 0.001:
+        return "<0.001x"
+    return f"{r:.3g}x"
+
+
+def signed_percent(value: float) -> str:
+    """A relative error in percent with its sign: +0.0%, -31.2%."""
+    return f"{value:+.1f}%"

@@ -1,0 +1,257 @@
+"""Reports laid out as neutral tables of text, shared by the rich and Markdown renderers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from specsheet.report import Report
+from specsheet.spec import ModelSpec
+from specsheet.units import (
+    exact,
+    human_bytes,
+    human_count,
+    human_flops,
+    percent,
+    ratio,
+    signed_percent,
+)
+
+RowStyle = Literal["", "sub", "total"]
+
+
+@dataclass(frozen=True)
+class Row:
+    cells: tuple[str, ...]
+    style: RowStyle = ""  # sub: a detail of the row above; total: a closing sum
+
+
+@dataclass
+class TableView:
+    """A titled table of text cells; numeric columns are right-justified."""
+
+    title: str
+    headers: tuple[str, ...]
+    numeric: tuple[bool, ...]
+    rows: list[Row] = field(default_factory=list)
+    caption: str = ""
+
+    def add(self, *cells: str, style: RowStyle = "") -> None:
+        self.rows.append(Row(tuple(cells), style))
+
+
+_BLOCKS = " ▏▎▍▌▋▊▉█"
+
+
+def share_bar(part: int, whole: int, width: int = 16) -> str:
+    """A bar of ``width`` characters filled in proportion to part / whole (eighths)."""
+    eighths = round(8 * width * part / whole) if whole else 0
+    full, rest = divmod(eighths, 8)
+    return ("█" * full + (_BLOCKS[rest] if rest else "")).ljust(width)
+
+
+# ---- formulas --------------------------------------------------------------------------------
+
+def _terms(*terms: str) -> str:
+    return " + ".join(t for t in terms if t)
+
+
+def attention_formula(spec: ModelSpec) -> str:
+    """One block's attention parameters in symbols: 4d² + 4d for GPT-2."""
+    square = spec.heads * spec.head_dim == spec.d_model
+    mha = spec.kv_heads == spec.heads
+    if square and mha:
+        weights = "4d²"
+        biases = "4d"
+    elif square:
+        weights, biases = "2d² + 2d·k·d_h", "2d + 2k·d_h"
+    else:
+        weights = "2d·h·d_h + 2d·k·d_h"
+        biases = "h·d_h + 2k·d_h + d"
+    return _terms(weights, biases if spec.attn_bias else "")
+
+
+def mlp_formula(spec: ModelSpec) -> str:
+    """One block's MLP parameters in symbols: 8d² + 5d for GPT-2, 3d·f for SwiGLU."""
+    matrices = 3 if spec.mlp == "gated" else 2
+    if spec.d_ff == 4 * spec.d_model:
+        weights = f"{4 * matrices}d²"
+        biases = "9d" if spec.mlp == "gated" else "5d"
+    else:
+        weights = f"{matrices}d·f"
+        biases = "2f + d" if spec.mlp == "gated" else "f + d"
+    return _terms(weights, biases if spec.mlp_bias else "")
+
+
+def norm_formula(spec: ModelSpec) -> str:
+    """All norms: two per block and a final one."""
+    return {"layernorm": "(2L + 1) × 2d", "rmsnorm": "(2L + 1) × d", "none": "no norms"}[spec.norm]
+
+
+# ---- count ------------------------------------------------------------------------------------
+
+def breakdown_view(report: Report) -> TableView:
+    """Part | Formula | Parameters | Share | bar, as in the worked GPT-2 small example."""
+    spec, p = report.model.spec, report.params
+    total = p.total
+    view = TableView(
+        title=f"{report.model.name}: where the {exact(total)} parameters live",
+        headers=("Part", "Formula", "Parameters", "Share", ""),
+        numeric=(False, False, True, True, False),
+    )
+
+    def line(part: str, formula: str, value: int, style: RowStyle = "") -> None:
+        view.add(part, formula, exact(value), percent(value, total), share_bar(value, total),
+                 style=style)
+
+    line("Embeddings", "token + position", p.embeddings)
+    line("  token", "V × d", p.token_embedding, "sub")
+    pos = "n_max × d" if spec.positions == "learned" else f"{spec.positions}: no parameters"
+    line("  position", pos, p.position_embedding, "sub")
+    blocks = f"{spec.layers} blocks" if spec.layers != 1 else "1 block"
+    line(f"Attention, {blocks}", "L × per block", p.attention)
+    weights = p.block.attention + p.block.mlp
+    view.add("  per block", attention_formula(spec), exact(p.block.attention), "",
+             f"{percent(p.block.attention, weights)} of attention + MLP", style="sub")
+    line(f"MLP, {blocks}", "L × per block", p.mlp)
+    view.add("  per block", mlp_formula(spec), exact(p.block.mlp), "",
+             f"{percent(p.block.mlp, weights)} of attention + MLP", style="sub")
+    line("Norms", norm_formula(spec), p.norms)
+    head = "tied to the token embedding" if spec.tied_embeddings else "V × d"
+    line("Output head", head, p.output_head)
+    view.add("One block", "attention + MLP + 2 norms", exact(p.block.total), "", "", style="sub")
+    line("Total", "sum of the parts", total, "total")
+    return view
+
+
+def summary_view(report: Report) -> TableView:
+    """Totals, memory, KV cache and FLOPs: a readable figure and the exact integer."""
+    p, kv, fl, model = report.params, report.kv, report.flops, report.model
+    t = exact(kv.tokens)
+    view = TableView(
+        title=f"{model.name}: memory and compute at T = {t} tokens",
+        headers=("Figure", "Value", "Exact"),
+        numeric=(False, True, True),
+    )
+    view.add("Parameters", human_count(p.total), exact(p.total))
+    view.add("  without embeddings", human_count(p.non_embedding), exact(p.non_embedding),
+             style="sub")
+    if model.published_total is not None:
+        verdict = "matches" if model.published_total == p.total else "DIFFERS"
+        view.add(f"  published total ({verdict})", human_count(model.published_total),
+                 exact(model.published_total), style="sub")
+    view.add(f"Weights ({report.dtype})", human_bytes(report.weights_bytes),
+             f"{exact(report.weights_bytes)} B")
+    view.add(f"KV cache per request (T = {t}, {kv.dtype})", human_bytes(kv.bytes_per_request),
+             f"{exact(kv.bytes_per_request)} B")
+    view.add("  per token", human_bytes(kv.bytes_per_token), f"{exact(kv.bytes_per_token)} B",
+             style="sub")
+    view.add(f"Forward FLOPs per token (T = {t})", human_flops(fl.total), exact(fl.total))
+    for name, label in FLOP_LABELS.items():
+        value = fl.parts()[name]
+        view.add(f"  {label}", human_flops(value), exact(value), style="sub")
+    view.add(f"  2N rule (estimate, {signed_percent(report.flops_2n_error)})",
+             human_flops(report.flops_2n), exact(report.flops_2n), style="sub")
+    view.caption = (
+        "FLOPs: matrix multiplications only, a multiply-add is 2 FLOPs, each token attends to "
+        "all T positions (no causal halving). Sizes in SI units (1 MB = 10^6 bytes)."
+    )
+    return view
+
+
+FLOP_LABELS = {
+    "attention_projections": "attention projections",
+    "attention_context": "attention over the context",
+    "mlp": "MLP",
+    "logits": "logits (output head)",
+}
+
+
+def count_views(report: Report) -> list[TableView]:
+    return [breakdown_view(report), summary_view(report)]
+
+
+# ---- compare ----------------------------------------------------------------------------------
+
+def compare_view(reports: list[Report]) -> TableView:
+    """A column per model, a row per figure; later models show their ratio to the first."""
+    names = tuple(r.model.name for r in reports)
+    view = TableView(
+        title=f"{' vs '.join(names)} (ratios to {names[0]})",
+        headers=("Figure", *names),
+        numeric=(False, *(True for _ in names)),
+    )
+    base = reports[0]
+
+    def figure(label: str, get: Callable[[Report], int],
+               human: Callable[[int], str] = human_count, style: RowStyle = "") -> None:
+        cells = []
+        for r in reports:
+            value = get(r)
+            cell = human(value)
+            if r is not base:
+                cell += f" ({ratio(value, get(base))})"
+            cells.append(cell)
+        view.add(label, *cells, style=style)
+
+    def share(label: str, get: Callable[[Report], int], whole: Callable[[Report], int],
+              style: RowStyle = "sub") -> None:
+        view.add(label, *(f"{human_count(get(r))} · {percent(get(r), whole(r))}" for r in reports),
+                 style=style)
+
+    figure("Parameters", lambda r: r.params.total)
+    figure("  without embeddings", lambda r: r.params.non_embedding, style="sub")
+    def total(r: Report) -> int:
+        return r.params.total
+
+    share("  token embedding", lambda r: r.params.token_embedding, total)
+    share("  position embedding", lambda r: r.params.position_embedding, total)
+    share("  attention", lambda r: r.params.attention, total)
+    share("  MLP", lambda r: r.params.mlp, total)
+    share("  norms", lambda r: r.params.norms, total)
+    share("  output head", lambda r: r.params.output_head, total)
+    share("  embeddings + output head", lambda r: r.params.embeddings + r.params.output_head,
+          total)
+    def block(r: Report) -> int:
+        return r.params.block.attention + r.params.block.mlp
+
+    figure("One block", lambda r: r.params.block.total)
+    share("  attention (of attention + MLP)", lambda r: r.params.block.attention, block)
+    share("  MLP (of attention + MLP)", lambda r: r.params.block.mlp, block)
+    view.add("Layers · d_model · heads (KV)",
+             *(f"{r.model.spec.layers} · {r.model.spec.d_model} · {r.model.spec.heads} "
+               f"({r.model.spec.kv_heads})" for r in reports))
+    figure(f"Weights ({base.dtype})", lambda r: r.weights_bytes, human_bytes)
+    view.add("Tokens T (KV cache, FLOPs)", *(exact(r.kv.tokens) for r in reports))
+    figure(f"KV cache per request ({base.kv.dtype})", lambda r: r.kv.bytes_per_request,
+           human_bytes)
+    figure("  per token", lambda r: r.kv.bytes_per_token, human_bytes, style="sub")
+    figure("Forward FLOPs per token", lambda r: r.flops.total, human_flops)
+    for name, label in FLOP_LABELS.items():
+        figure(f"  {label}", _flop_part(name), human_flops, style="sub")
+    view.add("  2N rule (estimate)",
+             *(f"{human_flops(r.flops_2n)} ({signed_percent(r.flops_2n_error)})"
+               for r in reports), style="sub")
+    view.caption = "Ratios in parentheses are to the first model; shares are of each model's total."
+    return view
+
+
+def _flop_part(name: str) -> Callable[[Report], int]:
+    return lambda r: r.flops.parts()[name]
+
+
+# ---- presets ----------------------------------------------------------------------------------
+
+def presets_view(reports: list[Report]) -> TableView:
+    view = TableView(
+        title="Presets",
+        headers=("Name", "L", "d", "heads", "KV heads", "vocab", "context", "total", ""),
+        numeric=(False, True, True, True, True, True, True, True, False),
+    )
+    for r in reports:
+        s = r.model.spec
+        view.add(r.model.name, str(s.layers), str(s.d_model), str(s.heads), str(s.kv_heads),
+                 exact(s.vocab), exact(s.context), exact(r.params.total),
+                 r.model.description)
+    return view

@@ -1,0 +1,86 @@
+"""Invariants over random specs (hypothesis)."""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from specsheet.flops import forward_flops
+from specsheet.memory import DTYPE_BITS, kv_cache
+from specsheet.params import count_params
+from specsheet.report import build_report, report_dict
+from specsheet.spec import MLP_KINDS, NORM_KINDS, POSITION_KINDS, Model, ModelSpec
+
+sizes = st.integers(min_value=1, max_value=4096)
+
+
+@st.composite
+def specs(draw: st.DrawFn) -> ModelSpec:
+    kv_heads = draw(st.integers(1, 16))
+    heads = kv_heads * draw(st.integers(1, 8))
+    return ModelSpec.create(
+        layers=draw(st.integers(1, 200)),
+        d_model=draw(sizes),
+        heads=heads,
+        kv_heads=kv_heads,
+        head_dim=draw(st.integers(1, 256)),
+        d_ff=draw(st.integers(1, 65536)),
+        vocab=draw(st.integers(1, 300_000)),
+        context=draw(st.integers(1, 1 << 20)),
+        mlp=draw(st.sampled_from(MLP_KINDS)),
+        norm=draw(st.sampled_from(NORM_KINDS)),
+        attn_bias=draw(st.booleans()),
+        mlp_bias=draw(st.booleans()),
+        positions=draw(st.sampled_from(POSITION_KINDS)),
+        tied_embeddings=draw(st.booleans()),
+    )
+
+
+@given(specs())
+def test_total_is_the_sum_of_components_and_blocks(spec: ModelSpec) -> None:
+    p = count_params(spec)
+    assert p.total == sum(p.components().values())
+    assert p.norms == (2 * spec.layers + 1) * (p.block.norms // 2)  # 2 per block + final
+    assert p.attention == spec.layers * p.block.attention
+    assert p.mlp == spec.layers * p.block.mlp
+    assert all(isinstance(v, int) and v >= 0 for v in p.components().values())
+
+
+@given(specs(), st.sampled_from(sorted(DTYPE_BITS)), st.sampled_from(sorted(DTYPE_BITS)))
+def test_shares_add_to_one_and_figures_are_non_negative_integers(
+    spec: ModelSpec, dtype: str, kv_dtype: str
+) -> None:
+    doc = report_dict(build_report(Model("m", spec, "test"), None, dtype, kv_dtype))
+    assert math.isclose(sum(doc["params"]["shares"].values()), 1.0, rel_tol=1e-9)
+    assert math.isclose(sum(doc["params"]["block_shares"].values()), 1.0, rel_tol=1e-9)
+    assert sum(doc["params"]["components"].values()) == doc["params"]["total"]
+    assert sum(doc["flops"]["components"].values()) == doc["flops"]["forward_per_token"]
+    for section in ("memory", "kv_cache"):
+        for value in doc[section].values():
+            assert isinstance(value, str) or (isinstance(value, int) and value >= 0)
+
+
+@given(specs(), st.integers(1, 1 << 20), st.integers(1, 1 << 20))
+def test_parameters_do_not_depend_on_tokens(spec: ModelSpec, t1: int, t2: int) -> None:
+    r1 = build_report(Model("m", spec, "test"), min(t1, spec.context))
+    r2 = build_report(Model("m", spec, "test"), min(t2, spec.context))
+    assert r1.params == r2.params
+    assert r1.weights_bytes == r2.weights_bytes
+
+
+@given(specs(), st.integers(1, 1 << 16), st.sampled_from(sorted(DTYPE_BITS)))
+def test_kv_cache_is_linear_in_tokens(spec: ModelSpec, tokens: int, dtype: str) -> None:
+    one = kv_cache(spec, 1, dtype)
+    many = kv_cache(spec, tokens, dtype)
+    assert many.bytes_per_request == tokens * one.bytes_per_request
+    assert many.bytes_per_token == one.bytes_per_token
+
+
+@given(specs(), st.integers(1, 1 << 16))
+def test_only_the_attention_term_grows_with_context(spec: ModelSpec, tokens: int) -> None:
+    base = forward_flops(spec, 1)
+    at_t = forward_flops(spec, tokens)
+    assert at_t.total - base.total == (tokens - 1) * base.attention_context
+    assert at_t.attention_context == tokens * base.attention_context
