@@ -5,19 +5,22 @@ Errors are turned into one stderr line and an exit code in one place, ``Specshee
 
 from __future__ import annotations
 
-import json
+import os
 import sys
-from collections.abc import Sequence
-from typing import Annotated, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from typer.core import TyperGroup
 
 from specsheet import __version__
-from specsheet.errors import ExitCode, SpecError
+from specsheet.errors import ExitCode, SpecError, did_you_mean
 from specsheet.memory import DEFAULT_DTYPE, DTYPE_BITS
 from specsheet.report import SCHEMA_VERSION, Report, build_report, compare_dict, report_dict
 from specsheet.sources import resolve
+
+if TYPE_CHECKING:
+    from specsheet.views import TableView
 
 CONVENTIONS = (
     "Parameters count every weight and bias (a tied output head once). FLOPs per token at "
@@ -40,6 +43,9 @@ class SpecsheetGroup(TyperGroup):
             code = _fail(str(e))
         except typer.Abort:
             code = _fail("aborted")
+        except BrokenPipeError:  # the reader went away (specsheet ... | head): stop quietly
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            code = ExitCode.OK
         except Exception as e:  # click's usage errors, bundled inside typer
             if not hasattr(e, "format_message"):
                 raise
@@ -96,7 +102,8 @@ TokensOpt = Annotated[int | None, typer.Option(
     "[default: the model's context].")]
 DtypeOpt = Annotated[str, typer.Option("--dtype", help=f"Weight element type: {DTYPES}.")]
 KvDtypeOpt = Annotated[str, typer.Option("--kv-dtype", help=f"KV-cache element type: {DTYPES}.")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document (exact integers).")]
+JsonOpt = Annotated[bool, typer.Option(
+    "--json", help="Short for --format json: one JSON document, exact integers.")]
 
 SPEC = "Spec (overrides a preset's value)"
 LayersOpt = Annotated[int | None, typer.Option(help="Layers L.", rich_help_panel=SPEC)]
@@ -122,8 +129,40 @@ TiedOpt = Annotated[bool | None, typer.Option("--tied/--untied",
                                                    "[default: tied].")]
 
 
-def _print_json(document: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(document, indent=2, sort_keys=False) + "\n")
+FormatOpt = Annotated[str | None, typer.Option(
+    "--format", "-f", help="Output: table (default), json, csv or markdown.",
+    show_default=False)]
+
+
+def _format(fmt: str | None, json_: bool) -> str:
+    """The output format from --format and its short form --json."""
+    from specsheet.formats import FORMATS
+
+    if fmt is not None and fmt not in FORMATS:
+        raise SpecError(f"option --format: unknown format {fmt!r}{did_you_mean(fmt, FORMATS)}; "
+                        f"expected one of {', '.join(FORMATS)}")
+    if json_ and fmt not in (None, "json"):
+        raise SpecError(f"--json contradicts --format {fmt}; give one of them")
+    return "json" if json_ else fmt or "table"
+
+
+def _emit(fmt: str, document: dict[str, Any], rows: list[dict[str, Any]],
+          views: Callable[[], list[TableView]]) -> None:
+    """Write the command's result to stdout in ``fmt``; everything is computed beforehand."""
+    if fmt == "table":
+        from specsheet.render_rich import print_views
+
+        print_views(views())
+        return
+    from specsheet import formats
+
+    if fmt == "json":
+        text = formats.to_json(document)
+    elif fmt == "csv":
+        text = formats.to_csv([formats.flatten(row) for row in rows])
+    else:
+        text = formats.to_markdown(views())
+    sys.stdout.write(text)
 
 
 def _reports(refs: list[str | None], overrides: dict[str, Any], tokens: int | None, dtype: str,
@@ -131,16 +170,34 @@ def _reports(refs: list[str | None], overrides: dict[str, Any], tokens: int | No
     return [build_report(resolve(ref, overrides), tokens, dtype, kv_dtype) for ref in refs]
 
 
+def _overrides(**options: Any) -> dict[str, Any]:
+    """The spec options that were given, by field name."""
+    fields = {"tied": "tied_embeddings"}
+    return {fields.get(name, name): value for name, value in options.items()
+            if value is not None}
+
+
 # ---- commands ----------------------------------------------------------------------------------
+
+def _complete_preset(incomplete: str) -> list[str]:
+    """Shell completion for a model argument: the preset names that start with ``incomplete``."""
+    from specsheet.presets import preset_index
+
+    return [name for name in preset_index() if name.startswith(incomplete)]
+
+
+ModelArg = Annotated[str | None, typer.Argument(
+    help="A preset name (see 'specsheet presets') or a preset YAML file. Leave out to give "
+         "the five numbers as options.", show_default=False, autocompletion=_complete_preset)]
+
 
 @app.command(epilog=CONVENTIONS)
 def count(
-    model: Annotated[str | None, typer.Argument(
-        help="A preset name (see 'specsheet presets') or a preset YAML file. Leave out to give "
-             "the five numbers as options.", show_default=False)] = None,
+    model: ModelArg = None,
     tokens: TokensOpt = None,
     dtype: DtypeOpt = DEFAULT_DTYPE,
     kv_dtype: KvDtypeOpt = DEFAULT_DTYPE,
+    fmt: FormatOpt = None,
     json_: JsonOpt = False,
     layers: LayersOpt = None,
     d_model: DModelOpt = None,
@@ -163,64 +220,67 @@ def count(
     --context 32768', 'specsheet count --layers 12 --d-model 768 --heads 12 --vocab 50257
     --context 1024'.
     """
-    overrides = {
-        name: value for name, value in {
-            "layers": layers, "d_model": d_model, "heads": heads, "vocab": vocab,
-            "context": context, "kv_heads": kv_heads, "head_dim": head_dim, "d_ff": d_ff,
-            "mlp": mlp, "norm": norm, "attn_bias": attn_bias, "mlp_bias": mlp_bias,
-            "positions": positions, "tied_embeddings": tied,
-        }.items() if value is not None
-    }
+    output = _format(fmt, json_)
+    overrides = _overrides(
+        layers=layers, d_model=d_model, heads=heads, vocab=vocab, context=context,
+        kv_heads=kv_heads, head_dim=head_dim, d_ff=d_ff, mlp=mlp, norm=norm,
+        attn_bias=attn_bias, mlp_bias=mlp_bias, positions=positions, tied=tied)
     (report,) = _reports([model], overrides, tokens, dtype, kv_dtype)
-    if json_:
-        _print_json(report_dict(report))
-        return
-    from specsheet.render_rich import print_views
-    from specsheet.views import count_views
+    document = report_dict(report)
 
-    print_views(count_views(report))
+    def views() -> list[TableView]:
+        from specsheet.views import count_views
+
+        return count_views(report)
+
+    _emit(output, document, [document], views)
 
 
 @app.command(epilog=CONVENTIONS)
 def compare(
     models: Annotated[list[str], typer.Argument(
-        help="Two or more preset names or preset YAML files.", show_default=False)],
+        help="Two or more preset names or preset YAML files.", show_default=False,
+        autocompletion=_complete_preset)],
     tokens: TokensOpt = None,
     dtype: DtypeOpt = DEFAULT_DTYPE,
     kv_dtype: KvDtypeOpt = DEFAULT_DTYPE,
+    fmt: FormatOpt = None,
     json_: JsonOpt = False,
 ) -> None:
     """Models side by side: every figure of count, with ratios to the first model.
 
     Example: 'specsheet compare llama3-8b llama3-70b'.
     """
+    output = _format(fmt, json_)
     if len(models) < 2:
         raise SpecError("compare needs two or more models; use 'specsheet count' for one")
     reports = _reports(list(models), {}, tokens, dtype, kv_dtype)
-    if json_:
-        _print_json(compare_dict(reports))
-        return
-    from specsheet.render_rich import print_views
-    from specsheet.views import compare_view
+    document = compare_dict(reports)
 
-    print_views([compare_view(reports)])
+    def views() -> list[TableView]:
+        from specsheet.views import compare_view
+
+        return [compare_view(reports)]
+
+    _emit(output, document, document["models"], views)
 
 
 @app.command()
-def presets(json_: JsonOpt = False) -> None:
+def presets(fmt: FormatOpt = None, json_: JsonOpt = False) -> None:
     """List the built-in presets: name, L, d, heads, KV heads, vocab, context, total."""
     from specsheet.presets import preset_index
 
+    output = _format(fmt, json_)
     reports = _reports(list(preset_index()), {}, None, DEFAULT_DTYPE, DEFAULT_DTYPE)
     reports.sort(key=lambda r: (r.model.name.split("-")[0], r.params.total))
-    if json_:
-        _print_json({"schema_version": SCHEMA_VERSION,
-                     "presets": [_preset_entry(r) for r in reports]})
-        return
-    from specsheet.render_rich import print_views
-    from specsheet.views import presets_view
+    entries = [_preset_entry(r) for r in reports]
 
-    print_views([presets_view(reports)])
+    def views() -> list[TableView]:
+        from specsheet.views import presets_view
+
+        return [presets_view(reports)]
+
+    _emit(output, {"schema_version": SCHEMA_VERSION, "presets": entries}, entries, views)
 
 
 def _preset_entry(report: Report) -> dict[str, Any]:
@@ -228,6 +288,77 @@ def _preset_entry(report: Report) -> dict[str, Any]:
     return {"name": model.name, "description": model.description,
             "reference": model.reference, "published_total": model.published_total,
             "total": report.params.total, "spec": model.spec.as_dict()}
+
+
+LIMITS = "Limits (exit 1 when one is exceeded; equal holds)"
+
+
+@app.command(epilog="Quantities: integers, 1.5e9, SI suffixes k, M, G (B for a billion "
+             "parameters), T; bytes also KB, MB, GB, TB (SI) and KiB, MiB, GiB, TiB (binary). "
+             "Exit codes: 0 within every limit, 1 a limit exceeded, 2 bad input.")
+def check(
+    model: ModelArg = None,
+    max_params: Annotated[str | None, typer.Option(
+        help="Most parameters, e.g. 8B.", rich_help_panel=LIMITS)] = None,
+    max_weights: Annotated[str | None, typer.Option(
+        help="Most weight bytes in --dtype, e.g. 16GB.", rich_help_panel=LIMITS)] = None,
+    max_kv: Annotated[str | None, typer.Option(
+        help="Most KV-cache bytes for one request of --tokens, e.g. 1GiB.",
+        rich_help_panel=LIMITS)] = None,
+    max_flops: Annotated[str | None, typer.Option(
+        help="Most forward FLOPs per token at --tokens, e.g. 20G.",
+        rich_help_panel=LIMITS)] = None,
+    tokens: TokensOpt = None,
+    dtype: DtypeOpt = DEFAULT_DTYPE,
+    kv_dtype: KvDtypeOpt = DEFAULT_DTYPE,
+    fmt: FormatOpt = None,
+    json_: JsonOpt = False,
+    layers: LayersOpt = None,
+    d_model: DModelOpt = None,
+    heads: HeadsOpt = None,
+    vocab: VocabOpt = None,
+    context: ContextOpt = None,
+    kv_heads: KvHeadsOpt = None,
+    head_dim: HeadDimOpt = None,
+    d_ff: DffOpt = None,
+    mlp: MlpOpt = None,
+    norm: NormOpt = None,
+    attn_bias: AttnBiasOpt = None,
+    mlp_bias: MlpBiasOpt = None,
+    positions: PositionsOpt = None,
+    tied: TiedOpt = None,
+) -> None:
+    """Check a model against budgets: exit 0 when every limit holds, 1 when one is exceeded.
+
+    Example: 'specsheet check llama3-8b --tokens 8192 --max-weights 17GB --max-kv 1GiB'.
+    """
+    from specsheet.budgets import BUDGETS_BY_OPTION, check_dict, run_checks
+    from specsheet.quantities import parse_quantity
+
+    output = _format(fmt, json_)
+    given = {"--max-params": max_params, "--max-weights": max_weights, "--max-kv": max_kv,
+             "--max-flops": max_flops}
+    limits = {option: parse_quantity(text, BUDGETS_BY_OPTION[option].kind, option)
+              for option, text in given.items() if text is not None}
+    if not limits:
+        raise SpecError(f"check needs at least one limit: {', '.join(given)}")
+    overrides = _overrides(
+        layers=layers, d_model=d_model, heads=heads, vocab=vocab, context=context,
+        kv_heads=kv_heads, head_dim=head_dim, d_ff=d_ff, mlp=mlp, norm=norm,
+        attn_bias=attn_bias, mlp_bias=mlp_bias, positions=positions, tied=tied)
+    (report,) = _reports([model], overrides, tokens, dtype, kv_dtype)
+    results = run_checks(report, limits)
+    document = check_dict(report, results)
+
+    def views() -> list[TableView]:
+        from specsheet.views import check_view
+
+        return [check_view(report, results)]
+
+    rows = [{"name": report.model.name, **check} for check in document["checks"]]
+    _emit(output, document, rows, views)
+    if not document["ok"]:
+        raise typer.Exit(ExitCode.CHECK_FAILED)
 
 
 def main() -> None:

@@ -15,14 +15,19 @@ LOG_WIDTH = 160  # without a terminal: wide enough for a compare of four models
 
 
 def stdout_console() -> Console:
-    """A console on stdout. Colour follows rich (a terminal, NO_COLOR, FORCE_COLOR); without
-    a terminal and without COLUMNS, tables get LOG_WIDTH columns instead of rich's 80."""
+    """A console on stdout.
+
+    Styles only on a terminal, or where FORCE_COLOR is set; never where NO_COLOR is set (it
+    wins over FORCE_COLOR). Without a terminal and without COLUMNS, tables get LOG_WIDTH
+    columns instead of rich's 80, so a CI log shows them whole.
+    """
     from rich.console import Console
 
     width = None
     if not sys.stdout.isatty() and "COLUMNS" not in os.environ:
         width = LOG_WIDTH
-    return Console(width=width, highlight=False, soft_wrap=False)
+    force_terminal = False if os.environ.get("NO_COLOR") else None
+    return Console(width=width, highlight=False, soft_wrap=False, force_terminal=force_terminal)
 
 
 def print_views(views: list[TableView], console: Console | None = None) -> None:

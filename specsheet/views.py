@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from specsheet.budgets import CheckResult
 from specsheet.report import Report
 from specsheet.spec import ModelSpec
 from specsheet.units import (
@@ -239,6 +240,34 @@ def compare_view(reports: list[Report]) -> TableView:
 
 def _flop_part(name: str) -> Callable[[Report], int]:
     return lambda r: r.flops.parts()[name]
+
+
+# ---- check ------------------------------------------------------------------------------------
+
+def check_view(report: Report, results: list[CheckResult]) -> TableView:
+    """Each checked figure with its limit, the margin left and the verdict."""
+    failed = sum(not r.ok for r in results)
+    verdict = "all within budget" if not failed else f"{failed} over budget"
+    view = TableView(
+        title=f"{report.model.name} at T = {exact(report.kv.tokens)}: {verdict}",
+        headers=("Figure", "Value", "Limit", "Margin", "", "Exact value", "Exact limit"),
+        numeric=(False, True, True, True, False, True, True),
+    )
+    for r in results:
+        human = human_bytes if r.budget.kind == "bytes" else human_count
+        if r.budget.option == "--max-flops":
+            human = human_flops
+        label = r.budget.label
+        if r.budget.option == "--max-weights":
+            label += f" ({report.dtype})"
+        elif r.budget.option == "--max-kv":
+            label += f" ({report.kv.dtype})"
+        margin = f"{'+' if r.margin >= 0 else '-'}{human(abs(r.margin))}"
+        margin += f" ({percent(r.margin, r.limit)})" if r.limit else ""
+        view.add(label, human(r.value), human(r.limit), margin, "ok" if r.ok else "OVER",
+                 exact(r.value), exact(r.limit))
+    view.caption = "A figure equal to its limit is within budget. Margin = limit - value."
+    return view
 
 
 # ---- presets ----------------------------------------------------------------------------------

@@ -1,0 +1,74 @@
+"""Machine-readable and Markdown renderings: JSON, CSV and GitHub-flavoured Markdown.
+
+None of these imports rich, so scripts that ask for them pay nothing for it.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any
+
+from specsheet.views import TableView
+
+FORMATS = ("table", "json", "csv", "markdown")
+Scalar = int | float | str | bool | None
+
+
+def to_json(document: dict[str, Any]) -> str:
+    """One JSON document, keys in schema order, integers exact."""
+    return json.dumps(document, indent=2) + "\n"
+
+
+def flatten(document: dict[str, Any], prefix: str = "") -> dict[str, Scalar]:
+    """The leaves of a JSON document by dotted path: {"params.total": 124439808, ...}."""
+    leaves: dict[str, Scalar] = {}
+    for key, value in document.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, dict):
+            leaves.update(flatten(value, f"{path}."))
+        else:
+            leaves[path] = value
+    return leaves
+
+
+def _csv_cell(value: Scalar) -> Scalar:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "" if value is None else value
+
+
+def to_csv(rows: list[dict[str, Scalar]]) -> str:
+    """A header row (the first row's keys, in order) and one line per row."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    header = list(rows[0]) if rows else []
+    writer.writerow(header)
+    for row in rows:
+        writer.writerow([_csv_cell(row.get(column)) for column in header])
+    return out.getvalue()
+
+
+def _md_cell(text: str) -> str:
+    return text.strip().replace("|", "\\|") or " "
+
+
+def to_markdown(views: list[TableView]) -> str:
+    """Each view as a bold title, a GitHub-flavoured table and an italic caption."""
+    parts = []
+    for view in views:
+        lines = [f"**{view.title}**", ""]
+        lines.append("| " + " | ".join(_md_cell(h) for h in view.headers) + " |")
+        lines.append("|" + "|".join("---:" if n else ":---" for n in view.numeric) + "|")
+        for row in view.rows:
+            cells = [_md_cell(c) for c in row.cells]
+            if row.style == "sub":
+                cells[0] = f"↳ {cells[0]}"
+            elif row.style == "total":
+                cells = [f"**{c}**" if c.strip() else c for c in cells]
+            lines.append("| " + " | ".join(cells) + " |")
+        if view.caption:
+            lines += ["", f"_{view.caption}_"]
+        parts.append("\n".join(lines) + "\n")
+    return "\n".join(parts)

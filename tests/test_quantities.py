@@ -1,0 +1,60 @@
+"""Limits for ``specsheet check``: every accepted form, and the rejected ones."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from specsheet.errors import SpecError
+from specsheet.quantities import parse_quantity
+
+
+@pytest.mark.parametrize(("text", "kind", "value"), [
+    ("8000000000", "count", 8_000_000_000),
+    ("8B", "count", 8_000_000_000),
+    ("8b", "count", 8_000_000_000),
+    ("20G", "count", 20_000_000_000),
+    ("1.5e9", "count", 1_500_000_000),
+    ("2.5k", "count", 2_500),
+    ("7M", "count", 7_000_000),
+    ("1T", "count", 10**12),
+    ("16GB", "bytes", 16_000_000_000),
+    ("16.06GB", "bytes", 16_060_000_000),
+    ("16 GB", "bytes", 16_000_000_000),
+    ("1GiB", "bytes", 1_073_741_824),
+    ("512MiB", "bytes", 512 * 2**20),
+    ("2KiB", "bytes", 2048),
+    ("1TiB", "bytes", 2**40),
+    ("3KB", "bytes", 3000),
+    ("1G", "bytes", 10**9),
+    ("100B", "bytes", 100),  # for bytes, B is a byte
+    ("1e3", "bytes", 1000),
+    ("0", "bytes", 0),
+    ("0.5", "count", 0),  # a figure holds against 0.5 exactly when it holds against 0
+])
+def test_accepted_forms(text: str, kind: str, value: int) -> None:
+    assert parse_quantity(text, kind, "--max-x") == value  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("text", "kind"), [
+    ("", "count"), ("abc", "count"), ("-1", "bytes"), ("8GB", "count"), ("1GiB", "count"),
+    ("16 gigs", "bytes"), ("1.2.3", "count"), ("1e999", "bytes"), ("inf", "count"),
+    ("nan", "bytes"), ("0x10", "count"), ("1,000", "count"),
+])
+def test_rejected_forms_name_the_option_and_the_accepted_forms(text: str, kind: str) -> None:
+    with pytest.raises(SpecError, match="option --max-x: .*") as e:
+        parse_quantity(text, kind, "--max-x")  # type: ignore[arg-type]
+    assert "expected" in str(e.value) or "out of range" in str(e.value)
+
+
+@given(st.integers(0, 10**30))
+def test_plain_integers_are_exact(n: int) -> None:
+    assert parse_quantity(str(n), "count", "--max-params") == n
+    assert parse_quantity(str(n), "bytes", "--max-kv") == n
+
+
+@given(st.integers(0, 10**6), st.sampled_from([("KiB", 2**10), ("MiB", 2**20), ("GiB", 2**30),
+                                               ("GB", 10**9), ("MB", 10**6)]))
+def test_suffixes_multiply_exactly(n: int, suffix: tuple[str, int]) -> None:
+    assert parse_quantity(f"{n}{suffix[0]}", "bytes", "--max-kv") == n * suffix[1]

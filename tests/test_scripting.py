@@ -1,0 +1,196 @@
+"""The scripting contract, through the installed command with pipes (no terminal)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+SPECSHEET = shutil.which("specsheet")
+pytestmark = pytest.mark.skipif(SPECSHEET is None, reason="specsheet is not installed")
+ROOT = Path(__file__).resolve().parent.parent
+ANSI = "\x1b["
+
+
+def specsheet(*args: str, cwd: Path | None = None,
+              **env: str) -> subprocess.CompletedProcess[str]:
+    assert SPECSHEET is not None
+    environ = {k: v for k, v in os.environ.items()
+               if k not in ("NO_COLOR", "FORCE_COLOR", "COLUMNS", "PY_COLORS")}
+    environ.update(env)
+    return subprocess.run([SPECSHEET, *args], capture_output=True, text=True, env=environ,
+                          cwd=cwd, timeout=60, check=False)
+
+
+# ---- formats ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("command", [["count", "gpt2-small"], ["compare", "gpt2-small", "tiny"],
+                                     ["presets"], ["check", "tiny", "--max-params", "8k"]])
+def test_every_format_parses(command: list[str]) -> None:
+    as_json = specsheet(*command, "--format", "json")
+    assert as_json.returncode == 0, as_json.stderr
+    doc = json.loads(as_json.stdout)
+    assert doc["schema_version"] == 1
+    assert json.loads(specsheet(*command, "--json").stdout) == doc
+
+    as_csv = specsheet(*command, "--format", "csv")
+    assert as_csv.returncode == 0, as_csv.stderr
+    rows = list(csv.DictReader(io.StringIO(as_csv.stdout)))
+    assert rows and all(len(row) == len(rows[0]) for row in rows)
+
+    as_md = specsheet(*command, "--format", "markdown")
+    assert as_md.returncode == 0, as_md.stderr
+    first = as_md.stdout.split("\n\n**")[0]  # the first table of the document
+    table = [line for line in first.splitlines() if line.startswith("|")]
+    assert len(table) >= 3
+    assert re.fullmatch(r"\|(:?-{3}:?\|)+", table[1])
+    assert all(line.count("|") - line.count("\\|") == table[0].count("|") for line in table)
+    for output in (as_json, as_csv, as_md):
+        assert ANSI not in output.stdout and output.stderr == ""
+
+
+def test_csv_columns_are_the_json_leaves_with_exact_integers() -> None:
+    doc = json.loads(specsheet("compare", "llama3-8b", "gpt2-small", "--json").stdout)
+    rows = list(csv.DictReader(io.StringIO(
+        specsheet("compare", "llama3-8b", "gpt2-small", "--format", "csv").stdout)))
+    assert [row["name"] for row in rows] == ["llama3-8b", "gpt2-small"]
+    assert list(rows[0])[:3] == ["schema_version", "name", "origin"]
+    for row, model in zip(rows, doc["models"], strict=True):
+        assert int(row["params.total"]) == model["params"]["total"]
+        assert int(row["kv_cache.bytes_per_request"]) == model["kv_cache"]["bytes_per_request"]
+        assert int(row["params.components.output_head"]) == model["params"]["components"][
+            "output_head"]
+        assert row["spec.tied_embeddings"] == str(model["spec"]["tied_embeddings"]).lower()
+    # the same columns in the same order every time
+    again = specsheet("count", "tiny", "--format", "csv").stdout.splitlines()[0]
+    assert again.split(",") == list(rows[0])
+
+
+def test_markdown_is_the_table_without_ansi() -> None:
+    out = specsheet("count", "gpt2-small", "--format", "markdown", FORCE_COLOR="1").stdout
+    assert ANSI not in out
+    assert "| Embeddings | token + position | 39,383,808 | 31.6% |" in out
+    assert "| **Total** | **sum of the parts** | **124,439,808** | **100.0%** |" in out
+
+
+# ---- exit codes ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("args", "code"), [
+    (["--max-weights", "16GB"], 1),  # 16,060,522,496 bytes in bf16
+    (["--max-weights", "17GB"], 0),
+    (["--tokens", "8192", "--max-kv", "1GiB"], 0),  # exactly 1,073,741,824: equal holds
+    (["--tokens", "8192", "--max-kv", "1GB"], 1),
+    (["--max-params", "8030261248"], 0),  # exactly at the limit
+    (["--max-params", "8030261247"], 1),  # one over
+    (["--max-params", "8.1B", "--max-flops", "20G"], 0),
+    (["--max-params", "9B", "--max-flops", "19G"], 1),  # 19.3 GFLOP at T = 8,192
+    (["--max-weights", "16 gigs"], 2),
+    (["--max-kv", "-1"], 2),
+    (["--max-params", "8GB"], 2),
+    ([], 2),  # no limit at all
+])
+def test_check_exit_codes(args: list[str], code: int) -> None:
+    for fmt in ("table", "json"):
+        result = specsheet("check", "llama3-8b", *args, "--format", fmt)
+        assert result.returncode == code, result.stderr
+        if code == 2:
+            assert result.stdout == ""
+            assert result.stderr.startswith("specsheet: error: ")
+            assert result.stderr.count("\n") == 1
+        elif fmt == "json":
+            assert json.loads(result.stdout)["ok"] is (code == 0)
+
+
+def test_check_reports_value_limit_and_margin() -> None:
+    doc = json.loads(specsheet("check", "llama3-8b", "--max-weights", "16GB", "--json").stdout)
+    assert doc["checks"] == [{"figure": "memory.weights_bytes", "option": "--max-weights",
+                              "value": 16_060_522_496, "limit": 16_000_000_000,
+                              "margin": -60_522_496, "ok": False}]
+    assert doc["model"]["memory"]["weights_bytes"] == 16_060_522_496
+    table = specsheet("check", "llama3-8b", "--max-weights", "16GB").stdout
+    assert "16,060,522,496" in table and "OVER" in table and "-60.5 MB" in table
+
+
+def test_check_takes_overrides_and_files(tmp_path: Path) -> None:
+    path = tmp_path / "model.yaml"
+    path.write_text("layers: 2\nd_model: 16\nheads: 4\nvocab: 32\ncontext: 64\nnorm: none\n"
+                    "attn_bias: false\nmlp_bias: false\n")
+    assert specsheet("check", str(path), "--max-params", "7680").returncode == 0
+    assert specsheet("check", str(path), "--max-params", "7680", "--layers", "3").returncode == 1
+
+
+@pytest.mark.parametrize("args", [
+    ["count", "nope"], ["count", "gpt2-small", "--format", "yaml"],
+    ["compare", "gpt2-small", "nope", "--format", "csv"],
+    ["count", "gpt2-small", "--json", "--format", "csv"],
+    ["count", "gpt2-small", "--tokens", "x", "--format", "markdown"],
+])
+def test_errors_leave_stdout_empty_and_exit_2(args: list[str]) -> None:
+    result = specsheet(*args)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr.startswith("specsheet: error: ") and "Traceback" not in result.stderr
+
+
+# ---- terminals, colour and width --------------------------------------------------------------
+
+def test_no_ansi_in_a_pipe_or_under_no_color() -> None:
+    assert ANSI not in specsheet("count", "gpt2-small").stdout
+    assert ANSI not in specsheet("count", "gpt2-small", NO_COLOR="1").stdout
+    assert ANSI not in specsheet("count", "gpt2-small", NO_COLOR="1", FORCE_COLOR="1").stdout
+
+
+def test_force_color_forces_styles_in_a_pipe() -> None:
+    assert ANSI in specsheet("count", "gpt2-small", FORCE_COLOR="1").stdout
+
+
+def test_a_compare_of_four_models_is_not_squeezed_in_a_log() -> None:
+    models = ["gpt2-small", "gpt2-xl", "llama3-8b", "llama3-70b"]
+    out = specsheet("compare", *models).stdout
+    lines = out.splitlines()
+    assert max(len(line.rstrip()) for line in lines) <= 160
+    header = next(line for line in lines if line.strip().startswith("Figure"))
+    assert all(name in header for name in models)  # every column on one line
+    row = next(line for line in lines if "embeddings + output head" in line)
+    assert len(re.findall(r"\d+\.\d%", row)) == 4  # no cell wrapped onto a second line
+
+
+def test_columns_still_sets_the_width() -> None:
+    out = specsheet("count", "gpt2-small", COLUMNS="100").stdout
+    assert max(len(line.rstrip()) for line in out.splitlines()) <= 100
+
+
+# ---- the rest of the contract -----------------------------------------------------------------
+
+def test_version_python_m_and_completion() -> None:
+    from specsheet import __version__
+
+    assert specsheet("--version").stdout == f"specsheet {__version__}\n"
+    script = specsheet(_SPECSHEET_COMPLETE="source_bash")
+    assert script.returncode == 0 and "_specsheet_completion" in script.stdout
+    words = specsheet(_SPECSHEET_COMPLETE="complete_bash", COMP_WORDS="specsheet count llama",
+                      COMP_CWORD="2")
+    assert words.stdout.split() == ["llama3-70b", "llama3-8b"]
+
+
+def test_readme_ci_snippet_runs_as_written(tmp_path: Path) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    snippet = re.search(r"<!-- ci-snippet -->\n```sh\n(.*?)```", readme, re.DOTALL)
+    assert snippet is not None, "the README's Scripting section lost its CI snippet"
+    summary = tmp_path / "summary.md"
+    environ = {**os.environ, "GITHUB_STEP_SUMMARY": str(summary)}
+    environ.pop("COLUMNS", None)
+    result = subprocess.run(["bash", "-c", snippet[1]], capture_output=True, text=True,
+                            env=environ, cwd=tmp_path, timeout=60, check=False)
+    assert result.returncode == 0, result.stderr
+    assert "all within budget" in result.stdout
+    text = summary.read_text(encoding="utf-8")
+    assert "| Figure | llama3-8b | llama3-70b |" in text
+    assert ANSI not in text
