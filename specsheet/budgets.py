@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from specsheet.quantities import QuantityKind
 from specsheet.report import SCHEMA_VERSION, Report, report_dict
 
 
-@dataclass(frozen=True)
-class Budget:
+class Budget(NamedTuple):
     """A figure that ``specsheet check`` can limit."""
 
     name: str  # the figure's JSON path
@@ -33,8 +31,7 @@ BUDGETS: tuple[Budget, ...] = (
 BUDGETS_BY_OPTION = {b.option: b for b in BUDGETS}
 
 
-@dataclass(frozen=True)
-class CheckResult:
+class CheckResult(NamedTuple):
     budget: Budget
     value: int  # the model's figure
     limit: int  # the largest value that holds

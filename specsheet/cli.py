@@ -3,11 +3,10 @@
 Errors are turned into one stderr line and an exit code in one place, ``SpecsheetGroup.main``.
 """
 
-from __future__ import annotations
-
 import os
 import sys
 from collections.abc import Callable, Sequence
+from functools import cache
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -29,8 +28,35 @@ CONVENTIONS = (
 )
 
 
+_COMMANDS: dict[str, tuple[Callable[..., None], dict[str, Any]]] = {}
+
+
+def command(**settings: Any) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Register a subcommand. typer builds it only when it runs (or a help lists it), so one
+    invocation does not pay for the options of every other command."""
+    def register(function: Callable[..., None]) -> Callable[..., None]:
+        _COMMANDS[function.__name__] = (function, settings)
+        return function
+    return register
+
+
 class SpecsheetGroup(TyperGroup):
-    """Runs a command and turns every failure into one line on stderr and an exit code."""
+    """The ``specsheet`` group: builds subcommands lazily, and turns every failure into one
+    line on stderr and an exit code."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(_COMMANDS)
+
+    @cache  # noqa: B019 - one group per process
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if cmd_name not in _COMMANDS:
+            raise SpecError(f"unknown command '{cmd_name}'{did_you_mean(cmd_name, _COMMANDS)}; "
+                            f"the commands are {', '.join(_COMMANDS)}")
+        function, settings = _COMMANDS[cmd_name]
+        single = typer.Typer(add_completion=False, pretty_exceptions_enable=False,
+                             rich_markup_mode=None)
+        single.command(name=cmd_name, **settings)(function)
+        return typer.main.get_command(single)
 
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True,
@@ -129,6 +155,7 @@ TiedOpt = Annotated[bool | None, typer.Option("--tied/--untied",
                                                    "[default: tied].")]
 
 
+FORMATS = ("table", "json", "csv", "markdown")
 FormatOpt = Annotated[str | None, typer.Option(
     "--format", "-f", help="Output: table (default), json, csv or markdown.",
     show_default=False)]
@@ -136,8 +163,6 @@ FormatOpt = Annotated[str | None, typer.Option(
 
 def _format(fmt: str | None, json_: bool) -> str:
     """The output format from --format and its short form --json."""
-    from specsheet.formats import FORMATS
-
     if fmt is not None and fmt not in FORMATS:
         raise SpecError(f"option --format: unknown format {fmt!r}{did_you_mean(fmt, FORMATS)}; "
                         f"expected one of {', '.join(FORMATS)}")
@@ -147,7 +172,7 @@ def _format(fmt: str | None, json_: bool) -> str:
 
 
 def _emit(fmt: str, document: dict[str, Any], rows: list[dict[str, Any]],
-          views: Callable[[], list[TableView]]) -> None:
+          views: "Callable[[], list[TableView]]") -> None:
     """Write the command's result to stdout in ``fmt``; everything is computed beforehand."""
     if fmt == "table":
         from specsheet.render_rich import print_views
@@ -191,7 +216,7 @@ ModelArg = Annotated[str | None, typer.Argument(
          "the five numbers as options.", show_default=False, autocompletion=_complete_preset)]
 
 
-@app.command(epilog=CONVENTIONS)
+@command(epilog=CONVENTIONS)
 def count(
     model: ModelArg = None,
     tokens: TokensOpt = None,
@@ -228,7 +253,7 @@ def count(
     (report,) = _reports([model], overrides, tokens, dtype, kv_dtype)
     document = report_dict(report)
 
-    def views() -> list[TableView]:
+    def views() -> "list[TableView]":
         from specsheet.views import count_views
 
         return count_views(report)
@@ -236,7 +261,7 @@ def count(
     _emit(output, document, [document], views)
 
 
-@app.command(epilog=CONVENTIONS)
+@command(epilog=CONVENTIONS)
 def compare(
     models: Annotated[list[str], typer.Argument(
         help="Two or more preset names or preset YAML files.", show_default=False,
@@ -257,7 +282,7 @@ def compare(
     reports = _reports(list(models), {}, tokens, dtype, kv_dtype)
     document = compare_dict(reports)
 
-    def views() -> list[TableView]:
+    def views() -> "list[TableView]":
         from specsheet.views import compare_view
 
         return [compare_view(reports)]
@@ -265,7 +290,7 @@ def compare(
     _emit(output, document, document["models"], views)
 
 
-@app.command()
+@command()
 def presets(fmt: FormatOpt = None, json_: JsonOpt = False) -> None:
     """List the built-in presets: name, L, d, heads, KV heads, vocab, context, total."""
     from specsheet.presets import preset_index
@@ -275,7 +300,7 @@ def presets(fmt: FormatOpt = None, json_: JsonOpt = False) -> None:
     reports.sort(key=lambda r: (r.model.name.split("-")[0], r.params.total))
     entries = [_preset_entry(r) for r in reports]
 
-    def views() -> list[TableView]:
+    def views() -> "list[TableView]":
         from specsheet.views import presets_view
 
         return [presets_view(reports)]
@@ -293,7 +318,7 @@ def _preset_entry(report: Report) -> dict[str, Any]:
 LIMITS = "Limits (exit 1 when one is exceeded; equal holds)"
 
 
-@app.command(epilog="Quantities: integers, 1.5e9, SI suffixes k, M, G (B for a billion "
+@command(epilog="Quantities: integers, 1.5e9, SI suffixes k, M, G (B for a billion "
              "parameters), T; bytes also KB, MB, GB, TB (SI) and KiB, MiB, GiB, TiB (binary). "
              "Exit codes: 0 within every limit, 1 a limit exceeded, 2 bad input.")
 def check(
@@ -350,7 +375,7 @@ def check(
     results = run_checks(report, limits)
     document = check_dict(report, results)
 
-    def views() -> list[TableView]:
+    def views() -> "list[TableView]":
         from specsheet.views import check_view
 
         return [check_view(report, results)]
@@ -362,5 +387,22 @@ def check(
 
 
 def main() -> None:
-    """Console-script entry point."""
-    app()
+    """Console-script entry point (``specsheet`` and ``python -m specsheet``).
+
+    It flushes stdout and stderr and leaves with ``os._exit``: a short-lived command gains
+    nothing from tearing the interpreter down, which costs about 10 ms once typer is loaded.
+    Nothing here registers atexit handlers or leaves files open for writing.
+    """
+    code: int = ExitCode.OK
+    try:
+        app()
+    except SystemExit as e:
+        if isinstance(e.code, str):
+            print(e.code, file=sys.stderr)
+        code = e.code if isinstance(e.code, int) else int(e.code is not None)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe: nothing more can be said
+            pass
+    os._exit(code)

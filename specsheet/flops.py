@@ -8,16 +8,13 @@ for context T is one T-token forward divided by T, where every token attends to 
     2 x (attention projection weights + MLP weights) x L + 2 x V x d + 4 x T x L x h x d_h
 """
 
-from __future__ import annotations
-
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from specsheet.params import attention_weights, mlp_weights
 from specsheet.spec import ModelSpec
 
 
-@dataclass(frozen=True)
-class ForwardFlops:
+class ForwardFlops(NamedTuple):
     """FLOPs of one token's forward pass at context ``tokens``, by part."""
 
     tokens: int  # T, positions attended to
@@ -26,15 +23,13 @@ class ForwardFlops:
     mlp: int  # 2 x L x MLP weights
     logits: int  # 2 x V x d, the output head
 
-    PARTS = ("attention_projections", "attention_context", "mlp", "logits")
-
     def parts(self) -> dict[str, int]:
         """The four parts by name, in a fixed order."""
-        return {name: getattr(self, name) for name in self.PARTS}
+        return dict(zip(self._fields[1:], self[1:], strict=True))  # every field after tokens
 
     @property
     def total(self) -> int:
-        return sum(self.parts().values())
+        return sum(self[1:])
 
 
 def forward_flops(spec: ModelSpec, tokens: int) -> ForwardFlops:

@@ -5,14 +5,12 @@ None of these imports rich, so scripts that ask for them pay nothing for it.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from specsheet.views import TableView
+if TYPE_CHECKING:
+    from specsheet.views import TableView
 
-FORMATS = ("table", "json", "csv", "markdown")
 Scalar = int | float | str | bool | None
 
 
@@ -41,6 +39,9 @@ def _csv_cell(value: Scalar) -> Scalar:
 
 def to_csv(rows: list[dict[str, Scalar]]) -> str:
     """A header row (the first row's keys, in order) and one line per row."""
+    import csv
+    import io
+
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     header = list(rows[0]) if rows else []

@@ -4,9 +4,7 @@ Sizes are counted in bits per element and rounded up to whole bytes once, at the
 (int4 packs two values in a byte). Quantization scales and zero points are not counted.
 """
 
-from __future__ import annotations
-
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from specsheet.errors import SpecError, did_you_mean
 from specsheet.spec import ModelSpec
@@ -37,8 +35,7 @@ def bytes_for(elements: int, dtype: str) -> int:
     return -(-elements * DTYPE_BITS[check_dtype(dtype)] // 8)
 
 
-@dataclass(frozen=True)
-class KVCache:
+class KVCache(NamedTuple):
     """The key/value cache of one request of ``tokens`` tokens."""
 
     tokens: int  # T, positions held

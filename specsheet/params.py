@@ -5,9 +5,7 @@ n_max context. Every weight and bias is counted; a tied output head is counted o
 token embedding). Totals are always sums of the named parts below.
 """
 
-from __future__ import annotations
-
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from specsheet.spec import ModelSpec
 
@@ -44,8 +42,12 @@ def norm_size(spec: ModelSpec) -> int:
     return {"layernorm": 2, "rmsnorm": 1, "none": 0}[spec.norm] * spec.d_model
 
 
-@dataclass(frozen=True)
-class BlockParams:
+COMPONENTS = (
+    "token_embedding", "position_embedding", "attention", "mlp", "norms", "output_head",
+)
+
+
+class BlockParams(NamedTuple):
     """The parameters of one transformer block."""
 
     attention: int  # projections and their biases
@@ -57,8 +59,7 @@ class BlockParams:
         return self.attention + self.mlp + self.norms
 
 
-@dataclass(frozen=True)
-class ParamBreakdown:
+class ParamBreakdown(NamedTuple):
     """Where a model's parameters live. ``total`` is the sum of the six components."""
 
     token_embedding: int  # V x d
@@ -69,13 +70,9 @@ class ParamBreakdown:
     output_head: int  # V x d when untied, 0 when tied
     block: BlockParams  # one block
 
-    COMPONENTS = (
-        "token_embedding", "position_embedding", "attention", "mlp", "norms", "output_head",
-    )
-
     def components(self) -> dict[str, int]:
         """The six components by name, in a fixed order."""
-        return {name: getattr(self, name) for name in self.COMPONENTS}
+        return {name: getattr(self, name) for name in COMPONENTS}
 
     @property
     def total(self) -> int:

@@ -3,10 +3,7 @@
 One Report feeds every renderer (table, JSON, CSV, Markdown), so they always agree.
 """
 
-from __future__ import annotations
-
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from specsheet.errors import SpecError
 from specsheet.flops import ForwardFlops, forward_flops, two_n_estimate
@@ -17,8 +14,7 @@ from specsheet.spec import Model
 SCHEMA_VERSION = 1
 
 
-@dataclass(frozen=True)
-class Report:
+class Report(NamedTuple):
     """Every figure of one model at context ``flops.tokens`` and the chosen dtypes."""
 
     model: Model

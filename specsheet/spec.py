@@ -5,10 +5,8 @@ the details that real models add. Defaults are GPT-2's: d_ff = 4 x d, a two-matr
 attention with biases, LayerNorm with weight and bias, a learned position table, a tied output head.
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass, fields
-from typing import Literal, get_args
+from typing import Literal, NamedTuple, get_args
 
 from specsheet.errors import SpecError
 
@@ -21,8 +19,7 @@ NORM_KINDS: tuple[str, ...] = get_args(NormKind)
 POSITION_KINDS: tuple[str, ...] = get_args(PositionKind)
 
 
-@dataclass(frozen=True)
-class FieldDoc:
+class FieldDoc(NamedTuple):
     """How one spec field is written in a preset and what it means."""
 
     name: str
@@ -108,7 +105,7 @@ class ModelSpec:
         mlp_bias: bool = True,
         positions: PositionKind = "learned",
         tied_embeddings: bool = True,
-    ) -> ModelSpec:
+    ) -> "ModelSpec":
         """Build a spec, deriving kv_heads, head_dim and d_ff when they are not given."""
         _check_positive("heads", heads)
         _check_positive("d_model", d_model)
@@ -166,8 +163,7 @@ def _check_positive(name: str, value: object) -> None:
         raise SpecError(f"{name}: expected a positive integer, got {value}")
 
 
-@dataclass(frozen=True)
-class Model:
+class Model(NamedTuple):
     """A spec with the name and provenance it was loaded under."""
 
     name: str

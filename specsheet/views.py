@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from specsheet.budgets import CheckResult
 from specsheet.report import Report
 from specsheet.spec import ModelSpec
 from specsheet.units import (
@@ -19,24 +17,30 @@ from specsheet.units import (
     signed_percent,
 )
 
+if TYPE_CHECKING:
+    from specsheet.budgets import CheckResult
+
 RowStyle = Literal["", "sub", "total"]
 
 
-@dataclass(frozen=True)
-class Row:
+class Row(NamedTuple):
     cells: tuple[str, ...]
     style: RowStyle = ""  # sub: a detail of the row above; total: a closing sum
 
 
-@dataclass
 class TableView:
-    """A titled table of text cells; numeric columns are right-justified."""
+    """A titled table of text cells, filled row by row; numeric columns are right-justified.
 
-    title: str
-    headers: tuple[str, ...]
-    numeric: tuple[bool, ...]
-    rows: list[Row] = field(default_factory=list)
-    caption: str = ""
+    A plain class: creating a dataclass costs start-up time on every run.
+    """
+
+    def __init__(self, title: str, headers: tuple[str, ...], numeric: tuple[bool, ...],
+                 caption: str = "") -> None:
+        self.title = title
+        self.headers = headers
+        self.numeric = numeric
+        self.caption = caption
+        self.rows: list[Row] = []
 
     def add(self, *cells: str, style: RowStyle = "") -> None:
         self.rows.append(Row(tuple(cells), style))

@@ -194,3 +194,20 @@ def test_readme_ci_snippet_runs_as_written(tmp_path: Path) -> None:
     text = summary.read_text(encoding="utf-8")
     assert "| Figure | llama3-8b | llama3-70b |" in text
     assert ANSI not in text
+
+
+def test_a_reader_that_stops_early_gets_no_traceback(tmp_path: Path) -> None:
+    """specsheet ... | head: the command ends quietly when the pipe closes."""
+    script = 'specsheet compare gpt2-small gpt2-xl llama3-8b llama3-70b --json | head -c 20'
+    result = subprocess.run(["bash", "-o", "pipefail", "-c", script], capture_output=True,
+                            text=True, cwd=tmp_path, timeout=60, check=False)
+    assert result.stdout == '{\n  "schema_version"'
+    assert "Traceback" not in result.stderr and "Exception" not in result.stderr
+
+
+def test_large_output_arrives_whole_through_a_pipe() -> None:
+    """The early exit (os._exit after flushing) loses nothing."""
+    result = specsheet("compare", "gpt2-small", "gpt2-medium", "gpt2-large", "gpt2-xl",
+                       "llama3-8b", "llama3-70b", "tiny", "--format", "csv")
+    assert result.returncode == 0
+    assert len(result.stdout.splitlines()) == 8

@@ -1,0 +1,78 @@
+"""Start-up cost of the specsheet command against the imports it cannot avoid.
+
+Runs each command at least 20 times, interleaved (one of each per round, so drift on the
+machine touches all of them alike), and prints medians and the ratios the project tracks:
+
+    json path   = specsheet count gpt2-small --json   / python -c "import typer"
+    table path  = specsheet count gpt2-small          / python -c "import typer, rich.table"
+    all presets = specsheet compare <every preset> --json / specsheet count gpt2-small --json
+
+    python bench/startup.py [--rounds N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+
+def commands() -> dict[str, list[str]]:
+    specsheet = shutil.which("specsheet")
+    if specsheet is None:
+        raise SystemExit("specsheet is not installed: pip install .")
+    from specsheet.presets import preset_index
+
+    py = sys.executable
+    return {
+        "import typer": [py, "-c", "import typer"],
+        "import typer, rich.table": [py, "-c", "import typer, rich.table"],
+        "count --json": [specsheet, "count", "gpt2-small", "--json"],
+        "count (table)": [specsheet, "count", "gpt2-small"],
+        "compare all presets --json": [specsheet, "compare", *preset_index(), "--json"],
+        "--help": [specsheet, "--help"],
+    }
+
+
+def measure(rounds: int) -> dict[str, list[float]]:
+    cmds = commands()
+    env = {**os.environ, "COLUMNS": "160"}
+    times: dict[str, list[float]] = {name: [] for name in cmds}
+    for cmd in cmds.values():  # warm the file cache and the bytecode
+        subprocess.run(cmd, stdout=subprocess.DEVNULL, env=env, check=True)
+    for _ in range(rounds):
+        for name, cmd in cmds.items():
+            start = time.perf_counter()
+            subprocess.run(cmd, stdout=subprocess.DEVNULL, env=env, check=True)
+            times[name].append(time.perf_counter() - start)
+    return times
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=30, help="runs of each command (>= 20)")
+    rounds = max(20, parser.parse_args().rounds)
+    times = measure(rounds)
+    med = {name: statistics.median(values) * 1000 for name, values in times.items()}
+    print(f"medians of {rounds} interleaved runs")
+    for name, ms in med.items():
+        print(f"  {name:<28} {ms:7.1f} ms")
+    ratios = [
+        ("json path", "count --json", "import typer", 1.2),
+        ("table path", "count (table)", "import typer, rich.table", 1.2),
+        ("all presets", "compare all presets --json", "count --json", 1.3),
+    ]
+    print("ratios (target)")
+    for label, a, b, target in ratios:
+        r = med[a] / med[b]
+        verdict = "ok" if r <= target else "OVER"
+        print(f"  {label:<12} {a} / {b}: {r:.2f}x (<= {target}x) {verdict}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,56 @@
+"""What each path imports (not timed: bench/startup.py measures the time)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def imported_modules(*args: str, cwd: Path) -> set[str]:
+    """The modules ``python -X importtime -m specsheet ARGS`` imports."""
+    result = subprocess.run([sys.executable, "-X", "importtime", "-m", "specsheet", *args],
+                            capture_output=True, text=True, cwd=cwd, check=False)
+    assert result.returncode == 0, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.startswith("import time:")]
+    assert lines, "no -X importtime output"
+    return {line.rsplit("|", 1)[1].strip() for line in lines}
+
+
+def top_level(modules: set[str]) -> set[str]:
+    return {name.split(".")[0] for name in modules}
+
+
+@pytest.mark.parametrize("args", [
+    ["count", "gpt2-small", "--json"],
+    ["count", "llama3-8b", "--format", "csv"],
+    ["compare", "gpt2-small", "llama3-8b", "--format", "markdown"],
+    ["check", "llama3-8b", "--max-weights", "17GB", "--json"],
+])
+def test_machine_readable_paths_import_neither_rich_nor_yaml(args: list[str],
+                                                            tmp_path: Path) -> None:
+    modules = top_level(imported_modules(*args, cwd=tmp_path))
+    assert "specsheet" in modules
+    assert "rich" not in modules
+    assert "yaml" not in modules
+
+
+def test_table_path_imports_rich_but_not_yaml(tmp_path: Path) -> None:
+    modules = imported_modules("count", "gpt2-small", cwd=tmp_path)
+    assert "rich.table" in modules
+    assert "yaml" not in top_level(modules)
+
+
+def test_a_preset_file_is_read_with_yaml(tmp_path: Path) -> None:
+    (tmp_path / "m.yaml").write_text("layers: 2\nd_model: 16\nheads: 4\nvocab: 32\ncontext: 64\n")
+    assert "yaml" in top_level(imported_modules("count", "m.yaml", "--json", cwd=tmp_path))
+
+
+def test_json_path_builds_only_the_command_it_runs(tmp_path: Path) -> None:
+    """Subcommands are built lazily: count does not pay for check's limits or quantities."""
+    modules = imported_modules("count", "gpt2-small", "--json", cwd=tmp_path)
+    assert "specsheet.quantities" not in modules
+    assert "specsheet.budgets" not in modules
+    assert "specsheet.views" not in modules
