@@ -195,11 +195,23 @@ def _reports(refs: list[str | None], overrides: dict[str, Any], tokens: int | No
     return [build_report(resolve(ref, overrides), tokens, dtype, kv_dtype) for ref in refs]
 
 
-def _overrides(**options: Any) -> dict[str, Any]:
-    """The spec options that were given, by field name."""
+def _overrides(settings: list[str] | None, **options: Any) -> dict[str, Any]:
+    """The spec fields that options set: ``--set FIELD=VALUE`` first, then the named options."""
+    from specsheet.sources import parse_settings
+
     fields = {"tied": "tied_embeddings"}
-    return {fields.get(name, name): value for name, value in options.items()
-            if value is not None}
+    named = {fields.get(name, name): value for name, value in options.items()
+             if value is not None}
+    return {**parse_settings(settings or []), **named}
+
+
+def _source(model: str | None, hf: str | None) -> str | None:
+    """The model reference: MODEL, or ``hf:ORG/NAME`` for --hf."""
+    if hf is None:
+        return model
+    if model is not None:
+        raise SpecError(f"give MODEL ({model}) or --hf ({hf}), not both")
+    return f"hf:{hf}"
 
 
 # ---- commands ----------------------------------------------------------------------------------
@@ -212,13 +224,21 @@ def _complete_preset(incomplete: str) -> list[str]:
 
 
 ModelArg = Annotated[str | None, typer.Argument(
-    help="A preset name (see 'specsheet presets') or a preset YAML file. Leave out to give "
-         "the five numbers as options.", show_default=False, autocompletion=_complete_preset)]
+    help="A preset name (see 'specsheet presets'), a preset YAML file, a config.json or a model "
+         "folder holding one, or hf:ORG/NAME. Leave out to give the five numbers as options.",
+    show_default=False, autocompletion=_complete_preset)]
+HfOpt = Annotated[str | None, typer.Option(
+    "--hf", help="Read ORG/NAME's config.json from the local Hugging Face cache (never the "
+    "network).", show_default=False)]
+SetOpt = Annotated[list[str] | None, typer.Option(
+    "--set", help="Set any spec field, e.g. --set experts=8 --set sliding_layers=0,2,4 "
+    "(repeatable; see the README's preset fields).", show_default=False)]
 
 
 @command(epilog=CONVENTIONS)
 def count(
     model: ModelArg = None,
+    hf: HfOpt = None,
     tokens: TokensOpt = None,
     dtype: DtypeOpt = DEFAULT_DTYPE,
     kv_dtype: KvDtypeOpt = DEFAULT_DTYPE,
@@ -238,6 +258,7 @@ def count(
     mlp_bias: MlpBiasOpt = None,
     positions: PositionsOpt = None,
     tied: TiedOpt = None,
+    settings: SetOpt = None,
 ) -> None:
     """Where one model's parameters live, its weight and KV-cache memory, and its FLOPs.
 
@@ -247,10 +268,10 @@ def count(
     """
     output = _format(fmt, json_)
     overrides = _overrides(
-        layers=layers, d_model=d_model, heads=heads, vocab=vocab, context=context,
+        settings, layers=layers, d_model=d_model, heads=heads, vocab=vocab, context=context,
         kv_heads=kv_heads, head_dim=head_dim, d_ff=d_ff, mlp=mlp, norm=norm,
         attn_bias=attn_bias, mlp_bias=mlp_bias, positions=positions, tied=tied)
-    (report,) = _reports([model], overrides, tokens, dtype, kv_dtype)
+    (report,) = _reports([_source(model, hf)], overrides, tokens, dtype, kv_dtype)
     document = report_dict(report)
 
     def views() -> "list[TableView]":
@@ -291,6 +312,33 @@ def compare(
 
 
 @command()
+def convert(
+    model: Annotated[str, typer.Argument(
+        help="A config.json, a model folder, hf:ORG/NAME, a preset name or a preset file.",
+        show_default=False, autocompletion=_complete_preset)],
+    output: Annotated[str | None, typer.Option(
+        "--output", "-o", help="Write the preset to this file instead of stdout.",
+        show_default=False)] = None,
+) -> None:
+    """Write a model as a preset YAML file, to keep and edit.
+
+    Example: 'specsheet convert ./Llama-3.1-8B/config.json -o llama31.yaml'.
+    """
+    from specsheet.convert import to_yaml
+
+    text = to_yaml(resolve(model))
+    if output is None:
+        sys.stdout.write(text)
+        return
+    try:
+        with open(output, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as e:
+        raise SpecError(f"{output}: cannot write: {e.strerror}") from None
+    print(f"wrote {output}", file=sys.stderr)
+
+
+@command()
 def presets(fmt: FormatOpt = None, json_: JsonOpt = False) -> None:
     """List the built-in presets: name, L, d, heads, KV heads, vocab, context, total."""
     from specsheet.presets import preset_index
@@ -323,6 +371,7 @@ LIMITS = "Limits (exit 1 when one is exceeded; equal holds)"
              "Exit codes: 0 within every limit, 1 a limit exceeded, 2 bad input.")
 def check(
     model: ModelArg = None,
+    hf: HfOpt = None,
     max_params: Annotated[str | None, typer.Option(
         help="Most parameters, e.g. 8B.", rich_help_panel=LIMITS)] = None,
     max_weights: Annotated[str | None, typer.Option(
@@ -352,6 +401,7 @@ def check(
     mlp_bias: MlpBiasOpt = None,
     positions: PositionsOpt = None,
     tied: TiedOpt = None,
+    settings: SetOpt = None,
 ) -> None:
     """Check a model against budgets: exit 0 when every limit holds, 1 when one is exceeded.
 
@@ -368,10 +418,10 @@ def check(
     if not limits:
         raise SpecError(f"check needs at least one limit: {', '.join(given)}")
     overrides = _overrides(
-        layers=layers, d_model=d_model, heads=heads, vocab=vocab, context=context,
+        settings, layers=layers, d_model=d_model, heads=heads, vocab=vocab, context=context,
         kv_heads=kv_heads, head_dim=head_dim, d_ff=d_ff, mlp=mlp, norm=norm,
         attn_bias=attn_bias, mlp_bias=mlp_bias, positions=positions, tied=tied)
-    (report,) = _reports([model], overrides, tokens, dtype, kv_dtype)
+    (report,) = _reports([_source(model, hf)], overrides, tokens, dtype, kv_dtype)
     results = run_checks(report, limits)
     document = check_dict(report, results)
 

@@ -1,58 +1,101 @@
 """Parameter counts by component, as exact integers.
 
-Notation: L layers, d = d_model, h heads, k = kv_heads, d_h = head_dim, f = d_ff, V vocab,
-n_max context. Every weight and bias is counted; a tied output head is counted once (as the
-token embedding). Totals are always sums of the named parts below.
+Notation: L layers, d = d_model, h heads, k = kv_heads, d_h = head_dim, d_v = v_head_dim,
+f = d_ff, V vocab, e = embedding_dim, n_max context; MoE: E experts, f_e = expert_d_ff,
+f_s = shared_d_ff; MLA: r_kv = kv_lora_rank, r_q = q_lora_rank, d_r = qk_rope_head_dim.
+Every weight and bias is counted; a tied output head is counted once (as the token embedding).
+Totals are always sums of the named parts below.
 """
 
 from typing import NamedTuple
 
 from specsheet.spec import ModelSpec
 
+COMPONENTS = (
+    "token_embedding", "position_embedding", "embedding_projections", "attention", "mlp",
+    "norms", "output_head",
+)
+_NORM_FACTOR = {"layernorm": 2, "rmsnorm": 1, "none": 0}
+
+
+def norm_params(spec: ModelSpec, width: int) -> int:
+    """One norm over ``width`` values: 2 x width (LayerNorm), width (RMSNorm) or 0."""
+    return _NORM_FACTOR[spec.norm] * width
+
 
 def attention_weights(spec: ModelSpec) -> int:
-    """Projection matrices of one block: q d x h·d_h, k and v d x k·d_h, o h·d_h x d."""
-    d, q_width, kv_width = spec.d_model, spec.heads * spec.head_dim, spec.kv_heads * spec.head_dim
-    return d * q_width + 2 * d * kv_width + q_width * d
+    """Projection matrices of one layer.
+
+    Standard: q d x h·d_h, k d x k·d_h, v d x k·d_v, o h·d_v x d.
+    MLA: q (d x r_q, r_q x h·d_h; or d x h·d_h), kv_a d x (r_kv + d_r),
+    kv_b r_kv x h·(d_h - d_r + d_v), o h·d_v x d.
+    """
+    d, h = spec.d_model, spec.heads
+    out = h * spec.v_head_dim * d
+    if spec.latent_attention:
+        q_width = h * spec.head_dim
+        q = spec.q_lora_rank * (d + q_width) if spec.q_lora_rank else d * q_width
+        kv_a = d * (spec.kv_lora_rank + spec.qk_rope_head_dim)
+        kv_b = spec.kv_lora_rank * h * (spec.head_dim - spec.qk_rope_head_dim + spec.v_head_dim)
+        return q + kv_a + kv_b + out
+    kv = spec.kv_heads
+    return d * h * spec.head_dim + d * kv * spec.head_dim + d * kv * spec.v_head_dim + out
 
 
 def attention_biases(spec: ModelSpec) -> int:
-    """Bias vectors of one block's projections: h·d_h + 2·k·d_h + d, or 0 without biases."""
-    if not spec.attn_bias:
-        return 0
-    return spec.heads * spec.head_dim + 2 * spec.kv_heads * spec.head_dim + spec.d_model
+    """Bias vectors of one layer's projections (qkv_bias: q, k, v or MLA's q_a and kv_a;
+    o_bias: the output)."""
+    biases = spec.d_model if spec.o_bias else 0
+    if spec.qkv_bias:
+        if spec.latent_attention:
+            q = spec.q_lora_rank if spec.q_lora_rank else 0
+            biases += q + spec.kv_lora_rank + spec.qk_rope_head_dim
+        else:
+            biases += spec.heads * spec.head_dim + spec.kv_heads * (
+                spec.head_dim + spec.v_head_dim)
+    return biases
 
 
-def mlp_weights(spec: ModelSpec) -> int:
-    """MLP matrices of one block: 2·d·f (plain) or 3·d·f (gated: gate, up, down)."""
+def mlp_weights(spec: ModelSpec, width: int) -> int:
+    """One MLP of inner width ``width``: 2·d·width (plain) or 3·d·width (gated)."""
     matrices = 3 if spec.mlp == "gated" else 2
-    return matrices * spec.d_model * spec.d_ff
+    return matrices * spec.d_model * width
 
 
-def mlp_biases(spec: ModelSpec) -> int:
-    """MLP bias vectors of one block: f + d (plain) or 2·f + d (gated), or 0 without biases."""
-    if not spec.mlp_bias:
+def mlp_biases(spec: ModelSpec, width: int) -> int:
+    """Its biases: width + d (plain) or 2·width + d (gated), or 0 without biases."""
+    if not spec.mlp_bias or not width:
         return 0
-    inner = 2 * spec.d_ff if spec.mlp == "gated" else spec.d_ff
-    return inner + spec.d_model
+    return (2 * width if spec.mlp == "gated" else width) + spec.d_model
 
 
-def norm_size(spec: ModelSpec) -> int:
-    """Parameters of one norm: 2·d (LayerNorm weight and bias), d (RMSNorm weight) or 0."""
-    return {"layernorm": 2, "rmsnorm": 1, "none": 0}[spec.norm] * spec.d_model
+def layer_norms(spec: ModelSpec) -> int:
+    """Norms of one layer: norms_per_block x d wide, q/k norms, MLA's latent norms."""
+    qk = {"none": 0, "head": 2 * spec.head_dim,
+          "full": (spec.heads + spec.kv_heads) * spec.head_dim}[spec.qk_norm]
+    latent = spec.kv_lora_rank + spec.q_lora_rank  # MLA's RMSNorms on its latents
+    return norm_params(spec, spec.norms_per_block * spec.d_model + qk) + latent
 
 
-COMPONENTS = (
-    "token_embedding", "position_embedding", "attention", "mlp", "norms", "output_head",
-)
+class MoEParams(NamedTuple):
+    """The MLP parameters of a mixture-of-experts model, all layers."""
+
+    dense: int  # dense MLPs (of the dense layers)
+    router: int  # E x d per MoE layer
+    routed_experts: int  # E experts per MoE layer
+    shared_experts: int  # shared experts and their gate
+
+    @property
+    def total(self) -> int:
+        return sum(self)
 
 
 class BlockParams(NamedTuple):
-    """The parameters of one transformer block."""
+    """The parameters of one layer (for an MoE model, the MLP of an MoE layer)."""
 
     attention: int  # projections and their biases
-    mlp: int  # MLP matrices and their biases
-    norms: int  # the two pre-norms
+    mlp: int  # MLP, or router + experts + shared experts
+    norms: int  # the layer's norms
 
     @property
     def total(self) -> int:
@@ -60,18 +103,22 @@ class BlockParams(NamedTuple):
 
 
 class ParamBreakdown(NamedTuple):
-    """Where a model's parameters live. ``total`` is the sum of the six components."""
+    """Where a model's parameters live. ``total`` is the sum of the seven components."""
 
-    token_embedding: int  # V x d
-    position_embedding: int  # n_max x d for a learned table, else 0
-    attention: int  # L x block attention
-    mlp: int  # L x block MLP
-    norms: int  # L x block norms + the final norm
-    output_head: int  # V x d when untied, 0 when tied
-    block: BlockParams  # one block
+    token_embedding: int  # V x e
+    position_embedding: int  # (n_max + offset) x d for a learned table, else 0
+    embedding_projections: int  # e x d in and d x e out, when e != d
+    attention: int  # L x layer attention
+    mlp: int  # dense MLPs, routers, routed and shared experts
+    norms: int  # every norm: layers, final, q/k, MLA latent, embedding
+    output_head: int  # V x e when untied (+ V with a bias), 0 when tied
+    block: BlockParams  # one layer
+    moe: MoEParams  # the split of ``mlp``
+    expert: int  # one routed expert
+    active: int  # used per token: total minus the routed experts a token does not use
 
     def components(self) -> dict[str, int]:
-        """The six components by name, in a fixed order."""
+        """The seven components by name, in a fixed order."""
         return {name: getattr(self, name) for name in COMPONENTS}
 
     @property
@@ -95,19 +142,37 @@ class ParamBreakdown(NamedTuple):
 
 def count_params(spec: ModelSpec) -> ParamBreakdown:
     """Count every parameter of ``spec`` by component."""
-    norm = norm_size(spec)
-    block = BlockParams(
-        attention=attention_weights(spec) + attention_biases(spec),
-        mlp=mlp_weights(spec) + mlp_biases(spec),
-        norms=2 * norm,
+    d, e = spec.d_model, spec.embedding_dim
+    dense = mlp_weights(spec, spec.d_ff) + mlp_biases(spec, spec.d_ff)
+    expert = mlp_weights(spec, spec.expert_d_ff)  # routed experts carry no biases
+    shared = (mlp_weights(spec, spec.shared_d_ff) + mlp_biases(spec, spec.shared_d_ff)
+              + (d if spec.shared_expert_gate else 0))
+    moe_layers = spec.moe_layers
+    moe = MoEParams(
+        dense=spec.dense_mlp_layers * dense,
+        router=moe_layers * spec.experts * d,
+        routed_experts=moe_layers * spec.experts * expert,
+        shared_experts=moe_layers * shared,
     )
-    token_embedding = spec.vocab * spec.d_model
-    return ParamBreakdown(
+    attention = attention_weights(spec) + attention_biases(spec)
+    norms = layer_norms(spec)
+    mlp_of_block = spec.experts * (d + expert) + shared if spec.experts else dense
+    token_embedding = spec.vocab * e
+    head = (0 if spec.tied_embeddings else spec.vocab * e) + (spec.vocab if spec.head_bias else 0)
+    breakdown = ParamBreakdown(
         token_embedding=token_embedding,
-        position_embedding=spec.context * spec.d_model if spec.positions == "learned" else 0,
-        attention=spec.layers * block.attention,
-        mlp=spec.layers * block.mlp,
-        norms=spec.layers * block.norms + norm,
-        output_head=0 if spec.tied_embeddings else token_embedding,
-        block=block,
+        position_embedding=(spec.context + spec.position_offset) * d
+        if spec.positions == "learned" else 0,
+        embedding_projections=2 * e * d if e != d else 0,
+        attention=spec.layers * attention,
+        mlp=moe.total,
+        norms=spec.layers * norms + (norm_params(spec, d) if spec.final_norm else 0)
+        + (norm_params(spec, d) if spec.embedding_norm else 0),
+        output_head=head,
+        block=BlockParams(attention=attention, mlp=mlp_of_block, norms=norms),
+        moe=moe,
+        expert=expert,
+        active=0,
     )
+    unused = moe_layers * (spec.experts - spec.experts_per_token) * expert
+    return breakdown._replace(active=breakdown.total - unused)

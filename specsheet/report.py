@@ -57,7 +57,7 @@ def build_report(
         weights_bytes=bytes_for(params.total, dtype),
         kv=kv_cache(spec, t, kv_dtype),
         flops=forward_flops(spec, t),
-        flops_2n=two_n_estimate(params.non_embedding),
+        flops_2n=two_n_estimate(params.active - params.embeddings),
     )
 
 
@@ -80,7 +80,9 @@ def report_dict(report: Report) -> dict[str, Any]:
         "params": {
             "total": p.total,
             "non_embedding": p.non_embedding,
+            "active": p.active,
             "components": p.components(),
+            "moe": p.moe._asdict(),
             "shares": _shares(p.components(), p.total),
             "per_block": {
                 "attention": block.attention,
@@ -103,6 +105,8 @@ def report_dict(report: Report) -> dict[str, Any]:
             "elements_per_token": kv.elements_per_token,
             "bytes_per_token": kv.bytes_per_token,
             "bytes_per_request": kv.bytes_per_request,
+            "sliding_window": model.spec.sliding_window,
+            "sliding_layers": len(model.spec.sliding_layers),
         },
         "flops": {
             "tokens": fl.tokens,

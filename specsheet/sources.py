@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from specsheet.errors import SpecError, did_you_mean
+from specsheet.hf_config import fields_from_hf_config, is_hf_config
 from specsheet.presets import preset_index
 from specsheet.spec import FIELD_DOCS, REQUIRED_FIELDS, FieldDoc, Model, ModelSpec
 
@@ -37,10 +38,15 @@ def _describe(value: object) -> str:
 
 def _check_field(doc: FieldDoc, value: object) -> Any:
     """Return ``value`` if it has the type of field ``doc``, else raise SpecError."""
-    if doc.type == "int":
+    if doc.type in ("int", "count"):
         if isinstance(value, bool) or not isinstance(value, int):
-            raise SpecError(f"field '{doc.name}': expected a positive integer, "
-                            f"got {_describe(value)}")
+            expected = "a positive integer" if doc.type == "int" else "an integer of 0 or more"
+            raise SpecError(f"field '{doc.name}': expected {expected}, got {_describe(value)}")
+    elif doc.type == "layers":
+        if value != "all" and not (isinstance(value, list) and all(
+                isinstance(i, int) and not isinstance(i, bool) for i in value)):
+            raise SpecError(f"field '{doc.name}': expected a list of layer indices "
+                            f"([0, 2, 4]) or all, got {_describe(value)}")
     elif doc.type == "bool":
         if not isinstance(value, bool):
             raise SpecError(f"field '{doc.name}': expected true or false, got {_describe(value)}")
@@ -108,7 +114,8 @@ def read_text(path: Path) -> str:
     if not path.exists():
         raise SpecError(f"{path}: no such file")
     if path.is_dir():
-        raise SpecError(f"{path}: is a directory; expected a preset YAML file")
+        raise SpecError(f"{path}: is a directory without a config.json; expected a preset "
+                        "YAML file, a config.json, or a model folder holding one")
     try:
         raw = path.read_bytes()
     except OSError as e:
@@ -149,10 +156,97 @@ def parse_yaml(text: str, origin: str) -> object:
         raise SpecError(f"{origin}: not valid YAML: {e}") from None
 
 
+def parse_json(text: str, origin: str) -> object:
+    """Parse JSON; errors give the line."""
+    import json
+
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise SpecError(f"{origin}: line {e.lineno}: not valid JSON: {e.msg}") from None
+    except RecursionError:
+        raise SpecError(f"{origin}: not valid JSON: nested too deeply") from None
+
+
+def model_from_hf_config(data: Mapping[str, Any], origin: str, name: str,
+                         overrides: Mapping[str, Any] | None = None) -> Model:
+    """Build a Model from a Hugging Face config.json mapping, then apply ``overrides``."""
+    fields, note = fields_from_hf_config(data, origin)
+    try:
+        spec = ModelSpec.create(**{**fields, **(overrides or {})})
+    except SpecError as e:
+        raise SpecError(f"{origin}: {e}") from None
+    family = data.get("text_config", data).get("model_type")
+    description = f"{family} config.json" + (f", {note}" if note else "")
+    return Model(name=name, spec=spec, origin=origin, description=description)
+
+
 def load_file(path: Path, overrides: Mapping[str, Any] | None = None) -> Model:
-    """Load a preset YAML file (JSON is YAML too)."""
-    data = parse_yaml(read_text(path), str(path))
-    return model_from_mapping(data, str(path), overrides, default_name=path.stem)
+    """Load a preset YAML file, a config.json, or a model folder holding a config.json."""
+    if path.is_dir() and (path / "config.json").is_file():
+        path = path / "config.json"
+    text = read_text(path)
+    origin = str(path)
+    data = parse_json(text, origin) if path.suffix == ".json" else parse_yaml(text, origin)
+    if is_hf_config(data):
+        assert isinstance(data, dict)
+        name = path.parent.name if path.name == "config.json" and path.parent.name else path.stem
+        return model_from_hf_config(data, origin, _short_name(data, name), overrides)
+    return model_from_mapping(data, origin, overrides, default_name=path.stem)
+
+
+def _short_name(data: Mapping[str, Any], fallback: str) -> str:
+    """A model's name from its config's ``_name_or_path`` (org/name), else ``fallback``."""
+    named = data.get("_name_or_path")
+    if isinstance(named, str) and named.strip("/"):
+        return named.strip("/").rsplit("/", 1)[-1]
+    return fallback
+
+
+def hf_cache_dir() -> Path:
+    """The Hugging Face hub cache: HF_HUB_CACHE, else HF_HOME/hub, else
+    $XDG_CACHE_HOME/huggingface/hub, else ~/.cache/huggingface/hub."""
+    import os
+
+    if os.environ.get("HF_HUB_CACHE"):
+        return Path(os.environ["HF_HUB_CACHE"]).expanduser()
+    if os.environ.get("HF_HOME"):
+        return Path(os.environ["HF_HOME"]).expanduser() / "hub"
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache).expanduser() / "huggingface" / "hub"
+
+
+def cached_config(repo_id: str) -> Path:
+    """The config.json of ``repo_id`` (ORG/NAME) in the local Hugging Face cache: the
+    snapshot that refs/main names, else the newest snapshot holding one. Never the network."""
+    if repo_id.count("/") != 1 or not all(repo_id.split("/")):
+        raise SpecError(f"--hf: expected ORG/NAME (e.g. meta-llama/Llama-3.1-8B), "
+                        f"got {repo_id!r}")
+    folder = hf_cache_dir() / ("models--" + repo_id.replace("/", "--"))
+    ref = folder / "refs" / "main"
+    candidates = []
+    if ref.is_file():
+        candidates.append(folder / "snapshots" / ref.read_text().strip() / "config.json")
+    snapshots = folder / "snapshots"
+    if snapshots.is_dir():
+        candidates += sorted(snapshots.glob("*/config.json"), key=lambda p: p.stat().st_mtime,
+                             reverse=True)
+    for candidate in candidates:
+        if candidate.is_file():
+            return candidate
+    raise SpecError(f"{repo_id}: no config.json in the local Hugging Face cache (looked in "
+                    f"{folder}); download it with: huggingface-cli download {repo_id} "
+                    "config.json")
+
+
+def load_cached(repo_id: str, overrides: Mapping[str, Any] | None = None) -> Model:
+    """Load ORG/NAME's config.json from the local Hugging Face cache."""
+    path = cached_config(repo_id)
+    data = parse_json(read_text(path), str(path))
+    if not is_hf_config(data):
+        raise SpecError(f"{path}: expected a Hugging Face config.json with a model_type")
+    assert isinstance(data, dict)
+    return model_from_hf_config(data, str(path), repo_id.split("/")[1], overrides)
 
 
 def load_preset(name: str, overrides: Mapping[str, Any] | None = None) -> Model:
@@ -164,6 +258,48 @@ def load_preset(name: str, overrides: Mapping[str, Any] | None = None) -> Model:
     return model_from_mapping(index[name], f"preset {name}", overrides)
 
 
+def parse_settings(settings: list[str]) -> dict[str, Any]:
+    """``FIELD=VALUE`` strings from ``--set`` as field values, read by each field's type."""
+    values: dict[str, Any] = {}
+    for setting in settings:
+        name, sep, text = setting.partition("=")
+        name, text = name.strip().replace("-", "_"), text.strip()
+        if not sep or not name:
+            raise SpecError(f"option --set: expected FIELD=VALUE, got {setting!r}")
+        doc = SPEC_FIELDS.get(name)
+        if doc is None:
+            raise SpecError(f"option --set: unknown field {name!r}"
+                            f"{did_you_mean(name, SPEC_FIELDS)}; the fields are "
+                            f"{', '.join(SPEC_FIELDS)}")
+        values[name] = _parse_value(doc, text)
+    return values
+
+
+def _parse_value(doc: FieldDoc, text: str) -> Any:
+    lowered = text.lower()
+    if doc.type == "bool":
+        if lowered in ("true", "yes", "1"):
+            return True
+        if lowered in ("false", "no", "0"):
+            return False
+        raise SpecError(f"option --set: field '{doc.name}': expected true or false, "
+                        f"got {text!r}")
+    if doc.type == "choice":
+        return text
+    if doc.type == "layers":
+        if lowered == "all":
+            return "all"
+        items = [i.strip() for i in text.strip("[]").split(",") if i.strip()]
+        if not all(i.isdigit() for i in items):
+            raise SpecError(f"option --set: field '{doc.name}': expected layer indices "
+                            f"like 0,2,4 or all, got {text!r}")
+        return [int(i) for i in items]
+    if not text.isdigit():
+        expected = "a positive integer" if doc.type == "int" else "an integer of 0 or more"
+        raise SpecError(f"option --set: field '{doc.name}': expected {expected}, got {text!r}")
+    return int(text)
+
+
 def check_overrides(overrides: Mapping[str, Any]) -> None:
     """Check option values before they meet a preset, so that errors name the option."""
     for name, value in overrides.items():
@@ -172,13 +308,16 @@ def check_overrides(overrides: Mapping[str, Any]) -> None:
             _check_field(SPEC_FIELDS[name], value)
             if SPEC_FIELDS[name].type == "int" and value <= 0:
                 raise SpecError(f"expected a positive integer, got {value}")
+            if SPEC_FIELDS[name].type == "count" and value < 0:
+                raise SpecError(f"expected an integer of 0 or more, got {value}")
         except SpecError as e:
             message = str(e).removeprefix(f"field '{name}': ")
             raise SpecError(f"option {option}: {message}") from None
 
 
 def resolve(ref: str | None, overrides: Mapping[str, Any] | None = None) -> Model:
-    """A Model from a preset name, a file path, or (``ref`` None) the overrides alone."""
+    """A Model from a preset name, a file path (preset YAML, config.json or a folder holding
+    one), ``hf:ORG/NAME`` (the local Hugging Face cache), or (``ref`` None) the overrides."""
     check_overrides(overrides or {})
     if ref is None:
         missing = [name for name in REQUIRED_FIELDS if name not in (overrides or {})]
@@ -187,6 +326,8 @@ def resolve(ref: str | None, overrides: Mapping[str, Any] | None = None) -> Mode
             raise SpecError(f"missing {options}: give a preset name or file, "
                             "or all five of --layers, --d-model, --heads, --vocab, --context")
         return model_from_mapping(dict(overrides or {}), "options", None)
+    if ref.startswith("hf:"):
+        return load_cached(ref[3:], overrides)
     if looks_like_path(ref):
         return load_file(Path(ref), overrides)
     return load_preset(ref, overrides)

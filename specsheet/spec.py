@@ -3,27 +3,37 @@
 A spec holds the five spec-sheet numbers (layers L, d_model d, heads h, vocab V, context n_max) and
 the details that real models add. Defaults are GPT-2's: d_ff = 4 x d, a two-matrix MLP with biases,
 attention with biases, LayerNorm with weight and bias, a learned position table, a tied output head.
+Mixture-of-experts (experts > 0) and multi-head latent attention (kv_lora_rank > 0) are off unless
+their fields are given.
 """
 
 from dataclasses import dataclass, fields
-from typing import Literal, NamedTuple, get_args
+from typing import Any, Literal, NamedTuple, get_args
 
 from specsheet.errors import SpecError
 
 MLPKind = Literal["plain", "gated"]
 NormKind = Literal["layernorm", "rmsnorm", "none"]
-PositionKind = Literal["learned", "rotary", "none"]
+PositionKind = Literal["learned", "rotary", "alibi", "none"]
+QKNormKind = Literal["none", "head", "full"]
 
 MLP_KINDS: tuple[str, ...] = get_args(MLPKind)
 NORM_KINDS: tuple[str, ...] = get_args(NormKind)
 POSITION_KINDS: tuple[str, ...] = get_args(PositionKind)
+QK_NORM_KINDS: tuple[str, ...] = get_args(QKNormKind)
+
+FieldType = Literal["int", "count", "bool", "choice", "layers"]
 
 
 class FieldDoc(NamedTuple):
-    """How one spec field is written in a preset and what it means."""
+    """How one spec field is written in a preset and what it means.
+
+    Types: int (a positive integer), count (an integer >= 0), bool, choice (one of
+    ``choices``), layers (a list of layer indices from 0, or ``all``).
+    """
 
     name: str
-    type: Literal["int", "bool", "choice"]
+    type: FieldType
     default: str  # what the field is when it is left out, as a person reads it
     help: str
     choices: tuple[str, ...] = ()
@@ -36,40 +46,65 @@ FIELD_DOCS: tuple[FieldDoc, ...] = (
     FieldDoc("vocab", "int", "required", "vocabulary size, V"),
     FieldDoc("context", "int", "required", "context length in tokens, n_max"),
     FieldDoc("kv_heads", "int", "heads", "key/value heads (fewer than heads: grouped-query)"),
-    FieldDoc("head_dim", "int", "d_model / heads", "size of one attention head, d_h"),
-    FieldDoc("d_ff", "int", "4 x d_model", "MLP inner width"),
-    FieldDoc(
-        "mlp", "choice", "plain",
-        "plain: up and down matrices with an activation (GELU); gated: gate, up, down (SwiGLU)",
-        MLP_KINDS,
-    ),
-    FieldDoc(
-        "norm", "choice", "layernorm",
-        "layernorm: weight and bias; rmsnorm: weight only; none: no norms",
-        NORM_KINDS,
-    ),
-    FieldDoc("attn_bias", "bool", "true", "the q, k, v and output projections carry biases"),
-    FieldDoc("mlp_bias", "bool", "true", "the MLP matrices carry biases"),
-    FieldDoc(
-        "positions", "choice", "learned",
-        "learned: a context x d_model table; rotary or none: no parameters",
-        POSITION_KINDS,
-    ),
-    FieldDoc(
-        "tied_embeddings", "bool", "true",
-        "the output head reuses the token embedding matrix (counted once)",
-    ),
+    FieldDoc("head_dim", "int", "d_model / heads",
+             "size of one query/key head, d_h (with MLA: qk_nope_head_dim + qk_rope_head_dim)"),
+    FieldDoc("v_head_dim", "int", "head_dim", "size of one value head"),
+    FieldDoc("d_ff", "int", "4 x d_model", "MLP inner width (dense layers)"),
+    FieldDoc("mlp", "choice", "plain",
+             "plain: up and down matrices with an activation (GELU); gated: gate, up, down "
+             "(SwiGLU, GeGLU); experts are of this kind too", MLP_KINDS),
+    FieldDoc("norm", "choice", "layernorm",
+             "layernorm: weight and bias; rmsnorm: weight only; none: norms without parameters "
+             "(or none at all)", NORM_KINDS),
+    FieldDoc("norms_per_block", "count", "2",
+             "d_model-wide norms in each block (1: GPT-J, Falcon-7B; 4: Gemma 2 and 3)"),
+    FieldDoc("final_norm", "bool", "true", "a norm after the last block"),
+    FieldDoc("embedding_norm", "bool", "false", "a norm on the embeddings (BLOOM)"),
+    FieldDoc("qk_norm", "choice", "none",
+             "norms on queries and keys: head (one head wide: Qwen3, Gemma 3) or full (all heads: "
+             "OLMo 2)", QK_NORM_KINDS),
+    FieldDoc("attn_bias", "bool", "true",
+             "shorthand that sets qkv_bias and o_bias together (input only)"),
+    FieldDoc("qkv_bias", "bool", "attn_bias", "the q, k and v projections carry biases"),
+    FieldDoc("o_bias", "bool", "attn_bias", "the attention output projection carries a bias"),
+    FieldDoc("mlp_bias", "bool", "true", "the dense and shared MLP matrices carry biases"),
+    FieldDoc("positions", "choice", "learned",
+             "learned: a (context + position_offset) x d_model table; rotary, alibi or none: no "
+             "parameters", POSITION_KINDS),
+    FieldDoc("position_offset", "count", "0", "extra rows of a learned position table (OPT: 2)"),
+    FieldDoc("embedding_dim", "int", "d_model",
+             "width of the token embedding; when it differs from d_model, projections map "
+             "between the two (OPT-350m)"),
+    FieldDoc("tied_embeddings", "bool", "true",
+             "the output head reuses the token embedding matrix (counted once)"),
+    FieldDoc("head_bias", "bool", "false", "the output head carries a bias (GPT-J)"),
+    FieldDoc("sliding_window", "count", "0", "positions a sliding-window layer attends to"),
+    FieldDoc("sliding_layers", "layers", "all (with a window)", "the layers with a sliding window"),
+    FieldDoc("experts", "count", "0", "routed experts per MoE layer (0: a dense model)"),
+    FieldDoc("experts_per_token", "count", "0", "routed experts each token uses, k"),
+    FieldDoc("expert_d_ff", "count", "0", "inner width of one routed expert"),
+    FieldDoc("shared_d_ff", "count", "0", "inner width of the shared experts, all together"),
+    FieldDoc("shared_expert_gate", "bool", "false",
+             "a d_model x 1 gate on the shared experts (Qwen2-MoE)"),
+    FieldDoc("dense_layers", "layers", "none", "layers of an MoE model with a dense MLP of d_ff"),
+    FieldDoc("kv_lora_rank", "count", "0",
+             "multi-head latent attention: the compressed key/value width (0: no MLA)"),
+    FieldDoc("q_lora_rank", "count", "0", "MLA: the compressed query width (0: no compression)"),
+    FieldDoc("qk_rope_head_dim", "count", "0", "MLA: the rotary part of each query/key head"),
 )
 
 REQUIRED_FIELDS: tuple[str, ...] = ("layers", "d_model", "heads", "vocab", "context")
+# fields that create() accepts but a spec does not store
+INPUT_ONLY_FIELDS: tuple[str, ...] = ("attn_bias",)
 
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """A decoder-only transformer's architecture; every size is a positive integer.
+    """A decoder-only transformer's architecture.
 
     Build one with ``ModelSpec.create``, which fills the derived defaults (kv_heads = heads,
-    head_dim = d_model / heads, d_ff = 4 x d_model).
+    head_dim = d_model / heads, v_head_dim = head_dim, d_ff = 4 x d_model, embedding_dim =
+    d_model, and every sliding layer when a window is given).
     """
 
     layers: int  # L, transformer blocks
@@ -78,82 +113,175 @@ class ModelSpec:
     vocab: int  # V, vocabulary size
     context: int  # n_max, context length in tokens
     kv_heads: int  # key/value heads; equal to heads for multi-head attention
-    head_dim: int  # d_h, size of one head
-    d_ff: int  # MLP inner width
+    head_dim: int  # d_h, size of one query/key head
+    v_head_dim: int  # size of one value head
+    d_ff: int  # dense MLP inner width
     mlp: MLPKind = "plain"  # plain: 2 matrices; gated: 3 (SwiGLU)
-    norm: NormKind = "layernorm"  # layernorm: weight + bias; rmsnorm: weight
-    attn_bias: bool = True  # q, k, v, o projections carry biases
-    mlp_bias: bool = True  # MLP matrices carry biases
-    positions: PositionKind = "learned"  # learned: a context x d table
+    norm: NormKind = "layernorm"  # layernorm: weight + bias; rmsnorm: weight; none: nothing
+    norms_per_block: int = 2  # d-wide norms in a block
+    final_norm: bool = True  # a norm after the last block
+    embedding_norm: bool = False  # a norm on the embeddings (BLOOM)
+    qk_norm: QKNormKind = "none"  # norms on queries and keys
+    qkv_bias: bool = True  # q, k, v projections carry biases
+    o_bias: bool = True  # the output projection carries a bias
+    mlp_bias: bool = True  # dense and shared MLP matrices carry biases
+    positions: PositionKind = "learned"  # learned: a (context + offset) x d table
+    position_offset: int = 0  # extra rows of the learned table (OPT keeps 2)
+    embedding_dim: int = 0  # token embedding width (0 only before create fills d_model)
     tied_embeddings: bool = True  # output head shares the token embedding
+    head_bias: bool = False  # the output head carries a bias
+    sliding_window: int = 0  # positions a windowed layer attends to (0: no window)
+    sliding_layers: tuple[int, ...] = ()  # the windowed layers
+    experts: int = 0  # routed experts per MoE layer (0: dense)
+    experts_per_token: int = 0  # k, routed experts a token uses
+    expert_d_ff: int = 0  # inner width of one routed expert
+    shared_d_ff: int = 0  # inner width of the shared experts together
+    shared_expert_gate: bool = False  # a d x 1 gate on the shared experts
+    dense_layers: tuple[int, ...] = ()  # MoE models: layers with a dense MLP
+    kv_lora_rank: int = 0  # MLA: compressed key/value width (0: standard attention)
+    q_lora_rank: int = 0  # MLA: compressed query width (0: a direct q projection)
+    qk_rope_head_dim: int = 0  # MLA: rotary part of each query/key head
 
     @classmethod
-    def create(
-        cls,
-        *,
-        layers: int,
-        d_model: int,
-        heads: int,
-        vocab: int,
-        context: int,
-        kv_heads: int | None = None,
-        head_dim: int | None = None,
-        d_ff: int | None = None,
-        mlp: MLPKind = "plain",
-        norm: NormKind = "layernorm",
-        attn_bias: bool = True,
-        mlp_bias: bool = True,
-        positions: PositionKind = "learned",
-        tied_embeddings: bool = True,
-    ) -> "ModelSpec":
-        """Build a spec, deriving kv_heads, head_dim and d_ff when they are not given."""
+    def create(cls, **given: Any) -> "ModelSpec":
+        """Build a spec from field values, deriving the defaults of the fields not given.
+
+        ``attn_bias`` sets qkv_bias and o_bias; ``sliding_layers="all"`` (or leaving it out
+        with a window) windows every layer.
+        """
+        values = {k: v for k, v in given.items() if v is not None}
+        for name in REQUIRED_FIELDS:
+            if name not in values:
+                raise SpecError(f"{name}: missing; the five numbers "
+                                f"{', '.join(REQUIRED_FIELDS)} are required")
+        d_model, heads = values["d_model"], values["heads"]
         _check_positive("heads", heads)
         _check_positive("d_model", d_model)
-        if head_dim is None:
+        attn_bias = values.pop("attn_bias", True)
+        values.setdefault("qkv_bias", attn_bias)
+        values.setdefault("o_bias", attn_bias)
+        if "head_dim" not in values:
             if d_model % heads:
                 raise SpecError(
                     f"heads: {heads} does not divide d_model {d_model}; "
                     "give head_dim explicitly or choose heads that divide d_model"
                 )
-            head_dim = d_model // heads
-        return cls(
-            layers=layers,
-            d_model=d_model,
-            heads=heads,
-            vocab=vocab,
-            context=context,
-            kv_heads=heads if kv_heads is None else kv_heads,
-            head_dim=head_dim,
-            d_ff=4 * d_model if d_ff is None else d_ff,
-            mlp=mlp,
-            norm=norm,
-            attn_bias=attn_bias,
-            mlp_bias=mlp_bias,
-            positions=positions,
-            tied_embeddings=tied_embeddings,
-        )
+            values["head_dim"] = d_model // heads
+        values.setdefault("kv_heads", heads)
+        values.setdefault("v_head_dim", values["head_dim"])
+        values.setdefault("d_ff", 4 * d_model)
+        values.setdefault("embedding_dim", d_model)
+        layers = values["layers"]
+        sliding = values.get("sliding_layers")
+        if values.get("sliding_window") and sliding in (None, "all"):
+            _check_positive("layers", layers)
+            values["sliding_layers"] = _all_layers(layers)
+        elif sliding == "all":
+            values["sliding_layers"] = ()
+        for name in ("sliding_layers", "dense_layers"):
+            if name in values and not isinstance(values[name], tuple):
+                values[name] = tuple(values[name])
+        unknown = set(values) - {f.name for f in fields(cls)}
+        if unknown:
+            raise SpecError(f"{sorted(unknown)[0]}: not a spec field")
+        return cls(**values)
 
     def __post_init__(self) -> None:
         for name in ("layers", "d_model", "heads", "vocab", "context", "kv_heads", "head_dim",
-                     "d_ff"):
+                     "v_head_dim", "d_ff", "embedding_dim"):
             _check_positive(name, getattr(self, name))
+        for name in ("norms_per_block", "position_offset", "sliding_window", "experts",
+                     "experts_per_token", "expert_d_ff", "shared_d_ff", "kv_lora_rank",
+                     "q_lora_rank", "qk_rope_head_dim"):
+            _check_count(name, getattr(self, name))
+        for name, allowed in (("mlp", MLP_KINDS), ("norm", NORM_KINDS),
+                              ("positions", POSITION_KINDS), ("qk_norm", QK_NORM_KINDS)):
+            value = getattr(self, name)
+            if value not in allowed:
+                raise SpecError(f"{name}: expected one of {', '.join(allowed)}, got {value!r}")
+        for name in ("final_norm", "embedding_norm", "qkv_bias", "o_bias", "mlp_bias",
+                     "tied_embeddings", "head_bias", "shared_expert_gate"):
+            if not isinstance(getattr(self, name), bool):
+                raise SpecError(f"{name}: expected true or false, got {getattr(self, name)!r}")
         if self.heads % self.kv_heads:
             raise SpecError(
                 f"kv_heads: {self.kv_heads} does not divide heads {self.heads}; "
                 "each key/value head must serve a whole group of query heads"
             )
-        for name, allowed in (("mlp", MLP_KINDS), ("norm", NORM_KINDS),
-                              ("positions", POSITION_KINDS)):
-            value = getattr(self, name)
-            if value not in allowed:
-                raise SpecError(f"{name}: expected one of {', '.join(allowed)}, got {value!r}")
-        for name in ("attn_bias", "mlp_bias", "tied_embeddings"):
-            if not isinstance(getattr(self, name), bool):
-                raise SpecError(f"{name}: expected true or false, got {getattr(self, name)!r}")
+        self._check_layer_list("sliding_layers")
+        self._check_layer_list("dense_layers")
+        if self.sliding_layers and not self.sliding_window:
+            raise SpecError("sliding_layers: given without a sliding_window")
+        self._check_experts()
+        self._check_latent_attention()
 
-    def as_dict(self) -> dict[str, int | str | bool]:
-        """Every field by name, in declaration order."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+    def _check_layer_list(self, name: str) -> None:
+        indices = getattr(self, name)
+        for index in indices:
+            if isinstance(index, bool) or not isinstance(index, int) or index < 0:
+                raise SpecError(f"{name}: expected layer indices from 0, got {index!r}")
+            if index >= self.layers:
+                raise SpecError(f"{name}: layer {index} does not exist in a model of "
+                                f"{self.layers} layers (they count from 0)")
+        if len(set(indices)) != len(indices) or list(indices) != sorted(indices):
+            raise SpecError(f"{name}: expected increasing layer indices without repeats")
+
+    def _check_experts(self) -> None:
+        if self.experts:
+            if not 1 <= self.experts_per_token <= self.experts:
+                raise SpecError(f"experts_per_token: expected 1 to experts ({self.experts}), "
+                                f"got {self.experts_per_token}")
+            if not self.expert_d_ff:
+                raise SpecError("expert_d_ff: an MoE model (experts > 0) needs the width of "
+                                "one expert")
+            return
+        for name in ("experts_per_token", "expert_d_ff", "shared_d_ff", "dense_layers",
+                     "shared_expert_gate"):
+            if getattr(self, name):
+                raise SpecError(f"{name}: given for a dense model; set experts too")
+
+    def _check_latent_attention(self) -> None:
+        if not self.kv_lora_rank:
+            for name in ("q_lora_rank", "qk_rope_head_dim"):
+                if getattr(self, name):
+                    raise SpecError(f"{name}: a multi-head latent attention field; set "
+                                    "kv_lora_rank too")
+            return
+        if self.kv_heads != self.heads:
+            raise SpecError("kv_heads: multi-head latent attention has as many key/value "
+                            f"heads as query heads ({self.heads}), got {self.kv_heads}")
+        if self.qk_rope_head_dim > self.head_dim:
+            raise SpecError(f"qk_rope_head_dim: {self.qk_rope_head_dim} exceeds head_dim "
+                            f"{self.head_dim} (the rotary part of a query/key head)")
+
+    # ---- derived layer counts -------------------------------------------------------------
+
+    @property
+    def moe_layers(self) -> int:
+        """Layers with routed experts."""
+        return self.layers - len(self.dense_layers) if self.experts else 0
+
+    @property
+    def dense_mlp_layers(self) -> int:
+        """Layers with a dense MLP of width d_ff."""
+        return self.layers - self.moe_layers
+
+    @property
+    def latent_attention(self) -> bool:
+        """Multi-head latent attention (DeepSeek-V2 and V3)."""
+        return self.kv_lora_rank > 0
+
+    def as_dict(self) -> dict[str, Any]:
+        """Every field by name, in declaration order (layer lists as lists)."""
+        return {f.name: (list(v) if isinstance(v := getattr(self, f.name), tuple) else v)
+                for f in fields(self)}
+
+
+def _all_layers(layers: int) -> tuple[int, ...]:
+    if layers > 100_000:
+        raise SpecError(f"sliding_layers: 'all' of {layers:,} layers is more than specsheet "
+                        "lists; give the window to fewer layers")
+    return tuple(range(layers))
 
 
 def _check_positive(name: str, value: object) -> None:
@@ -161,6 +289,11 @@ def _check_positive(name: str, value: object) -> None:
         raise SpecError(f"{name}: expected a positive integer, got {value!r}")
     if value <= 0:
         raise SpecError(f"{name}: expected a positive integer, got {value}")
+
+
+def _check_count(name: str, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise SpecError(f"{name}: expected an integer of 0 or more, got {value!r}")
 
 
 class Model(NamedTuple):

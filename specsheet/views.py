@@ -63,35 +63,57 @@ def _terms(*terms: str) -> str:
 
 
 def attention_formula(spec: ModelSpec) -> str:
-    """One block's attention parameters in symbols: 4d² + 4d for GPT-2."""
-    square = spec.heads * spec.head_dim == spec.d_model
+    """One layer's attention parameters in symbols: 4d² + 4d for GPT-2."""
+    if spec.latent_attention:
+        q = "d·r_q + r_q·h·d_h" if spec.q_lora_rank else "d·h·d_h"
+        weights = f"{q} + d·(r_kv + d_r) + r_kv·h·(d_h - d_r + d_v) + h·d_v·d"
+        return _terms(weights, "biases" if spec.qkv_bias or spec.o_bias else "")
+    square = spec.heads * spec.head_dim == spec.d_model and spec.v_head_dim == spec.head_dim
     mha = spec.kv_heads == spec.heads
     if square and mha:
-        weights = "4d²"
-        biases = "4d"
+        weights, qkv, out = "4d²", "3d", "d"
     elif square:
-        weights, biases = "2d² + 2d·k·d_h", "2d + 2k·d_h"
+        weights, qkv, out = "2d² + 2d·k·d_h", "d + 2k·d_h", "d"
+    elif spec.v_head_dim == spec.head_dim:
+        weights, qkv, out = "2d·h·d_h + 2d·k·d_h", "h·d_h + 2k·d_h", "d"
     else:
-        weights = "2d·h·d_h + 2d·k·d_h"
-        biases = "h·d_h + 2k·d_h + d"
-    return _terms(weights, biases if spec.attn_bias else "")
+        weights, qkv, out = "d·h·d_h + d·k·(d_h + d_v) + h·d_v·d", "h·d_h + k·(d_h + d_v)", "d"
+    if spec.qkv_bias and spec.o_bias:
+        biases = "4d" if square and mha else f"{qkv} + {out}"
+    else:
+        biases = qkv if spec.qkv_bias else out if spec.o_bias else ""
+    return _terms(weights, biases)
 
 
-def mlp_formula(spec: ModelSpec) -> str:
-    """One block's MLP parameters in symbols: 8d² + 5d for GPT-2, 3d·f for SwiGLU."""
+def mlp_formula(spec: ModelSpec, width: str = "f") -> str:
+    """One MLP's parameters in symbols: 8d² + 5d for GPT-2, 3d·f for SwiGLU."""
     matrices = 3 if spec.mlp == "gated" else 2
-    if spec.d_ff == 4 * spec.d_model:
+    if width == "f" and spec.d_ff == 4 * spec.d_model:
         weights = f"{4 * matrices}d²"
         biases = "9d" if spec.mlp == "gated" else "5d"
     else:
-        weights = f"{matrices}d·f"
-        biases = "2f + d" if spec.mlp == "gated" else "f + d"
-    return _terms(weights, biases if spec.mlp_bias else "")
+        weights = f"{matrices}d·{width}"
+        biases = f"2{width} + d" if spec.mlp == "gated" else f"{width} + d"
+    return _terms(weights, biases if spec.mlp_bias and width != "f_e" else "")
 
 
 def norm_formula(spec: ModelSpec) -> str:
-    """All norms: two per block and a final one."""
-    return {"layernorm": "(2L + 1) × 2d", "rmsnorm": "(2L + 1) × d", "none": "no norms"}[spec.norm]
+    """All norms: the layers' norms, the final one, q/k and latent norms."""
+    if spec.norm == "none":
+        return "no parameters" if not spec.latent_attention else "MLA latents: L × (r_q + r_kv)"
+    width = {"layernorm": "2d", "rmsnorm": "d"}[spec.norm]
+    count = f"{spec.norms_per_block}L" if spec.norms_per_block != 1 else "L"
+    extra = (1 if spec.final_norm else 0) + (1 if spec.embedding_norm else 0)
+    terms = f"({count} + {extra}) × {width}" if extra else f"{count} × {width}"
+    if spec.qk_norm != "none":
+        terms += " + q/k norms"
+    if spec.latent_attention:
+        terms += " + MLA latents"
+    return terms
+
+
+def _layers(n: int) -> str:
+    return f"{n} layer" if n == 1 else f"{n} layers"
 
 
 # ---- count ------------------------------------------------------------------------------------
@@ -110,23 +132,57 @@ def breakdown_view(report: Report) -> TableView:
         view.add(part, formula, exact(value), percent(value, total), share_bar(value, total),
                  style=style)
 
+    def note(part: str, formula: str, value: int, text: str = "") -> None:
+        view.add(part, formula, exact(value), "", text, style="sub")
+
+    e = "e" if spec.embedding_dim != spec.d_model else "d"
     line("Embeddings", "token + position", p.embeddings)
-    line("  token", "V × d", p.token_embedding, "sub")
-    pos = "n_max × d" if spec.positions == "learned" else f"{spec.positions}: no parameters"
+    line("  token", f"V × {e}", p.token_embedding, "sub")
+    if spec.positions == "learned":
+        pos = "(n_max + 2) × d" if spec.position_offset == 2 else "n_max × d"
+        if spec.position_offset not in (0, 2):
+            pos = f"(n_max + {spec.position_offset}) × d"
+    else:
+        pos = f"{spec.positions}: no parameters"
     line("  position", pos, p.position_embedding, "sub")
-    blocks = f"{spec.layers} blocks" if spec.layers != 1 else "1 block"
-    line(f"Attention, {blocks}", "L × per block", p.attention)
+    if p.embedding_projections:
+        line("Embedding projections", "e × d in + d × e out", p.embedding_projections)
     weights = p.block.attention + p.block.mlp
-    view.add("  per block", attention_formula(spec), exact(p.block.attention), "",
-             f"{percent(p.block.attention, weights)} of attention + MLP", style="sub")
-    line(f"MLP, {blocks}", "L × per block", p.mlp)
-    view.add("  per block", mlp_formula(spec), exact(p.block.mlp), "",
-             f"{percent(p.block.mlp, weights)} of attention + MLP", style="sub")
+    line(f"Attention, {_layers(spec.layers)}", "L × per layer", p.attention)
+    note("  per layer", attention_formula(spec), p.block.attention,
+         f"{percent(p.block.attention, weights)} of attention + MLP" if not spec.experts else "")
+    if not spec.experts:
+        line(f"MLP, {_layers(spec.layers)}", "L × per layer", p.mlp)
+        note("  per layer", mlp_formula(spec), p.block.mlp,
+             f"{percent(p.block.mlp, weights)} of attention + MLP")
+    else:
+        moe = p.moe
+        line(f"MLP and experts, {_layers(spec.layers)}", "dense + router + experts", p.mlp)
+        if spec.dense_mlp_layers:
+            line(f"  dense MLP, {_layers(spec.dense_mlp_layers)}", mlp_formula(spec), moe.dense,
+                 "sub")
+        line(f"  router, {_layers(spec.moe_layers)}", "E × d per layer", moe.router, "sub")
+        line(f"  routed experts, {spec.experts} × {_layers(spec.moe_layers)}",
+             f"{mlp_formula(spec, 'f_e')} each", moe.routed_experts, "sub")
+        if moe.shared_experts:
+            gate = " + d (gate)" if spec.shared_expert_gate else ""
+            line("  shared experts", f"{mlp_formula(spec, 'f_s')}{gate} per layer",
+                 moe.shared_experts, "sub")
     line("Norms", norm_formula(spec), p.norms)
-    head = "tied to the token embedding" if spec.tied_embeddings else "V × d"
+    if spec.tied_embeddings:
+        head = "tied to the token embedding"
+    else:
+        head = f"V × {e}"
+    if spec.head_bias:
+        head += " + V (bias)"
     line("Output head", head, p.output_head)
-    view.add("One block", "attention + MLP + 2 norms", exact(p.block.total), "", "", style="sub")
+    block = "attention + MoE MLP + norms" if spec.experts else "attention + MLP + norms"
+    note("One layer", block, p.block.total)
     line("Total", "sum of the parts", total, "total")
+    if spec.experts:
+        k = spec.experts_per_token
+        note("Active per token", f"total - (E - {k}) unused experts per MoE layer", p.active,
+             f"{percent(p.active, total)} of the total")
     return view
 
 
@@ -142,6 +198,10 @@ def summary_view(report: Report) -> TableView:
     view.add("Parameters", human_count(p.total), exact(p.total))
     view.add("  without embeddings", human_count(p.non_embedding), exact(p.non_embedding),
              style="sub")
+    if model.spec.experts:
+        view.add(f"  active per token ({model.spec.experts_per_token} of "
+                 f"{model.spec.experts} experts)", human_count(p.active), exact(p.active),
+                 style="sub")
     if model.published_total is not None:
         verdict = "matches" if model.published_total == p.total else "DIFFERS"
         view.add(f"  published total ({verdict})", human_count(model.published_total),
@@ -152,10 +212,19 @@ def summary_view(report: Report) -> TableView:
              f"{exact(kv.bytes_per_request)} B")
     view.add("  per token", human_bytes(kv.bytes_per_token), f"{exact(kv.bytes_per_token)} B",
              style="sub")
+    spec = model.spec
+    if spec.sliding_layers:
+        windowed = len(spec.sliding_layers)
+        view.add(f"  {windowed} of {spec.layers} layers hold at most "
+                 f"{exact(spec.sliding_window)} positions (sliding window)", "", "", style="sub")
+    if spec.latent_attention:
+        view.add("  caches the MLA latent (kv_lora_rank + qk_rope_head_dim per layer)", "", "",
+                 style="sub")
     view.add(f"Forward FLOPs per token (T = {t})", human_flops(fl.total), exact(fl.total))
     for name, label in FLOP_LABELS.items():
         value = fl.parts()[name]
-        view.add(f"  {label}", human_flops(value), exact(value), style="sub")
+        if value or name != "embedding_projections":
+            view.add(f"  {label}", human_flops(value), exact(value), style="sub")
     view.add(f"  2N rule (estimate, {signed_percent(report.flops_2n_error)})",
              human_flops(report.flops_2n), exact(report.flops_2n), style="sub")
     view.caption = (
@@ -170,6 +239,7 @@ FLOP_LABELS = {
     "attention_context": "attention over the context",
     "mlp": "MLP",
     "logits": "logits (output head)",
+    "embedding_projections": "embedding projections",
 }
 
 

@@ -24,9 +24,11 @@ from specsheet.spec import ModelSpec
 @pytest.mark.parametrize("name", sorted(PARAMS))
 def test_components_and_total_match_reference(name: str) -> None:
     params = count_params(load_preset(name).spec)
-    *components, total = PARAMS[name]
-    assert tuple(params.components().values()) == tuple(components)
-    assert params.total == total
+    token, position, attention, mlp, norms, head, total = PARAMS[name]
+    assert params.components() == {
+        "token_embedding": token, "position_embedding": position, "embedding_projections": 0,
+        "attention": attention, "mlp": mlp, "norms": norms, "output_head": head}
+    assert params.total == params.active == total
 
 
 @pytest.mark.parametrize("name", sorted(FLOPS))

@@ -11,6 +11,7 @@ from reference import PARAMS
 from typer.testing import CliRunner
 
 from specsheet.cli import app
+from specsheet.spec import FIELD_DOCS, INPUT_ONLY_FIELDS
 
 runner = CliRunner()
 
@@ -46,16 +47,21 @@ def test_count_json_schema_for_gpt2_small() -> None:
     doc = run_json("count", "gpt2-small", "--tokens", "8")
     assert doc["schema_version"] == 1
     assert doc["name"] == "gpt2-small"
-    assert doc["spec"] == {
+    expected = {
         "layers": 12, "d_model": 768, "heads": 12, "vocab": 50257, "context": 1024,
-        "kv_heads": 12, "head_dim": 64, "d_ff": 3072, "mlp": "plain", "norm": "layernorm",
-        "attn_bias": True, "mlp_bias": True, "positions": "learned", "tied_embeddings": True,
+        "kv_heads": 12, "head_dim": 64, "v_head_dim": 64, "d_ff": 3072, "mlp": "plain",
+        "norm": "layernorm", "norms_per_block": 2, "final_norm": True, "qkv_bias": True,
+        "o_bias": True, "mlp_bias": True, "positions": "learned", "position_offset": 0,
+        "embedding_dim": 768, "tied_embeddings": True, "head_bias": False, "experts": 0,
+        "sliding_window": 0, "sliding_layers": [], "kv_lora_rank": 0,
     }
-    *components, total = PARAMS["gpt2-small"]
-    assert doc["params"]["total"] == total
-    assert list(doc["params"]["components"].values()) == components
-    assert list(doc["params"]["components"]) == [
-        "token_embedding", "position_embedding", "attention", "mlp", "norms", "output_head"]
+    assert {k: doc["spec"][k] for k in expected} == expected
+    assert set(doc["spec"]) == {f.name for f in FIELD_DOCS} - set(INPUT_ONLY_FIELDS)
+    token, position, attention, mlp, norms, head, total = PARAMS["gpt2-small"]
+    assert doc["params"]["total"] == doc["params"]["active"] == total
+    assert doc["params"]["components"] == {
+        "token_embedding": token, "position_embedding": position, "embedding_projections": 0,
+        "attention": attention, "mlp": mlp, "norms": norms, "output_head": head}
     assert doc["params"]["non_embedding"] == 85_056_000
     assert doc["params"]["per_block"] == {"attention": 2_362_368, "mlp": 4_722_432,
                                           "norms": 3_072, "total": 7_087_872}

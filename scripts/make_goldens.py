@@ -1,0 +1,187 @@
+"""Golden figures for tests/data/*.json, from transformers' own model classes.
+
+A developer tool, run by hand in a scratch virtual environment; torch and transformers never
+become dependencies of specsheet or of its test suite, which compares specsheet against the
+goldens this writes to tests/golden/:
+
+    python -m venv /tmp/hf && /tmp/hf/bin/pip install torch transformers
+    /tmp/hf/bin/python scripts/make_goldens.py [NAME ...]
+
+Each model is built from its config.json on PyTorch's meta device (no weights, no network):
+- parameters: numel() of every parameter (tied matrices once), sorted into components by the
+  module that holds them, the MoE split, and the parameters a token uses;
+- KV cache: the elements per token of the cache tensors a forward returns (for multi-head latent
+  attention, the latent that DeepSeek's inference caches: transformers caches the decompressed
+  keys and values, recorded as hf_cache_elements_per_token); past a sliding window, the positions
+  each layer holds (transformers keeps window - 1 after a long prefill; a request needs the window
+  when it generates its next token, so windowed layers count window positions);
+- FLOPs: torch.utils.flop_counter.FlopCounterMode around one T-token forward, divided by T.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import torch
+import transformers
+from torch.utils.flop_counter import FlopCounterMode
+from transformers import CONFIG_MAPPING, AutoModelForCausalLM
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "tests" / "data"
+GOLDEN = ROOT / "tests" / "golden"
+TOKENS = (1, 8, 128, 1024)
+
+
+def load(path: Path) -> tuple[Any, dict[str, Any]]:
+    data = json.loads(path.read_text())
+    if isinstance(data.get("text_config"), dict):
+        data = data["text_config"]
+    return CONFIG_MAPPING[data["model_type"]].from_dict(data), data
+
+
+def build(config: Any) -> torch.nn.Module:
+    with torch.device("meta"):
+        try:
+            return AutoModelForCausalLM.from_config(config, experts_implementation="batched_mm")
+        except (TypeError, ValueError):
+            return AutoModelForCausalLM.from_config(config)
+
+
+def component(model: torch.nn.Module, name: str) -> str:
+    """Which component a parameter belongs to, from the module that holds it."""
+    owner = model.get_submodule(name.rsplit(".", 1)[0]) if "." in name else model
+    if "norm" in type(owner).__name__.lower():
+        return "norms"
+    if re.match(r"(lm_head|embed_out)\.", name):
+        return "output_head"
+    if re.search(r"(embed_tokens|wte|word_embeddings|embed_in)\.weight$", name):
+        return "token_embedding"
+    if re.search(r"(wpe|embed_positions)\.weight$", name):
+        return "position_embedding"
+    if re.search(r"project_(in|out)\.", name):
+        return "embedding_projections"
+    if re.search(r"\.(mlp|block_sparse_moe|feed_forward|fc1|fc2)\.", name):
+        if re.search(r"\.(mlp|block_sparse_moe)\.gate\.(weight|bias)$", name):
+            return "mlp.router"
+        if ".experts." in name:
+            return "mlp.routed_experts"
+        if "shared_expert" in name:
+            return "mlp.shared_experts"
+        return "mlp.dense"
+    if re.search(r"\.(self_attn|self_attention|attn|attention)\.", name):
+        return "attention"
+    raise SystemExit(f"unclassified parameter {name}")
+
+
+def forward(model: torch.nn.Module, tokens: int, count_flops: bool) -> tuple[int, Any]:
+    ids = torch.zeros((1, tokens), dtype=torch.long, device="meta")
+    counter = FlopCounterMode(display=False)
+    with torch.no_grad():
+        if count_flops:
+            with counter:
+                out = model(input_ids=ids, use_cache=True)
+        else:
+            out = model(input_ids=ids, use_cache=True)
+    return counter.get_total_flops(), out.past_key_values
+
+
+def cache_lengths(cache: Any) -> list[tuple[int, int]]:
+    """(positions held, elements per position) of each layer's keys and values."""
+    rows = []
+    for layer in cache.layers:
+        keys, values = layer.keys, layer.values
+        positions = keys.shape[-2]
+        per_position = (keys.numel() + values.numel()) // positions
+        rows.append((positions, per_position))
+    return rows
+
+
+def golden(path: Path) -> dict[str, Any]:
+    config, data = load(path)
+    model = build(config)
+    parts: dict[str, int] = {}
+    for name, p in model.named_parameters():
+        key = component(model, name)
+        parts[key] = parts.get(key, 0) + p.numel()
+    total = sum(p.numel() for p in model.parameters())
+    assert total == sum(parts.values())
+    unused = 0
+    experts = getattr(config, "num_local_experts", None) or getattr(config, "num_experts", None) \
+        or getattr(config, "n_routed_experts", None)
+    k = getattr(config, "num_experts_per_tok", None)
+    for name, module in model.named_modules():
+        if name.endswith(".experts"):
+            n = sum(p.numel() for p in module.parameters())
+            assert n * (experts - k) % experts == 0
+            unused += n * (experts - k) // experts
+    moe = {key.split(".")[1]: parts.pop(key, 0)
+           for key in ("mlp.dense", "mlp.router", "mlp.routed_experts", "mlp.shared_experts")}
+    components = {key: parts.get(key, 0) for key in (
+        "token_embedding", "position_embedding", "embedding_projections", "attention", "norms",
+        "output_head")}
+    components["mlp"] = sum(moe.values())
+
+    flops = {}
+    cache8 = None
+    for tokens in TOKENS:
+        count, cache = forward(model, tokens, count_flops=True)
+        assert count % tokens == 0, (path.name, tokens, count)
+        flops[str(tokens)] = count // tokens
+        if tokens == 8:
+            cache8 = cache
+    hf_per_token = sum(per for _, per in cache_lengths(cache8))
+    layers = config.num_hidden_layers
+    latent = getattr(config, "kv_lora_rank", None)
+    per_token = layers * (latent + config.qk_rope_head_dim) if latent else hf_per_token
+    result: dict[str, Any] = {
+        "model": path.stem,
+        "transformers": transformers.__version__,
+        "torch": torch.__version__.split("+")[0],
+        "total": total,
+        "components": components,
+        "moe": moe,
+        "active": total - unused,
+        "kv_elements_per_token": per_token,
+        "hf_cache_elements_per_token": hf_per_token,
+        "kv_bytes_per_token_bf16": 2 * per_token,
+        "flops_per_token": flops,
+    }
+    window = data.get("sliding_window") or getattr(config, "sliding_window", None)
+    types = getattr(config, "layer_types", None)
+    windowed = bool(window) and (types is None or "sliding_attention" in types)
+    if windowed and not latent and getattr(config, "use_sliding_window", True) is not False:
+        tokens = window + 100
+        _, cache = forward(model, tokens, count_flops=False)
+        rows = cache_lengths(cache)
+        held = 0
+        hf_held = 0
+        for positions, per in rows:
+            assert positions in (tokens, window - 1), (path.name, positions, window)
+            held += (tokens if positions == tokens else window) * per
+            hf_held += positions * per
+        result["kv_beyond_window"] = {
+            "tokens": tokens, "sliding_window": window,
+            "windowed_layers": sum(1 for positions, _ in rows if positions != tokens),
+            "elements": held, "bytes_bf16": 2 * held, "hf_cache_elements": hf_held,
+        }
+    return result
+
+
+def main() -> int:
+    GOLDEN.mkdir(exist_ok=True)
+    names = sys.argv[1:] or sorted(p.stem for p in DATA.glob("*.json") if p.stem != "sources")
+    for name in names:
+        result = golden(DATA / f"{name}.json")
+        (GOLDEN / f"{name}.json").write_text(json.dumps(result, indent=2) + "\n")
+        print(f"{name}: {result['total']:,} parameters, {result['active']:,} active, "
+              f"{result['kv_bytes_per_token_bf16']:,} KV bytes/token", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,50 @@
+"""A Model written back as a preset: the mapping, and its YAML text."""
+
+from dataclasses import fields
+from typing import Any
+
+from specsheet.params import count_params
+from specsheet.spec import REQUIRED_FIELDS, Model, ModelSpec
+
+
+def minimal_fields(spec: ModelSpec) -> dict[str, Any]:
+    """The spec fields that ``ModelSpec.create`` needs to rebuild ``spec``: the five numbers and
+    every field whose value differs from what would be derived without it."""
+    kept = spec.as_dict()
+    for f in fields(spec):
+        if f.name in REQUIRED_FIELDS:
+            continue
+        trial = {k: v for k, v in kept.items() if k != f.name}
+        try:
+            same = ModelSpec.create(**trial) == spec
+        except Exception:  # a field others depend on: keep it
+            same = False
+        if same:
+            kept = trial
+    return kept
+
+
+def preset_mapping(model: Model) -> dict[str, Any]:
+    """The preset of ``model``: name, description, source, published total, then its fields."""
+    mapping: dict[str, Any] = {"name": model.name}
+    if model.description:
+        mapping["description"] = model.description
+    mapping["source"] = model.reference or model.origin
+    if model.published_total is not None:
+        mapping["published_total"] = model.published_total
+    mapping.update(minimal_fields(model.spec))
+    return mapping
+
+
+def to_yaml(model: Model) -> str:
+    """The preset of ``model`` as YAML: a header comment, then the fields in order."""
+    import yaml
+
+    total = count_params(model.spec).total
+    header = f"# {model.name}: written by specsheet convert from {model.origin}\n"
+    header += f"# specsheet counts {total:,} parameters"
+    header += "\n" if model.published_total is not None else (
+        "; add published_total: with the publisher's count to have it checked\n")
+    body: str = yaml.safe_dump(preset_mapping(model), sort_keys=False, default_flow_style=None,
+                               width=100)
+    return header + body

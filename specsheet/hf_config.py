@@ -1,0 +1,492 @@
+"""Hugging Face config.json files turned into spec fields, family by family.
+
+Each family reads the keys its transformers model class reads, and where a key is absent applies
+the default of its transformers configuration class (transformers 5.x), so that a config.json
+that transformers accepts gives the model transformers builds.
+"""
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from specsheet.errors import SpecError, did_you_mean
+
+Fields = dict[str, Any]
+
+
+class HFConfig:
+    """A config.json mapping over its family's defaults, with typed, key-naming access.
+
+    A key that is absent takes the default of the family's transformers configuration class; a
+    key given as null stays null, as in transformers (a null sliding_window means no window).
+    """
+
+    def __init__(self, data: Mapping[str, Any], origin: str, defaults: Mapping[str, Any]) -> None:
+        self.data = {**defaults, **data}
+        self.given = data
+        self.origin = origin
+        self.model_type = str(data.get("model_type"))
+
+    def _find(self, keys: str | tuple[str, ...]) -> tuple[str, Any] | None:
+        for key in (keys,) if isinstance(keys, str) else keys:
+            if key in self.given and self.given[key] is not None:
+                return key, self.given[key]
+        for key in (keys,) if isinstance(keys, str) else keys:
+            if key in self.given:  # given as null
+                return None
+            if self.data.get(key) is not None:
+                return key, self.data[key]
+        return None
+
+    def integer(self, keys: str | tuple[str, ...], default: int | None = None,
+            minimum: int = 1) -> int:
+        """The integer under the first of ``keys`` present (null counts as absent)."""
+        found = self._find(keys)
+        name = keys if isinstance(keys, str) else keys[0]
+        if found is None:
+            if default is None:
+                raise SpecError(f"{self.origin}: missing key '{name}' (needed for model_type "
+                                f"{self.model_type})")
+            return default
+        key, value = found
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            expected = "a positive integer" if minimum > 0 else "an integer of 0 or more"
+            raise SpecError(f"{self.origin}: key '{key}': expected {expected}, got {value!r}")
+        return value
+
+    def optional_integer(self, keys: str | tuple[str, ...], minimum: int = 1) -> int | None:
+        """The integer under ``keys``, or None when absent or null."""
+        return None if self._find(keys) is None else self.integer(keys, minimum=minimum)
+
+    def flag(self, key: str, default: bool) -> bool:
+        value = self.data.get(key)
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            raise SpecError(f"{self.origin}: key '{key}': expected true or false, got {value!r}")
+        return value
+
+    def integers(self, key: str) -> list[int]:
+        value = self.data.get(key)
+        if value is None:
+            return []
+        if not isinstance(value, list) or not all(
+                isinstance(i, int) and not isinstance(i, bool) for i in value):
+            raise SpecError(f"{self.origin}: key '{key}': expected a list of integers, "
+                            f"got {value!r}")
+        return value
+
+    def layer_types(self, layers: int) -> list[str] | None:
+        """An explicit ``layer_types`` list, checked against the layer count."""
+        value = self.data.get("layer_types")
+        if value is None:
+            return None
+        if not isinstance(value, list) or len(value) != layers or not all(
+                v in ("sliding_attention", "full_attention") for v in value):
+            raise SpecError(f"{self.origin}: key 'layer_types': expected {layers} entries of "
+                            "sliding_attention or full_attention")
+        return value
+
+
+def _sliding(fields: Fields, window: int | None, layers: Iterable[int]) -> None:
+    windowed = list(layers)
+    if window and windowed:
+        fields["sliding_window"] = window
+        fields["sliding_layers"] = windowed
+
+
+def _layer_types_or(c: HFConfig, fields: Fields, window: int | None,
+                    rule: Callable[[int], bool]) -> None:
+    """Windowed layers from an explicit ``layer_types``, else from the family's rule."""
+    layers = fields["layers"]
+    types = c.layer_types(layers)
+    if types is not None:
+        _sliding(fields, window, (i for i, t in enumerate(types) if t == "sliding_attention"))
+    else:
+        _sliding(fields, window, (i for i in range(layers) if rule(i)))
+
+
+def _llama_like(c: HFConfig, *, kv_default: int | None = None, tied: bool = False,
+                head_dim: int | None = None, context: int = 2048) -> Fields:
+    """The keys shared by Llama and its descendants: RMSNorm, gated MLP, rotary positions."""
+    d, heads = c.integer("hidden_size"), c.integer("num_attention_heads")
+    fields: Fields = {
+        "layers": c.integer("num_hidden_layers"),
+        "d_model": d,
+        "heads": heads,
+        "kv_heads": c.integer("num_key_value_heads", kv_default or heads),
+        "vocab": c.integer("vocab_size"),
+        "context": c.integer("max_position_embeddings", context),
+        "d_ff": c.integer("intermediate_size"),
+        "mlp": "gated",
+        "norm": "rmsnorm",
+        "attn_bias": c.flag("attention_bias", False),
+        "mlp_bias": c.flag("mlp_bias", False),
+        "positions": "rotary",
+        "tied_embeddings": c.flag("tie_word_embeddings", tied),
+    }
+    explicit = c.optional_integer("head_dim")
+    if explicit is not None:
+        fields["head_dim"] = explicit
+    elif head_dim is not None:
+        fields["head_dim"] = head_dim
+    elif d % heads:
+        raise SpecError(f"{c.origin}: key 'num_attention_heads': {heads} does not divide "
+                        f"hidden_size {d}, and head_dim is not given")
+    return fields
+
+
+def _gpt2(c: HFConfig) -> Fields:
+    d = c.integer("n_embd")
+    return {"layers": c.integer("n_layer"), "d_model": d, "heads": c.integer("n_head"),
+            "vocab": c.integer("vocab_size"), "context": c.integer("n_positions", 1024),
+            "d_ff": c.integer("n_inner", 4 * d),
+            "tied_embeddings": c.flag("tie_word_embeddings", True)}
+
+
+def _gpt_neox(c: HFConfig) -> Fields:
+    return {"layers": c.integer("num_hidden_layers"), "d_model": c.integer("hidden_size"),
+            "heads": c.integer("num_attention_heads"), "vocab": c.integer("vocab_size"),
+            "context": c.integer("max_position_embeddings", 2048),
+            "d_ff": c.integer("intermediate_size"), "attn_bias": c.flag("attention_bias", True),
+            "positions": "rotary", "tied_embeddings": c.flag("tie_word_embeddings", False)}
+
+
+def _gptj(c: HFConfig) -> Fields:
+    d = c.integer("n_embd")
+    return {"layers": c.integer("n_layer"), "d_model": d, "heads": c.integer("n_head"),
+            "vocab": c.integer("vocab_size"), "context": c.integer("n_positions", 2048),
+            "d_ff": c.integer("n_inner", 4 * d), "attn_bias": False, "head_bias": True,
+            "norms_per_block": 1, "positions": "rotary",
+            "tied_embeddings": c.flag("tie_word_embeddings", False)}
+
+
+def _opt(c: HFConfig) -> Fields:
+    d = c.integer("hidden_size")
+    affine = c.flag("layer_norm_elementwise_affine", True)
+    return {"layers": c.integer("num_hidden_layers"), "d_model": d,
+            "heads": c.integer("num_attention_heads"), "vocab": c.integer("vocab_size"),
+            "context": c.integer("max_position_embeddings", 2048), "d_ff": c.integer("ffn_dim"),
+            "attn_bias": c.flag("enable_bias", True), "mlp_bias": c.flag("enable_bias", True),
+            "norm": "layernorm" if affine else "none", "position_offset": 2,
+            "embedding_dim": c.integer("word_embed_proj_dim", d),
+            "final_norm": c.flag("do_layer_norm_before", True)
+            and not c.flag("_remove_final_layer_norm", False),
+            "tied_embeddings": c.flag("tie_word_embeddings", True)}
+
+
+def _bloom(c: HFConfig) -> Fields:
+    d = c.integer(("hidden_size", "n_embed"))
+    return {"layers": c.integer(("n_layer", "num_hidden_layers")), "d_model": d,
+            "heads": c.integer(("n_head", "num_attention_heads")), "vocab": c.integer("vocab_size"),
+            "context": c.integer(("seq_length", "max_position_embeddings"), 2048),
+            "d_ff": 4 * d, "embedding_norm": True, "positions": "alibi",
+            "tied_embeddings": c.flag("tie_word_embeddings", True)}
+
+
+def _falcon(c: HFConfig) -> Fields:
+    d = c.integer("hidden_size")
+    heads = c.integer(("num_attention_heads", "n_head"))
+    new_arch = c.flag("new_decoder_architecture", False)
+    if new_arch:
+        kv = c.integer(("num_kv_heads", "n_head_kv"), heads)
+    elif c.flag("multi_query", True):
+        kv = 1
+    else:
+        kv = heads
+    parallel = c.flag("parallel_attn", True)
+    norms = 2 if not parallel else c.integer("num_ln_in_parallel_attn", 2 if new_arch else 1)
+    bias = c.flag("bias", False)
+    return {"layers": c.integer(("num_hidden_layers", "n_layer")), "d_model": d, "heads": heads,
+            "kv_heads": kv, "vocab": c.integer("vocab_size"),
+            "context": c.integer("max_position_embeddings", 2048),
+            "d_ff": c.integer("ffn_hidden_size", 4 * d), "attn_bias": bias, "mlp_bias": bias,
+            "norms_per_block": norms, "positions": "alibi" if c.flag("alibi", False) else "rotary",
+            "tied_embeddings": c.flag("tie_word_embeddings", True)}
+
+
+def _llama(c: HFConfig) -> Fields:
+    return _llama_like(c)
+
+
+def _mistral(c: HFConfig) -> Fields:
+    fields = _llama_like(c, kv_default=8, context=131072)
+    fields.update(attn_bias=False, mlp_bias=False)
+    window = c.optional_integer("sliding_window")
+    _sliding(fields, window, range(fields["layers"]))
+    return fields
+
+
+def _mixtral(c: HFConfig) -> Fields:
+    fields = _mistral(c)
+    fields.update(experts=c.integer(("num_local_experts", "num_experts"), 8),
+                  experts_per_token=c.integer("num_experts_per_tok", 2),
+                  expert_d_ff=fields["d_ff"])
+    return fields
+
+
+def _qwen2(c: HFConfig) -> Fields:
+    fields = _llama_like(c, context=32768)
+    fields.update(qkv_bias=True, o_bias=False, attn_bias=None, mlp_bias=False)
+    window = c.optional_integer("sliding_window") if c.flag("use_sliding_window", False) else None
+    start = c.integer("max_window_layers", 28, minimum=0)
+    _layer_types_or(c, fields, window, lambda i: i >= start)
+    return fields
+
+
+def _qwen3(c: HFConfig) -> Fields:
+    fields = _llama_like(c, context=32768, head_dim=128)
+    fields.update(qk_norm="head", mlp_bias=False)
+    window = c.optional_integer("sliding_window") if c.flag("use_sliding_window", False) else None
+    start = c.integer("max_window_layers", 28, minimum=0)
+    _layer_types_or(c, fields, window, lambda i: i >= start)
+    return fields
+
+
+def _moe_layers(c: HFConfig, fields: Fields) -> None:
+    """Qwen's rule: layer i has experts unless listed in mlp_only_layers or
+    (i + 1) % decoder_sparse_step != 0."""
+    step = c.integer("decoder_sparse_step", 1)
+    only = set(c.integers("mlp_only_layers"))
+    fields["dense_layers"] = [i for i in range(fields["layers"])
+                              if i in only or (i + 1) % step]
+
+
+def _qwen2_moe(c: HFConfig) -> Fields:
+    fields = _llama_like(c, context=32768)
+    bias = c.flag("qkv_bias", True)
+    fields.update(qkv_bias=bias, o_bias=False, attn_bias=None, mlp_bias=False,
+                  experts=c.integer(("num_experts", "num_local_experts"), 60),
+                  experts_per_token=c.integer("num_experts_per_tok", 4),
+                  expert_d_ff=c.integer("moe_intermediate_size", 1408),
+                  shared_d_ff=c.integer("shared_expert_intermediate_size", 5632, minimum=0),
+                  shared_expert_gate=True)
+    _moe_layers(c, fields)
+    use = c.flag("use_sliding_window", False)
+    window = c.optional_integer("sliding_window", minimum=0) if use else None
+    stop = c.integer("max_window_layers", 28, minimum=0)
+    _layer_types_or(c, fields, window, lambda i: bool((i + 1) % 2) and i < stop)
+    return fields
+
+
+def _qwen3_moe(c: HFConfig) -> Fields:
+    fields = _llama_like(c, kv_default=4, context=32768)
+    fields.update(qk_norm="head", mlp_bias=False,
+                  experts=c.integer(("num_experts", "num_local_experts"), 128),
+                  experts_per_token=c.integer("num_experts_per_tok", 8),
+                  expert_d_ff=c.integer("moe_intermediate_size", 768))
+    _moe_layers(c, fields)
+    window = c.optional_integer("sliding_window") if c.flag("use_sliding_window", False) else None
+    _layer_types_or(c, fields, window, lambda i: True)
+    return fields
+
+
+def _gemma(c: HFConfig) -> Fields:
+    fields = _llama_like(c, tied=True, head_dim=256, context=8192)
+    fields["mlp_bias"] = False
+    return fields
+
+
+def _gemma2(c: HFConfig) -> Fields:
+    fields = _llama_like(c, kv_default=4, tied=True, head_dim=256, context=8192)
+    fields.update(mlp_bias=False, norms_per_block=4)
+    _layer_types_or(c, fields, c.optional_integer("sliding_window") or 4096,
+                    lambda i: bool((i + 1) % 2))
+    return fields
+
+
+def _gemma3_text(c: HFConfig) -> Fields:
+    fields = _llama_like(c, kv_default=4, tied=True, head_dim=256, context=131072)
+    fields.update(mlp_bias=False, norms_per_block=4, qk_norm="head")
+    pattern = c.integer("sliding_window_pattern", 6)
+    _layer_types_or(c, fields, c.optional_integer("sliding_window") or 4096,
+                    lambda i: bool((i + 1) % pattern))
+    return fields
+
+
+def _phi3(c: HFConfig) -> Fields:
+    fields = _llama_like(c, context=4096)
+    fields.update(attn_bias=False, mlp_bias=False)
+    _sliding(fields, c.optional_integer("sliding_window"), range(fields["layers"]))
+    return fields
+
+
+def _starcoder2(c: HFConfig) -> Fields:
+    fields = _llama_like(c, kv_default=2, tied=True, context=4096)
+    bias = c.flag("use_bias", True)
+    fields.update(mlp="plain", norm="layernorm", attn_bias=bias, mlp_bias=bias)
+    _sliding(fields, c.optional_integer("sliding_window"), range(fields["layers"]))
+    return fields
+
+
+def _olmo(c: HFConfig) -> Fields:
+    fields = _llama_like(c)
+    fields["norm"] = "none"  # OLMo's LayerNorm has no parameters
+    return fields
+
+
+def _olmo2(c: HFConfig) -> Fields:
+    fields = _llama_like(c)
+    fields["qk_norm"] = "full"
+    return fields
+
+
+def _deepseek(c: HFConfig, v3: bool) -> Fields:
+    fields = _llama_like(c, context=4096 if v3 else 2048)
+    nope, rope = c.integer("qk_nope_head_dim", 128), c.integer("qk_rope_head_dim", 64)
+    fields.update(
+        head_dim=nope + rope,
+        v_head_dim=c.integer("v_head_dim", 128),
+        kv_heads=fields["heads"],
+        kv_lora_rank=c.integer("kv_lora_rank", 512),
+        q_lora_rank=c.integer("q_lora_rank", 1536) if "q_lora_rank" not in c.data
+        else (c.optional_integer("q_lora_rank") or 0),
+        qk_rope_head_dim=rope,
+        attn_bias=c.flag("attention_bias", False),
+        mlp_bias=False if v3 else c.flag("mlp_bias", False),
+    )
+    experts = c.optional_integer("n_routed_experts", minimum=0) if "n_routed_experts" in c.data \
+        else (256 if v3 else 64)
+    if experts:
+        expert_d_ff = c.integer("moe_intermediate_size", 2048 if v3 else 1407)
+        shared = c.integer("n_shared_experts", 1 if v3 else 2, minimum=0)
+        fields.update(experts=experts,
+                      experts_per_token=c.integer("num_experts_per_tok", 8 if v3 else 1),
+                      expert_d_ff=expert_d_ff, shared_d_ff=shared * expert_d_ff,
+                      dense_layers=list(range(min(c.integer("first_k_dense_replace",
+                                                         3 if v3 else 0, minimum=0),
+                                                  fields["layers"]))))
+    return fields
+
+
+FAMILIES: dict[str, Callable[[HFConfig], Fields]] = {
+    "gpt2": _gpt2,
+    "gpt_neox": _gpt_neox,
+    "gptj": _gptj,
+    "opt": _opt,
+    "bloom": _bloom,
+    "falcon": _falcon,
+    "llama": _llama,
+    "mistral": _mistral,
+    "mixtral": _mixtral,
+    "qwen2": _qwen2,
+    "qwen2_moe": _qwen2_moe,
+    "qwen3": _qwen3,
+    "qwen3_moe": _qwen3_moe,
+    "gemma": _gemma,
+    "gemma2": _gemma2,
+    "gemma3_text": _gemma3_text,
+    "phi3": _phi3,
+    "starcoder2": _starcoder2,
+    "olmo": _olmo,
+    "olmo2": _olmo2,
+    "deepseek_v2": lambda c: _deepseek(c, v3=False),
+    "deepseek_v3": lambda c: _deepseek(c, v3=True),
+}
+
+# The defaults of transformers' configuration classes (5.x) for the keys specsheet reads, by
+# model_type. A config.json that leaves a key out gets these, as it does in transformers.
+_LLAMA = {"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008,
+          "num_hidden_layers": 32, "num_attention_heads": 32, "max_position_embeddings": 2048,
+          "tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False}
+_QWEN = {"vocab_size": 151936, "max_position_embeddings": 32768, "tie_word_embeddings": False,
+         "use_sliding_window": False, "max_window_layers": 28}
+DEFAULTS: dict[str, dict[str, Any]] = {
+    "gpt2": {"vocab_size": 50257, "n_positions": 1024, "n_embd": 768, "n_layer": 12,
+             "n_head": 12, "tie_word_embeddings": True},
+    "gpt_neox": {"vocab_size": 50432, "hidden_size": 6144, "num_hidden_layers": 44,
+                 "num_attention_heads": 64, "intermediate_size": 24576,
+                 "max_position_embeddings": 2048, "tie_word_embeddings": False,
+                 "attention_bias": True},
+    "gptj": {"vocab_size": 50400, "n_positions": 2048, "n_embd": 4096, "n_layer": 28,
+             "n_head": 16, "tie_word_embeddings": False},
+    "opt": {"vocab_size": 50272, "hidden_size": 768, "num_hidden_layers": 12, "ffn_dim": 3072,
+            "max_position_embeddings": 2048, "do_layer_norm_before": True,
+            "num_attention_heads": 12, "enable_bias": True, "layer_norm_elementwise_affine": True,
+            "tie_word_embeddings": True},
+    "bloom": {"vocab_size": 250880, "hidden_size": 64, "n_layer": 2, "n_head": 8,
+              "tie_word_embeddings": True},
+    "falcon": {"vocab_size": 65024, "hidden_size": 4544, "num_hidden_layers": 32,
+               "num_attention_heads": 71, "alibi": False, "new_decoder_architecture": False,
+               "multi_query": True, "parallel_attn": True, "bias": False,
+               "max_position_embeddings": 2048, "tie_word_embeddings": True},
+    "llama": _LLAMA,
+    "mistral": {**_LLAMA, "intermediate_size": 14336, "num_key_value_heads": 8,
+                "max_position_embeddings": 131072, "sliding_window": 4096},
+    "mixtral": {**_LLAMA, "intermediate_size": 14336, "num_key_value_heads": 8,
+                "max_position_embeddings": 131072, "sliding_window": None,
+                "num_experts_per_tok": 2, "num_local_experts": 8},
+    "qwen2": {**_LLAMA, **_QWEN, "intermediate_size": 22016},
+    "qwen2_moe": {**_LLAMA, **_QWEN, "hidden_size": 2048, "intermediate_size": 5632,
+                  "num_hidden_layers": 24, "num_attention_heads": 16, "decoder_sparse_step": 1,
+                  "moe_intermediate_size": 1408, "shared_expert_intermediate_size": 5632,
+                  "num_experts_per_tok": 4, "num_experts": 60, "qkv_bias": True},
+    "qwen3": {**_LLAMA, **_QWEN, "intermediate_size": 22016, "head_dim": 128},
+    "qwen3_moe": {**_LLAMA, **_QWEN, "hidden_size": 2048, "intermediate_size": 6144,
+                  "num_hidden_layers": 24, "num_key_value_heads": 4, "decoder_sparse_step": 1,
+                  "moe_intermediate_size": 768, "num_experts_per_tok": 8, "num_experts": 128},
+    "gemma": {**_LLAMA, "vocab_size": 256000, "hidden_size": 3072, "intermediate_size": 24576,
+              "num_hidden_layers": 28, "num_attention_heads": 16, "head_dim": 256,
+              "max_position_embeddings": 8192, "tie_word_embeddings": True},
+    "gemma2": {**_LLAMA, "vocab_size": 256000, "hidden_size": 2304, "intermediate_size": 9216,
+               "num_hidden_layers": 26, "num_attention_heads": 8, "num_key_value_heads": 4,
+               "head_dim": 256, "max_position_embeddings": 8192, "tie_word_embeddings": True,
+               "sliding_window": 4096},
+    "gemma3_text": {**_LLAMA, "vocab_size": 262208, "hidden_size": 2304,
+                    "intermediate_size": 9216, "num_hidden_layers": 26, "num_attention_heads": 8,
+                    "num_key_value_heads": 4, "head_dim": 256, "max_position_embeddings": 131072,
+                    "tie_word_embeddings": True, "sliding_window": 4096,
+                    "sliding_window_pattern": 6},
+    "phi3": {**_LLAMA, "vocab_size": 32064, "hidden_size": 3072, "intermediate_size": 8192,
+             "max_position_embeddings": 4096},
+    "starcoder2": {**_LLAMA, "vocab_size": 49152, "hidden_size": 3072, "intermediate_size": 12288,
+                   "num_hidden_layers": 30, "num_attention_heads": 24, "num_key_value_heads": 2,
+                   "max_position_embeddings": 4096, "use_bias": True, "tie_word_embeddings": True},
+    "olmo": {**_LLAMA, "vocab_size": 50304},
+    "olmo2": {**_LLAMA, "vocab_size": 50304},
+    "deepseek_v2": {**_LLAMA, "vocab_size": 102400, "first_k_dense_replace": 0,
+                    "kv_lora_rank": 512, "q_lora_rank": 1536, "n_routed_experts": 64,
+                    "n_shared_experts": 2, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64,
+                    "v_head_dim": 128, "moe_intermediate_size": 1407},
+    "deepseek_v3": {**_LLAMA, "vocab_size": 129280, "hidden_size": 7168,
+                    "intermediate_size": 18432, "moe_intermediate_size": 2048,
+                    "num_hidden_layers": 61, "num_attention_heads": 128,
+                    "num_key_value_heads": 128, "n_shared_experts": 1, "n_routed_experts": 256,
+                    "kv_lora_rank": 512, "q_lora_rank": 1536, "qk_rope_head_dim": 64,
+                    "v_head_dim": 128, "qk_nope_head_dim": 128, "num_experts_per_tok": 8,
+                    "first_k_dense_replace": 3, "max_position_embeddings": 4096},
+}
+
+
+def is_hf_config(data: object) -> bool:
+    """A mapping with a ``model_type`` (at the top or under ``text_config``) is a config.json."""
+    if not isinstance(data, dict):
+        return False
+    text = data.get("text_config")
+    return "model_type" in data or (isinstance(text, dict) and "model_type" in text)
+
+
+def fields_from_hf_config(data: Mapping[str, Any], origin: str) -> tuple[Fields, str]:
+    """Spec fields from a config.json mapping, and a note on how it was read.
+
+    A multimodal wrapper's language model is read from its ``text_config``.
+    """
+    note = ""
+    text = data.get("text_config")
+    if isinstance(text, dict):
+        data = text
+        origin = f"{origin} (text_config)"
+        note = "read from text_config"
+    model_type = data.get("model_type")
+    if not isinstance(model_type, str):
+        raise SpecError(f"{origin}: key 'model_type': expected the name of a model family, "
+                        f"got {model_type!r}")
+    family = FAMILIES.get(model_type)
+    if family is None:
+        raise SpecError(f"{origin}: model_type '{model_type}' is not supported"
+                        f"{did_you_mean(model_type, FAMILIES)}; supported: "
+                        f"{', '.join(FAMILIES)}")
+    config = HFConfig(data, origin, DEFAULTS[model_type])
+    fields = {k: v for k, v in family(config).items() if v is not None}
+    return fields, note

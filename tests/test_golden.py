@@ -1,0 +1,94 @@
+"""specsheet against transformers: the goldens of scripts/make_goldens.py for real configs.
+
+Each tests/data/NAME.json is a published config.json; tests/golden/NAME.json holds what
+transformers' own model class gives for it (parameters by component, active parameters, the KV
+cache, FLOPs of T-token forwards). Regenerate with scripts/make_goldens.py in a scratch venv.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from specsheet.memory import kv_cache
+from specsheet.params import count_params
+from specsheet.report import build_report
+from specsheet.sources import load_file
+
+TESTS = Path(__file__).resolve().parent
+DATA = TESTS / "data"
+GOLDENS = sorted((TESTS / "golden").glob("*.json"))
+SOURCES: dict[str, Any] = json.loads((DATA / "sources.json").read_text())
+
+
+def golden(path: Path) -> dict[str, Any]:
+    result: dict[str, Any] = json.loads(path.read_text())
+    return result
+
+
+def test_every_config_has_a_golden_and_a_source() -> None:
+    configs = {p.stem for p in DATA.glob("*.json")} - {"sources"}
+    assert configs == {p.stem for p in GOLDENS}
+    assert configs == set(SOURCES)
+    assert len(configs) >= 30
+    families = {json.loads((DATA / f"{name}.json").read_text()).get("model_type")
+                for name in configs}
+    assert len(families) >= 21  # gemma3 wraps gemma3_text
+
+
+@pytest.mark.parametrize("path", GOLDENS, ids=lambda p: p.stem)
+def test_parameters_match_transformers(path: Path) -> None:
+    g = golden(path)
+    params = count_params(load_file(DATA / f"{path.stem}.json").spec)
+    assert params.total == g["total"]
+    assert params.components() == {k: g["components"][k] for k in params.components()}
+    assert params.moe._asdict() == g["moe"]
+    assert params.active == g["active"]
+
+
+@pytest.mark.parametrize("path", GOLDENS, ids=lambda p: p.stem)
+def test_kv_cache_and_flops_match_transformers(path: Path) -> None:
+    g = golden(path)
+    model = load_file(DATA / f"{path.stem}.json")
+    for tokens, flops in g["flops_per_token"].items():
+        report = build_report(model, tokens=int(tokens))
+        assert report.flops.total == flops, f"T = {tokens}"
+        assert report.kv.bytes_per_token == g["kv_bytes_per_token_bf16"]
+    beyond = g.get("kv_beyond_window")
+    if beyond:
+        kv = kv_cache(model.spec, beyond["tokens"], "bf16")
+        assert kv.bytes_per_request == beyond["bytes_bf16"]
+        assert len(model.spec.sliding_layers) == beyond["windowed_layers"]
+
+
+@pytest.mark.parametrize("name", sorted(n for n, s in SOURCES.items() if s["published_total"]))
+def test_published_totals_confirm_the_configs(name: str) -> None:
+    """Where the publisher's count is known, transformers' count of our copy of the config
+    equals it: evidence that the copy is faithful."""
+    assert golden(TESTS / "golden" / f"{name}.json")["total"] == SOURCES[name]["published_total"]
+
+
+REFERENCE_POINTS = {  # from the issue, computed by transformers' own classes
+    "mixtral-8x7b": (46_702_792_704, 12_879_925_248),
+    "llama-3.1-405b": (405_853_388_800, 405_853_388_800),
+    "deepseek-v3": (671_026_404_352, None),
+    "gemma-2-9b": (9_241_705_984, 9_241_705_984),
+    "qwen2.5-7b": (7_615_616_512, 7_615_616_512),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REFERENCE_POINTS))
+def test_reference_points(name: str) -> None:
+    total, active = REFERENCE_POINTS[name]
+    params = count_params(load_file(DATA / f"{name}.json").spec)
+    assert params.total == total
+    if active is not None:
+        assert params.active == active
+
+
+def test_deepseek_v3_caches_its_latent() -> None:
+    spec = load_file(DATA / "deepseek-v3.json").spec
+    assert kv_cache(spec, 1, "bf16").bytes_per_token == 70_272  # 61 x (512 + 64) x 2
