@@ -15,7 +15,9 @@ import shlex
 import sys
 from pathlib import Path
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+sys.path.insert(0, str(ROOT))  # this checkout's specsheet, not an installed one
 BLOCK = re.compile(r"```console\n\$ (specsheet [^\n]*)\n(.*?)```", re.DOTALL)
 WIDTH = "110"
 
@@ -33,8 +35,28 @@ def run(command: str) -> str:
     return "\n".join(line.rstrip() for line in text.splitlines()).strip("\n") + "\n"
 
 
+FIELDS = re.compile(r"(<!-- fields -->\n).*?(<!-- /fields -->)", re.DOTALL)
+
+
+def fields_table() -> str:
+    """The preset fields, from specsheet.spec.FIELD_DOCS."""
+    from specsheet.spec import FIELD_DOCS
+
+    rows = ["| field | default | meaning |", "|---|---|---|",
+            "| `name` | the file's stem | the model's name in the output |",
+            "| `description` | empty | one line about the model |",
+            "| `source` | empty | where the architecture and published total come from |",
+            "| `published_total` | none | the publisher's parameter count; `count` says whether "
+            "it matches |"]
+    for doc in FIELD_DOCS:
+        default = doc.default if doc.default in ("required", "none") else f"`{doc.default}`"
+        rows.append(f"| `{doc.name}` | {default} | {doc.help} |")
+    return "\n".join(rows) + "\n"
+
+
 def render(text: str) -> str:
-    """``text`` with every specsheet console block's output regenerated."""
+    """``text`` with every specsheet console block's output and the fields table regenerated."""
+    text = FIELDS.sub(lambda m: m.group(1) + fields_table() + m.group(2), text)
     return BLOCK.sub(lambda m: f"```console\n$ {m.group(1)}\n{run(m.group(1))}```", text)
 
 

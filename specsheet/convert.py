@@ -45,6 +45,12 @@ def to_yaml(model: Model) -> str:
     header += f"# specsheet counts {total:,} parameters"
     header += "\n" if model.published_total is not None else (
         "; add published_total: with the publisher's count to have it checked\n")
-    body: str = yaml.safe_dump(preset_mapping(model), sort_keys=False, default_flow_style=None,
-                               width=100)
+    class Dumper(yaml.SafeDumper):
+        """Block style for the preset, flow style ([0, 2, 4]) for layer lists."""
+
+    def flow_list(dumper: yaml.SafeDumper, data: list[Any]) -> yaml.Node:
+        return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=True)
+
+    Dumper.add_representer(list, flow_list)
+    body: str = yaml.dump(preset_mapping(model), Dumper=Dumper, sort_keys=False, width=100)
     return header + body

@@ -352,7 +352,7 @@ def _deepseek(c: HFConfig, v3: bool) -> Fields:
         expert_d_ff = c.integer("moe_intermediate_size", 2048 if v3 else 1407)
         shared = c.integer("n_shared_experts", 1 if v3 else 2, minimum=0)
         fields.update(experts=experts,
-                      experts_per_token=c.integer("num_experts_per_tok", 8 if v3 else 1),
+                      experts_per_token=c.integer("num_experts_per_tok"),
                       expert_d_ff=expert_d_ff, shared_d_ff=shared * expert_d_ff,
                       dense_layers=list(range(min(c.integer("first_k_dense_replace",
                                                          3 if v3 else 0, minimum=0),

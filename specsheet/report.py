@@ -73,6 +73,7 @@ def report_dict(report: Report) -> dict[str, Any]:
     return {
         "schema_version": SCHEMA_VERSION,
         "name": model.name,
+        "description": model.description,
         "origin": model.origin,
         "reference": model.reference,
         "published_total": model.published_total,

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 from specsheet.errors import SpecError, did_you_mean
-from specsheet.hf_config import fields_from_hf_config, is_hf_config
 from specsheet.presets import preset_index
 from specsheet.spec import FIELD_DOCS, REQUIRED_FIELDS, FieldDoc, Model, ModelSpec
 
@@ -24,6 +23,9 @@ META_FIELDS: dict[str, type] = {
 SPEC_FIELDS: dict[str, FieldDoc] = {f.name: f for f in FIELD_DOCS}
 ALL_FIELDS: tuple[str, ...] = (*META_FIELDS, *SPEC_FIELDS)
 FILE_SUFFIXES = (".yaml", ".yml", ".json")
+# keys that only a Hugging Face config.json has
+HF_KEYS = {"architectures", "hidden_size", "num_hidden_layers", "n_embd", "n_layer",
+           "vocab_size", "num_attention_heads"}
 
 
 def _describe(value: object) -> str:
@@ -171,6 +173,8 @@ def parse_json(text: str, origin: str) -> object:
 def model_from_hf_config(data: Mapping[str, Any], origin: str, name: str,
                          overrides: Mapping[str, Any] | None = None) -> Model:
     """Build a Model from a Hugging Face config.json mapping, then apply ``overrides``."""
+    from specsheet.hf_config import fields_from_hf_config
+
     fields, note = fields_from_hf_config(data, origin)
     try:
         spec = ModelSpec.create(**{**fields, **(overrides or {})})
@@ -183,11 +187,16 @@ def model_from_hf_config(data: Mapping[str, Any], origin: str, name: str,
 
 def load_file(path: Path, overrides: Mapping[str, Any] | None = None) -> Model:
     """Load a preset YAML file, a config.json, or a model folder holding a config.json."""
+    from specsheet.hf_config import is_hf_config
+
     if path.is_dir() and (path / "config.json").is_file():
         path = path / "config.json"
     text = read_text(path)
     origin = str(path)
     data = parse_json(text, origin) if path.suffix == ".json" else parse_yaml(text, origin)
+    if isinstance(data, dict) and not is_hf_config(data) and HF_KEYS & set(data):
+        raise SpecError(f"{origin}: missing key 'model_type': a Hugging Face config.json names "
+                        "its model family there")
     if is_hf_config(data):
         assert isinstance(data, dict)
         name = path.parent.name if path.name == "config.json" and path.parent.name else path.stem
@@ -241,6 +250,8 @@ def cached_config(repo_id: str) -> Path:
 
 def load_cached(repo_id: str, overrides: Mapping[str, Any] | None = None) -> Model:
     """Load ORG/NAME's config.json from the local Hugging Face cache."""
+    from specsheet.hf_config import is_hf_config
+
     path = cached_config(repo_id)
     data = parse_json(read_text(path), str(path))
     if not is_hf_config(data):

@@ -65,9 +65,8 @@ def _terms(*terms: str) -> str:
 def attention_formula(spec: ModelSpec) -> str:
     """One layer's attention parameters in symbols: 4d² + 4d for GPT-2."""
     if spec.latent_attention:
-        q = "d·r_q + r_q·h·d_h" if spec.q_lora_rank else "d·h·d_h"
-        weights = f"{q} + d·(r_kv + d_r) + r_kv·h·(d_h - d_r + d_v) + h·d_v·d"
-        return _terms(weights, "biases" if spec.qkv_bias or spec.o_bias else "")
+        q = "q_a, q_b" if spec.q_lora_rank else "q"
+        return f"MLA: {q}, kv_a, kv_b, o" + (" + biases" if spec.qkv_bias or spec.o_bias else "")
     square = spec.heads * spec.head_dim == spec.d_model and spec.v_head_dim == spec.head_dim
     mha = spec.kv_heads == spec.heads
     if square and mha:
@@ -162,7 +161,7 @@ def breakdown_view(report: Report) -> TableView:
             line(f"  dense MLP, {_layers(spec.dense_mlp_layers)}", mlp_formula(spec), moe.dense,
                  "sub")
         line(f"  router, {_layers(spec.moe_layers)}", "E × d per layer", moe.router, "sub")
-        line(f"  routed experts, {spec.experts} × {_layers(spec.moe_layers)}",
+        line(f"  routed experts ({spec.experts} × {spec.moe_layers})",
              f"{mlp_formula(spec, 'f_e')} each", moe.routed_experts, "sub")
         if moe.shared_experts:
             gate = " + d (gate)" if spec.shared_expert_gate else ""
@@ -181,7 +180,7 @@ def breakdown_view(report: Report) -> TableView:
     line("Total", "sum of the parts", total, "total")
     if spec.experts:
         k = spec.experts_per_token
-        note("Active per token", f"total - (E - {k}) unused experts per MoE layer", p.active,
+        note("Active per token", f"total - (E - {k}) experts per MoE layer", p.active,
              f"{percent(p.active, total)} of the total")
     return view
 
@@ -277,6 +276,8 @@ def compare_view(reports: list[Report]) -> TableView:
 
     figure("Parameters", lambda r: r.params.total)
     figure("  without embeddings", lambda r: r.params.non_embedding, style="sub")
+    if any(r.model.spec.experts for r in reports):
+        figure("  active per token", lambda r: r.params.active, style="sub")
     def total(r: Report) -> int:
         return r.params.total
 
@@ -286,12 +287,14 @@ def compare_view(reports: list[Report]) -> TableView:
     share("  MLP", lambda r: r.params.mlp, total)
     share("  norms", lambda r: r.params.norms, total)
     share("  output head", lambda r: r.params.output_head, total)
+    if any(r.params.embedding_projections for r in reports):
+        share("  embedding projections", lambda r: r.params.embedding_projections, total)
     share("  embeddings + output head", lambda r: r.params.embeddings + r.params.output_head,
           total)
     def block(r: Report) -> int:
         return r.params.block.attention + r.params.block.mlp
 
-    figure("One block", lambda r: r.params.block.total)
+    figure("One layer", lambda r: r.params.block.total)
     share("  attention (of attention + MLP)", lambda r: r.params.block.attention, block)
     share("  MLP (of attention + MLP)", lambda r: r.params.block.mlp, block)
     view.add("Layers · d_model · heads (KV)",
@@ -304,7 +307,8 @@ def compare_view(reports: list[Report]) -> TableView:
     figure("  per token", lambda r: r.kv.bytes_per_token, human_bytes, style="sub")
     figure("Forward FLOPs per token", lambda r: r.flops.total, human_flops)
     for name, label in FLOP_LABELS.items():
-        figure(f"  {label}", _flop_part(name), human_flops, style="sub")
+        if name != "embedding_projections" or any(r.flops.embedding_projections for r in reports):
+            figure(f"  {label}", _flop_part(name), human_flops, style="sub")
     view.add("  2N rule (estimate)",
              *(f"{human_flops(r.flops_2n)} ({signed_percent(r.flops_2n_error)})"
                for r in reports), style="sub")
