@@ -61,7 +61,7 @@ def test_csv_columns_are_the_json_leaves_with_exact_integers() -> None:
     rows = list(csv.DictReader(io.StringIO(
         specsheet("compare", "llama3-8b", "gpt2-small", "--format", "csv").stdout)))
     assert [row["name"] for row in rows] == ["llama3-8b", "gpt2-small"]
-    assert list(rows[0])[:3] == ["schema_version", "name", "origin"]
+    assert list(rows[0])[:3] == ["schema_version", "name", "description"]
     for row, model in zip(rows, doc["models"], strict=True):
         assert int(row["params.total"]) == model["params"]["total"]
         assert int(row["kv_cache.bytes_per_request"]) == model["kv_cache"]["bytes_per_request"]
@@ -175,7 +175,7 @@ def test_version_python_m_and_completion() -> None:
     assert specsheet("--version").stdout == f"specsheet {__version__}\n"
     script = specsheet(_SPECSHEET_COMPLETE="source_bash")
     assert script.returncode == 0 and "_specsheet_completion" in script.stdout
-    words = specsheet(_SPECSHEET_COMPLETE="complete_bash", COMP_WORDS="specsheet count llama",
+    words = specsheet(_SPECSHEET_COMPLETE="complete_bash", COMP_WORDS="specsheet count llama3-",
                       COMP_CWORD="2")
     assert words.stdout.split() == ["llama3-70b", "llama3-8b"]
 
