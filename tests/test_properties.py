@@ -35,17 +35,18 @@ def specs(draw: st.DrawFn) -> ModelSpec:
         extra.update(sliding_window=draw(st.integers(1, 8192)),
                      sliding_layers=sorted(draw(st.sets(st.integers(0, layers - 1),
                                                         min_size=1, max_size=8))))
+    head_dim = draw(st.integers(1, 256))
     if draw(st.booleans()):  # multi-head latent attention
         rope = draw(st.integers(0, 64))
-        extra.update(kv_heads=heads, head_dim=rope + draw(st.integers(1, 192)),
-                     qk_rope_head_dim=rope, kv_lora_rank=draw(st.integers(1, 1024)),
+        kv_heads, head_dim = heads, rope + draw(st.integers(1, 192))
+        extra.update(qk_rope_head_dim=rope, kv_lora_rank=draw(st.integers(1, 1024)),
                      q_lora_rank=draw(st.integers(0, 2048)))
-    return ModelSpec.create(**{**dict(
+    return ModelSpec.create(
         layers=layers,
         d_model=draw(sizes),
         heads=heads,
         kv_heads=kv_heads,
-        head_dim=draw(st.integers(1, 256)),
+        head_dim=head_dim,
         d_ff=draw(st.integers(1, 65536)),
         vocab=draw(st.integers(1, 300_000)),
         context=draw(st.integers(1, 1 << 20)),
@@ -59,7 +60,8 @@ def specs(draw: st.DrawFn) -> ModelSpec:
         norms_per_block=draw(st.integers(0, 4)),
         embedding_dim=draw(sizes),
         head_bias=draw(st.booleans()),
-    ), **extra})
+        **extra,
+    )
 
 
 @given(specs())
