@@ -91,7 +91,8 @@ def _exit(code: int, standalone_mode: bool) -> int:
 
 
 def _fail(message: str, code: int = ExitCode.BAD_INPUT) -> int:
-    print(f"specsheet: error: {message}", file=sys.stderr)
+    """Print ``message`` as one line on stderr (white space folded) and return ``code``."""
+    print(f"specsheet: error: {' '.join(message.split())}", file=sys.stderr)
     return code
 
 

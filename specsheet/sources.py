@@ -23,12 +23,18 @@ META_FIELDS: dict[str, type] = {
 SPEC_FIELDS: dict[str, FieldDoc] = {f.name: f for f in FIELD_DOCS}
 ALL_FIELDS: tuple[str, ...] = (*META_FIELDS, *SPEC_FIELDS)
 FILE_SUFFIXES = (".yaml", ".yml", ".json")
+MAX_FILE_BYTES = 16 * 2**20  # a config.json is a few KB
 # keys that only a Hugging Face config.json has
 HF_KEYS = {"architectures", "hidden_size", "num_hidden_layers", "n_embd", "n_layer",
            "vocab_size", "num_attention_heads"}
 
 
 def _describe(value: object) -> str:
+    """A value as a message shows it: true, a list, nothing (null), a date (2024-01-01), 12.5."""
+    import datetime
+
+    if isinstance(value, (datetime.date, datetime.datetime)):
+        return f"a date ({value.isoformat()})"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (dict, list)):
@@ -118,7 +124,13 @@ def read_text(path: Path) -> str:
     if path.is_dir():
         raise SpecError(f"{path}: is a directory without a config.json; expected a preset "
                         "YAML file, a config.json, or a model folder holding one")
+    if not path.is_file():  # a pipe or a device could block or never end
+        raise SpecError(f"{path}: not a regular file; expected a preset YAML file or a "
+                        "config.json")
     try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise SpecError(f"{path}: {path.stat().st_size:,} bytes is larger than any model "
+                            f"file ({MAX_FILE_BYTES // 2**20} MiB at most)")
         raw = path.read_bytes()
     except OSError as e:
         raise SpecError(f"{path}: cannot read: {e.strerror}") from None
@@ -129,12 +141,12 @@ def read_text(path: Path) -> str:
 
 
 def parse_yaml(text: str, origin: str) -> object:
-    """Parse YAML with a safe loader that refuses duplicate keys; errors give the line."""
+    """Parse YAML with PyYAML's safe loader, refusing duplicate keys and tags that would build
+    objects; errors give the line. (The pure-Python loader, not libyaml's: deeply nested input
+    overflows the C parser's stack, while here it ends in a RecursionError.)"""
     import yaml
 
-    base: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-    class StrictLoader(base):  # type: ignore[misc]
+    class StrictLoader(yaml.SafeLoader):
         def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
             seen: set[str] = set()
             for key_node, _ in node.value:
@@ -154,7 +166,11 @@ def parse_yaml(text: str, origin: str) -> object:
         where = f"line {mark.line + 1}: " if mark is not None else ""
         problem = e.problem or e.context or "invalid YAML"
         raise SpecError(f"{origin}: {where}not valid YAML: {problem}") from None
-    except yaml.YAMLError as e:
+    except yaml.YAMLError as e:  # a reader error: characters YAML does not allow
+        raise SpecError(f"{origin}: not valid YAML: {' '.join(str(e).split())}") from None
+    except RecursionError:
+        raise SpecError(f"{origin}: not valid YAML: nested too deeply") from None
+    except (ValueError, TypeError) as e:  # e.g. a date that does not exist: 2024-13-45
         raise SpecError(f"{origin}: not valid YAML: {e}") from None
 
 

@@ -11,8 +11,18 @@ def exact(n: int) -> str:
     return f"{n:,}"
 
 
+def _beyond_prefixes(n: int) -> str:
+    """Numbers past the largest prefix, in scientific notation without leaving the integers
+    (floats overflow near 1e308; a model of 10^30 layers is bad input, not a crash)."""
+    from decimal import Decimal
+
+    return f"{Decimal(n):.3g}"
+
+
 def human_count(n: int) -> str:
     """A parameter count: 124.4M, 85.1M, 8.03B, 7.68K, 512."""
+    if abs(n) >= 10**15:
+        return _beyond_prefixes(n)
     for scale, prefix in _COUNT_PREFIXES:
         if abs(n) >= scale:
             value = n / scale
@@ -30,6 +40,8 @@ def _three_digits(value: float) -> str:
 
 def human_si(n: int, unit: str) -> str:
     """Three significant digits with an SI prefix (1 KB = 1,000 B): 249 MB, 1.07 GB, 247 MFLOP."""
+    if abs(n) >= 10**18:
+        return f"{_beyond_prefixes(n)} {unit}"
     for scale, prefix in _SI_PREFIXES:
         if abs(n) >= scale:
             return f"{_three_digits(n / scale)} {prefix}{unit}"
@@ -60,10 +72,14 @@ def ratio(value: int, base: int) -> str:
     """``value / base`` with three significant digits: 8.79x, 0.0155x; below 0.001, <0.001x."""
     if base == 0:
         return "-"
-    r = value / base
-    if 0 < r < 0.001:
+    from fractions import Fraction
+
+    r = Fraction(value, base)
+    if 0 < r < Fraction(1, 1000):
         return "<0.001x"
-    return f"{r:.3g}x"
+    if r >= 10**15:
+        return f"{_beyond_prefixes(value // base)}x"
+    return f"{float(r):.3g}x"
 
 
 def signed_percent(value: float) -> str:

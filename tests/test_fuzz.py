@@ -1,0 +1,88 @@
+"""Fuzzed model files and specs through the CLI: exit 0 or 2, never a traceback or a hang;
+and for any valid spec, the CLI's JSON is the library's figures."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_properties import specs
+from typer.testing import CliRunner
+
+from specsheet.report import build_report, report_dict
+from specsheet.sources import ALL_FIELDS
+from specsheet.spec import INPUT_ONLY_FIELDS, REQUIRED_FIELDS, Model, ModelSpec
+
+runner = CliRunner()
+FUZZ = settings(deadline=timedelta(seconds=5),
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SCALARS = (st.none() | st.booleans() | st.integers(-(10**40), 10**40)
+           | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=20))
+STRUCTURES = st.recursive(
+    SCALARS,
+    lambda children: st.lists(children, max_size=5)
+    | st.dictionaries(st.sampled_from(ALL_FIELDS) | st.text(max_size=10), children, max_size=8),
+    max_leaves=40,
+)
+
+
+def run_file(suffix: str, content: bytes, *args: str) -> Any:
+    from specsheet.cli import app
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / f"model{suffix}"
+        path.write_bytes(content)
+        return runner.invoke(app, ["count", str(path), *args])
+
+
+def assert_clean(result: Any) -> None:
+    assert result.exit_code in (0, 2), (result.exit_code, result.exception, result.stderr)
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert "Traceback" not in result.stderr
+    if result.exit_code == 2:
+        assert result.stdout == ""
+        assert result.stderr.count("\n") == 1
+
+
+@FUZZ
+@given(st.binary(max_size=2000), st.sampled_from([".yaml", ".json", ".yml", ""]))
+def test_random_bytes(content: bytes, suffix: str) -> None:
+    assert_clean(run_file(suffix, content, "--json"))
+
+
+@FUZZ
+@given(STRUCTURES, st.sampled_from(["yaml", "json"]))
+def test_random_structures(data: object, kind: str) -> None:
+    if kind == "json":
+        text = json.dumps(data)
+    else:
+        text = yaml.safe_dump(data, allow_unicode=True)
+    assert_clean(run_file(f".{kind}", text.encode(), "--format", "csv"))
+
+
+@FUZZ
+@given(st.fixed_dictionaries({"layers": st.integers(-2, 10**6), "d_model": st.integers(-2, 4096),
+                              "heads": st.integers(-2, 64), "vocab": st.integers(-2, 10**6),
+                              "context": st.integers(-2, 10**7)},
+                             optional={name: SCALARS for name in ALL_FIELDS
+                                       if name not in REQUIRED_FIELDS}))
+def test_random_presets(data: dict[str, Any]) -> None:
+    assert_clean(run_file(".yaml", yaml.safe_dump(data).encode(), "--json"))
+
+
+@FUZZ
+@given(specs())
+def test_the_cli_json_is_the_library_figures(spec: ModelSpec) -> None:
+    fields = {k: v for k, v in spec.as_dict().items() if k not in INPUT_ONLY_FIELDS}
+    result = run_file(".yaml", yaml.safe_dump({"name": "m", **fields}).encode(), "--json")
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    expected = report_dict(build_report(Model("m", spec, "test")))
+    for key in ("spec", "params", "memory", "kv_cache", "flops"):
+        assert doc[key] == expected[key]
