@@ -40,6 +40,16 @@ def command(**settings: Any) -> Callable[[Callable[..., None]], Callable[..., No
     return register
 
 
+@cache
+def _build(name: str) -> Any:
+    """The click command of subcommand ``name``, built by typer once per process."""
+    function, settings = _COMMANDS[name]
+    single = typer.Typer(add_completion=False, pretty_exceptions_enable=False,
+                         rich_markup_mode=None)
+    single.command(name=name, **settings)(function)
+    return typer.main.get_command(single)
+
+
 class SpecsheetGroup(TyperGroup):
     """The ``specsheet`` group: builds subcommands lazily, and turns every failure into one
     line on stderr and an exit code."""
@@ -47,16 +57,11 @@ class SpecsheetGroup(TyperGroup):
     def list_commands(self, ctx: Any) -> list[str]:
         return list(_COMMANDS)
 
-    @cache  # noqa: B019 - one group per process
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         if cmd_name not in _COMMANDS:
             raise SpecError(f"unknown command '{cmd_name}'{did_you_mean(cmd_name, _COMMANDS)}; "
                             f"the commands are {', '.join(_COMMANDS)}")
-        function, settings = _COMMANDS[cmd_name]
-        single = typer.Typer(add_completion=False, pretty_exceptions_enable=False,
-                             rich_markup_mode=None)
-        single.command(name=cmd_name, **settings)(function)
-        return typer.main.get_command(single)
+        return _build(cmd_name)
 
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True,

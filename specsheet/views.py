@@ -111,6 +111,23 @@ def norm_formula(spec: ModelSpec) -> str:
     return terms
 
 
+def describe_layers(indices: tuple[int, ...], layers: int) -> str:
+    """Layer indices in words: "all 32 layers", "21 of 42 layers (0, 2, 4, ..., 40)",
+    "22 of 26 layers (all but 5, 11, 17, 23)"."""
+    if len(indices) == layers:
+        return f"all {layers} layers"
+
+    def listed(values: list[int]) -> str:
+        if len(values) <= 4:
+            return ", ".join(map(str, values))
+        return f"{', '.join(map(str, values[:3]))}, ..., {values[-1]}"
+
+    others = sorted(set(range(layers)) - set(indices)) if layers <= 100_000 else []
+    if others and len(others) < len(indices):
+        return f"{len(indices)} of {layers} layers (all but {listed(others)})"
+    return f"{len(indices)} of {layers} layers ({listed(list(indices))})"
+
+
 def _layers(n: int) -> str:
     return f"{n} layer" if n == 1 else f"{n} layers"
 
@@ -213,8 +230,7 @@ def summary_view(report: Report) -> TableView:
              style="sub")
     spec = model.spec
     if spec.sliding_layers:
-        windowed = len(spec.sliding_layers)
-        view.add(f"  {windowed} of {spec.layers} layers hold at most "
+        view.add(f"  {describe_layers(spec.sliding_layers, spec.layers)} hold at most "
                  f"{exact(spec.sliding_window)} positions (sliding window)", "", "", style="sub")
     if spec.latent_attention:
         view.add("  caches the MLA latent (kv_lora_rank + qk_rope_head_dim per layer)", "", "",
