@@ -6,6 +6,7 @@ goldens this writes to tests/golden/:
 
     python -m venv /tmp/hf && /tmp/hf/bin/pip install torch transformers
     /tmp/hf/bin/python scripts/make_goldens.py [NAME ...]
+    /tmp/hf/bin/python scripts/make_goldens.py --defaults   # {"model_type": X} of each family
 
 Each model is built from its config.json on PyTorch's meta device (no weights, no network):
 - parameters: numel() of every parameter (tied matrices once), sorted into components by the
@@ -37,8 +38,8 @@ GOLDEN = ROOT / "tests" / "golden"
 TOKENS = (1, 8, 128, 1024)
 
 
-def load(path: Path) -> tuple[Any, dict[str, Any]]:
-    data = json.loads(path.read_text())
+def load(path: Path | dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    data = path if isinstance(path, dict) else json.loads(path.read_text())
     if isinstance(data.get("text_config"), dict):
         data = data["text_config"]
     return CONFIG_MAPPING[data["model_type"]].from_dict(data), data
@@ -101,8 +102,9 @@ def cache_lengths(cache: Any) -> list[tuple[int, int]]:
     return rows
 
 
-def golden(path: Path) -> dict[str, Any]:
+def golden(path: Path | dict[str, Any]) -> dict[str, Any]:
     config, data = load(path)
+    stem = path.get("model_type") if isinstance(path, dict) else path.stem
     model = build(config)
     parts: dict[str, int] = {}
     for name, p in model.named_parameters():
@@ -130,7 +132,7 @@ def golden(path: Path) -> dict[str, Any]:
     cache8 = None
     for tokens in TOKENS:
         count, cache = forward(model, tokens, count_flops=True)
-        assert count % tokens == 0, (path.name, tokens, count)
+        assert count % tokens == 0, (stem, tokens, count)
         flops[str(tokens)] = count // tokens
         if tokens == 8:
             cache8 = cache
@@ -139,7 +141,7 @@ def golden(path: Path) -> dict[str, Any]:
     latent = getattr(config, "kv_lora_rank", None)
     per_token = layers * (latent + config.qk_rope_head_dim) if latent else hf_per_token
     result: dict[str, Any] = {
-        "model": path.stem,
+        "model": stem,
         "transformers": transformers.__version__,
         "torch": torch.__version__.split("+")[0],
         "total": total,
@@ -161,7 +163,7 @@ def golden(path: Path) -> dict[str, Any]:
         held = 0
         hf_held = 0
         for positions, per in rows:
-            assert positions in (tokens, window - 1), (path.name, positions, window)
+            assert positions in (tokens, window - 1), (stem, positions, window)
             held += (tokens if positions == tokens else window) * per
             hf_held += positions * per
         result["kv_beyond_window"] = {
@@ -172,8 +174,24 @@ def golden(path: Path) -> dict[str, Any]:
     return result
 
 
+# every family whose configuration class builds a model with no keys given at all
+DEFAULT_FAMILIES = (
+    "gpt2", "gpt_neox", "gptj", "opt", "bloom", "falcon", "llama", "mistral", "mixtral", "qwen2",
+    "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2", "gemma3_text", "phi3", "starcoder2",
+    "olmo", "olmo2", "deepseek_v3",
+)
+
+
 def main() -> int:
     GOLDEN.mkdir(exist_ok=True)
+    if sys.argv[1:] == ["--defaults"]:
+        # {"model_type": X} alone: what each configuration class's defaults build
+        (GOLDEN / "defaults").mkdir(exist_ok=True)
+        for family in DEFAULT_FAMILIES:
+            result = golden({"model_type": family})
+            (GOLDEN / "defaults" / f"{family}.json").write_text(json.dumps(result, indent=2) + "\n")
+            print(f"{family}: {result['total']:,} parameters", flush=True)
+        return 0
     names = sys.argv[1:] or sorted(p.stem for p in DATA.glob("*.json") if p.stem != "sources")
     for name in names:
         result = golden(DATA / f"{name}.json")

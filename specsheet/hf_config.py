@@ -59,7 +59,8 @@ class HFConfig:
         """The integer under ``keys``, or None when absent or null."""
         return None if self._find(keys) is None else self.integer(keys, minimum=minimum)
 
-    def flag(self, key: str, default: bool) -> bool:
+    def flag(self, key: str, default: bool = False) -> bool:
+        """A boolean key; absent or null gives the family default, else ``default``."""
         value = self.data.get(key)
         if value is None:
             return default
@@ -107,29 +108,27 @@ def _layer_types_or(c: HFConfig, fields: Fields, window: int | None,
         _sliding(fields, window, (i for i in range(layers) if rule(i)))
 
 
-def _llama_like(c: HFConfig, *, kv_default: int | None = None, tied: bool = False,
-                head_dim: int | None = None, context: int = 2048) -> Fields:
-    """The keys shared by Llama and its descendants: RMSNorm, gated MLP, rotary positions."""
+def _llama_like(c: HFConfig) -> Fields:
+    """The keys shared by Llama and its descendants: RMSNorm, gated MLP, rotary positions.
+    num_key_value_heads defaults to the heads, head_dim to hidden_size / heads."""
     d, heads = c.integer("hidden_size"), c.integer("num_attention_heads")
     fields: Fields = {
         "layers": c.integer("num_hidden_layers"),
         "d_model": d,
         "heads": heads,
-        "kv_heads": c.integer("num_key_value_heads", kv_default or heads),
+        "kv_heads": c.integer("num_key_value_heads", heads),
         "vocab": c.integer("vocab_size"),
-        "context": c.integer("max_position_embeddings", context),
+        "context": c.integer("max_position_embeddings"),
         "d_ff": c.integer("intermediate_size"),
         "mlp": "gated",
         "norm": "rmsnorm",
-        "attn_bias": c.flag("attention_bias", False),
-        "mlp_bias": c.flag("mlp_bias", False),
+        "attn_bias": c.flag("attention_bias"),
+        "mlp_bias": c.flag("mlp_bias"),
         "positions": "rotary",
-        "tied_embeddings": c.flag("tie_word_embeddings", tied),
+        "tied_embeddings": c.flag("tie_word_embeddings"),
     }
-    explicit = c.optional_integer("head_dim")
-    if explicit is not None:
-        fields["head_dim"] = explicit
-    elif head_dim is not None:
+    head_dim = c.optional_integer("head_dim")
+    if head_dim is not None:
         fields["head_dim"] = head_dim
     elif d % heads:
         raise SpecError(f"{c.origin}: key 'num_attention_heads': {heads} does not divide "
@@ -140,70 +139,75 @@ def _llama_like(c: HFConfig, *, kv_default: int | None = None, tied: bool = Fals
 def _gpt2(c: HFConfig) -> Fields:
     d = c.integer("n_embd")
     return {"layers": c.integer("n_layer"), "d_model": d, "heads": c.integer("n_head"),
-            "vocab": c.integer("vocab_size"), "context": c.integer("n_positions", 1024),
+            "vocab": c.integer("vocab_size"), "context": c.integer("n_positions"),
             "d_ff": c.integer("n_inner", 4 * d),
-            "tied_embeddings": c.flag("tie_word_embeddings", True)}
+            "tied_embeddings": c.flag("tie_word_embeddings")}
 
 
 def _gpt_neox(c: HFConfig) -> Fields:
     return {"layers": c.integer("num_hidden_layers"), "d_model": c.integer("hidden_size"),
             "heads": c.integer("num_attention_heads"), "vocab": c.integer("vocab_size"),
-            "context": c.integer("max_position_embeddings", 2048),
-            "d_ff": c.integer("intermediate_size"), "attn_bias": c.flag("attention_bias", True),
-            "positions": "rotary", "tied_embeddings": c.flag("tie_word_embeddings", False)}
+            "context": c.integer("max_position_embeddings"),
+            "d_ff": c.integer("intermediate_size"), "attn_bias": c.flag("attention_bias"),
+            "positions": "rotary", "tied_embeddings": c.flag("tie_word_embeddings")}
 
 
 def _gptj(c: HFConfig) -> Fields:
     d = c.integer("n_embd")
     return {"layers": c.integer("n_layer"), "d_model": d, "heads": c.integer("n_head"),
-            "vocab": c.integer("vocab_size"), "context": c.integer("n_positions", 2048),
+            "vocab": c.integer("vocab_size"), "context": c.integer("n_positions"),
             "d_ff": c.integer("n_inner", 4 * d), "attn_bias": False, "head_bias": True,
             "norms_per_block": 1, "positions": "rotary",
-            "tied_embeddings": c.flag("tie_word_embeddings", False)}
+            "tied_embeddings": c.flag("tie_word_embeddings")}
 
 
 def _opt(c: HFConfig) -> Fields:
     d = c.integer("hidden_size")
-    affine = c.flag("layer_norm_elementwise_affine", True)
+    bias = c.flag("enable_bias")
     return {"layers": c.integer("num_hidden_layers"), "d_model": d,
             "heads": c.integer("num_attention_heads"), "vocab": c.integer("vocab_size"),
-            "context": c.integer("max_position_embeddings", 2048), "d_ff": c.integer("ffn_dim"),
-            "attn_bias": c.flag("enable_bias", True), "mlp_bias": c.flag("enable_bias", True),
-            "norm": "layernorm" if affine else "none", "position_offset": 2,
+            "context": c.integer("max_position_embeddings"), "d_ff": c.integer("ffn_dim"),
+            "attn_bias": bias, "mlp_bias": bias,
+            "norm": "layernorm" if c.flag("layer_norm_elementwise_affine") else "none",
+            "position_offset": 2,  # OPT's learned positions keep 2 extra rows
             "embedding_dim": c.integer("word_embed_proj_dim", d),
-            "final_norm": c.flag("do_layer_norm_before", True)
-            and not c.flag("_remove_final_layer_norm", False),
-            "tied_embeddings": c.flag("tie_word_embeddings", True)}
+            "final_norm": c.flag("do_layer_norm_before")
+            and not c.flag("_remove_final_layer_norm"),
+            "tied_embeddings": c.flag("tie_word_embeddings")}
 
 
 def _bloom(c: HFConfig) -> Fields:
+    """BLOOM has no position limit (ALiBi); its context is seq_length, else 2,048 tokens,
+    the length it was trained on."""
     d = c.integer(("hidden_size", "n_embed"))
     return {"layers": c.integer(("n_layer", "num_hidden_layers")), "d_model": d,
             "heads": c.integer(("n_head", "num_attention_heads")), "vocab": c.integer("vocab_size"),
             "context": c.integer(("seq_length", "max_position_embeddings"), 2048),
             "d_ff": 4 * d, "embedding_norm": True, "positions": "alibi",
-            "tied_embeddings": c.flag("tie_word_embeddings", True)}
+            "tied_embeddings": c.flag("tie_word_embeddings")}
 
 
 def _falcon(c: HFConfig) -> Fields:
+    """Falcon: num_kv_heads with new_decoder_architecture, one head with multi_query; one norm
+    per block when parallel_attn, two otherwise (and with the new architecture)."""
     d = c.integer("hidden_size")
     heads = c.integer(("num_attention_heads", "n_head"))
-    new_arch = c.flag("new_decoder_architecture", False)
+    new_arch = c.flag("new_decoder_architecture")
     if new_arch:
         kv = c.integer(("num_kv_heads", "n_head_kv"), heads)
-    elif c.flag("multi_query", True):
+    elif c.flag("multi_query"):
         kv = 1
     else:
         kv = heads
-    parallel = c.flag("parallel_attn", True)
-    norms = 2 if not parallel else c.integer("num_ln_in_parallel_attn", 2 if new_arch else 1)
-    bias = c.flag("bias", False)
+    parallel = c.flag("parallel_attn")
+    norms = c.integer("num_ln_in_parallel_attn", 2 if new_arch else 1) if parallel else 2
+    bias = c.flag("bias")
     return {"layers": c.integer(("num_hidden_layers", "n_layer")), "d_model": d, "heads": heads,
             "kv_heads": kv, "vocab": c.integer("vocab_size"),
-            "context": c.integer("max_position_embeddings", 2048),
+            "context": c.integer("max_position_embeddings"),
             "d_ff": c.integer("ffn_hidden_size", 4 * d), "attn_bias": bias, "mlp_bias": bias,
-            "norms_per_block": norms, "positions": "alibi" if c.flag("alibi", False) else "rotary",
-            "tied_embeddings": c.flag("tie_word_embeddings", True)}
+            "norms_per_block": norms, "positions": "alibi" if c.flag("alibi") else "rotary",
+            "tied_embeddings": c.flag("tie_word_embeddings")}
 
 
 def _llama(c: HFConfig) -> Fields:
@@ -211,110 +215,119 @@ def _llama(c: HFConfig) -> Fields:
 
 
 def _mistral(c: HFConfig) -> Fields:
-    fields = _llama_like(c, kv_default=8, context=131072)
+    """Mistral windows every layer (4,096 positions unless sliding_window says otherwise)."""
+    fields = _llama_like(c)
     fields.update(attn_bias=False, mlp_bias=False)
-    window = c.optional_integer("sliding_window")
-    _sliding(fields, window, range(fields["layers"]))
+    _sliding(fields, c.optional_integer("sliding_window"), range(fields["layers"]))
     return fields
 
 
 def _mixtral(c: HFConfig) -> Fields:
     fields = _mistral(c)
-    fields.update(experts=c.integer(("num_local_experts", "num_experts"), 8),
-                  experts_per_token=c.integer("num_experts_per_tok", 2),
+    fields.update(experts=c.integer(("num_local_experts", "num_experts")),
+                  experts_per_token=c.integer("num_experts_per_tok"),
                   expert_d_ff=fields["d_ff"])
     return fields
 
 
+def _qwen_window(c: HFConfig) -> int | None:
+    return c.optional_integer("sliding_window") if c.flag("use_sliding_window") else None
+
+
 def _qwen2(c: HFConfig) -> Fields:
-    fields = _llama_like(c, context=32768)
+    """Qwen2: q, k and v carry biases, the output projection none; windows from
+    max_window_layers on."""
+    fields = _llama_like(c)
     fields.update(qkv_bias=True, o_bias=False, attn_bias=None, mlp_bias=False)
-    window = c.optional_integer("sliding_window") if c.flag("use_sliding_window", False) else None
-    start = c.integer("max_window_layers", 28, minimum=0)
-    _layer_types_or(c, fields, window, lambda i: i >= start)
+    start = c.integer("max_window_layers", minimum=0)
+    _layer_types_or(c, fields, _qwen_window(c), lambda i: i >= start)
     return fields
 
 
 def _qwen3(c: HFConfig) -> Fields:
-    fields = _llama_like(c, context=32768, head_dim=128)
+    """Qwen3: q/k norms one head wide."""
+    fields = _llama_like(c)
     fields.update(qk_norm="head", mlp_bias=False)
-    window = c.optional_integer("sliding_window") if c.flag("use_sliding_window", False) else None
-    start = c.integer("max_window_layers", 28, minimum=0)
-    _layer_types_or(c, fields, window, lambda i: i >= start)
+    start = c.integer("max_window_layers", minimum=0)
+    _layer_types_or(c, fields, _qwen_window(c), lambda i: i >= start)
     return fields
 
 
 def _moe_layers(c: HFConfig, fields: Fields) -> None:
     """Qwen's rule: layer i has experts unless listed in mlp_only_layers or
     (i + 1) % decoder_sparse_step != 0."""
-    step = c.integer("decoder_sparse_step", 1)
+    step = c.integer("decoder_sparse_step")
     only = set(c.integers("mlp_only_layers"))
     fields["dense_layers"] = [i for i in range(fields["layers"])
                               if i in only or (i + 1) % step]
 
 
 def _qwen2_moe(c: HFConfig) -> Fields:
-    fields = _llama_like(c, context=32768)
-    bias = c.flag("qkv_bias", True)
-    fields.update(qkv_bias=bias, o_bias=False, attn_bias=None, mlp_bias=False,
-                  experts=c.integer(("num_experts", "num_local_experts"), 60),
-                  experts_per_token=c.integer("num_experts_per_tok", 4),
-                  expert_d_ff=c.integer("moe_intermediate_size", 1408),
-                  shared_d_ff=c.integer("shared_expert_intermediate_size", 5632, minimum=0),
+    """Qwen2-MoE: qkv_bias, routed experts, a shared expert with a sigmoid gate."""
+    fields = _llama_like(c)
+    fields.update(qkv_bias=c.flag("qkv_bias"), o_bias=False, attn_bias=None, mlp_bias=False,
+                  experts=c.integer(("num_experts", "num_local_experts")),
+                  experts_per_token=c.integer("num_experts_per_tok"),
+                  expert_d_ff=c.integer("moe_intermediate_size"),
+                  shared_d_ff=c.integer("shared_expert_intermediate_size", minimum=0),
                   shared_expert_gate=True)
     _moe_layers(c, fields)
-    use = c.flag("use_sliding_window", False)
-    window = c.optional_integer("sliding_window", minimum=0) if use else None
-    stop = c.integer("max_window_layers", 28, minimum=0)
+    stop = c.integer("max_window_layers", minimum=0)
+    window = c.optional_integer("sliding_window", minimum=0) if c.flag("use_sliding_window") \
+        else None
     _layer_types_or(c, fields, window, lambda i: bool((i + 1) % 2) and i < stop)
     return fields
 
 
 def _qwen3_moe(c: HFConfig) -> Fields:
-    fields = _llama_like(c, kv_default=4, context=32768)
+    """Qwen3-MoE: q/k norms, routed experts, no shared expert."""
+    fields = _llama_like(c)
     fields.update(qk_norm="head", mlp_bias=False,
-                  experts=c.integer(("num_experts", "num_local_experts"), 128),
-                  experts_per_token=c.integer("num_experts_per_tok", 8),
-                  expert_d_ff=c.integer("moe_intermediate_size", 768))
+                  experts=c.integer(("num_experts", "num_local_experts")),
+                  experts_per_token=c.integer("num_experts_per_tok"),
+                  expert_d_ff=c.integer("moe_intermediate_size"))
     _moe_layers(c, fields)
-    window = c.optional_integer("sliding_window") if c.flag("use_sliding_window", False) else None
-    _layer_types_or(c, fields, window, lambda i: True)
+    _layer_types_or(c, fields, _qwen_window(c), lambda i: True)
     return fields
 
 
 def _gemma(c: HFConfig) -> Fields:
-    fields = _llama_like(c, tied=True, head_dim=256, context=8192)
+    fields = _llama_like(c)
     fields["mlp_bias"] = False
     return fields
 
 
 def _gemma2(c: HFConfig) -> Fields:
-    fields = _llama_like(c, kv_default=4, tied=True, head_dim=256, context=8192)
+    """Gemma 2: four norms per block; even layers windowed."""
+    fields = _llama_like(c)
     fields.update(mlp_bias=False, norms_per_block=4)
-    _layer_types_or(c, fields, c.optional_integer("sliding_window") or 4096,
+    _layer_types_or(c, fields, c.optional_integer("sliding_window"),
                     lambda i: bool((i + 1) % 2))
     return fields
 
 
 def _gemma3_text(c: HFConfig) -> Fields:
-    fields = _llama_like(c, kv_default=4, tied=True, head_dim=256, context=131072)
+    """Gemma 3: four norms per block, q/k norms; sliding_window_pattern - 1 windowed layers
+    to each global one."""
+    fields = _llama_like(c)
     fields.update(mlp_bias=False, norms_per_block=4, qk_norm="head")
-    pattern = c.integer("sliding_window_pattern", 6)
-    _layer_types_or(c, fields, c.optional_integer("sliding_window") or 4096,
+    pattern = c.integer("sliding_window_pattern")
+    _layer_types_or(c, fields, c.optional_integer("sliding_window"),
                     lambda i: bool((i + 1) % pattern))
     return fields
 
 
 def _phi3(c: HFConfig) -> Fields:
-    fields = _llama_like(c, context=4096)
+    fields = _llama_like(c)
     fields.update(attn_bias=False, mlp_bias=False)
     _sliding(fields, c.optional_integer("sliding_window"), range(fields["layers"]))
     return fields
 
 
 def _starcoder2(c: HFConfig) -> Fields:
-    fields = _llama_like(c, kv_default=2, tied=True, context=4096)
-    bias = c.flag("use_bias", True)
+    """StarCoder2: LayerNorm with bias, a plain MLP, use_bias everywhere."""
+    fields = _llama_like(c)
+    bias = c.flag("use_bias")
     fields.update(mlp="plain", norm="layernorm", attn_bias=bias, mlp_bias=bias)
     _sliding(fields, c.optional_integer("sliding_window"), range(fields["layers"]))
     return fields
@@ -328,35 +341,33 @@ def _olmo(c: HFConfig) -> Fields:
 
 def _olmo2(c: HFConfig) -> Fields:
     fields = _llama_like(c)
-    fields["qk_norm"] = "full"
+    fields["qk_norm"] = "full"  # over all heads' queries and keys
     return fields
 
 
 def _deepseek(c: HFConfig, v3: bool) -> Fields:
-    fields = _llama_like(c, context=4096 if v3 else 2048)
-    nope, rope = c.integer("qk_nope_head_dim", 128), c.integer("qk_rope_head_dim", 64)
+    """Multi-head latent attention and DeepSeekMoE; the first_k_dense_replace layers are dense.
+    A null q_lora_rank projects queries directly; a null n_routed_experts makes a dense model."""
+    fields = _llama_like(c)
+    rope = c.integer("qk_rope_head_dim")
     fields.update(
-        head_dim=nope + rope,
-        v_head_dim=c.integer("v_head_dim", 128),
+        head_dim=c.integer("qk_nope_head_dim") + rope,
+        v_head_dim=c.integer("v_head_dim"),
         kv_heads=fields["heads"],
-        kv_lora_rank=c.integer("kv_lora_rank", 512),
-        q_lora_rank=c.integer("q_lora_rank", 1536) if "q_lora_rank" not in c.data
-        else (c.optional_integer("q_lora_rank") or 0),
+        kv_lora_rank=c.integer("kv_lora_rank"),
+        q_lora_rank=c.optional_integer("q_lora_rank") or 0,
         qk_rope_head_dim=rope,
-        attn_bias=c.flag("attention_bias", False),
-        mlp_bias=False if v3 else c.flag("mlp_bias", False),
+        mlp_bias=False if v3 else fields["mlp_bias"],  # V3's MLPs have no biases
     )
-    experts = c.optional_integer("n_routed_experts", minimum=0) if "n_routed_experts" in c.data \
-        else (256 if v3 else 64)
+    experts = c.optional_integer("n_routed_experts", minimum=0) or 0
     if experts:
-        expert_d_ff = c.integer("moe_intermediate_size", 2048 if v3 else 1407)
-        shared = c.integer("n_shared_experts", 1 if v3 else 2, minimum=0)
+        expert_d_ff = c.integer("moe_intermediate_size")
+        dense = c.integer("first_k_dense_replace", minimum=0)
         fields.update(experts=experts,
                       experts_per_token=c.integer("num_experts_per_tok"),
-                      expert_d_ff=expert_d_ff, shared_d_ff=shared * expert_d_ff,
-                      dense_layers=list(range(min(c.integer("first_k_dense_replace",
-                                                         3 if v3 else 0, minimum=0),
-                                                  fields["layers"]))))
+                      expert_d_ff=expert_d_ff,
+                      shared_d_ff=c.integer("n_shared_experts", minimum=0) * expert_d_ff,
+                      dense_layers=list(range(min(dense, fields["layers"]))))
     return fields
 
 
@@ -439,7 +450,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
                     "tie_word_embeddings": True, "sliding_window": 4096,
                     "sliding_window_pattern": 6},
     "phi3": {**_LLAMA, "vocab_size": 32064, "hidden_size": 3072, "intermediate_size": 8192,
-             "max_position_embeddings": 4096},
+             "max_position_embeddings": 4096, "sliding_window": None},
     "starcoder2": {**_LLAMA, "vocab_size": 49152, "hidden_size": 3072, "intermediate_size": 12288,
                    "num_hidden_layers": 30, "num_attention_heads": 24, "num_key_value_heads": 2,
                    "max_position_embeddings": 4096, "use_bias": True, "tie_word_embeddings": True},

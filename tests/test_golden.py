@@ -92,3 +92,36 @@ def test_reference_points(name: str) -> None:
 def test_deepseek_v3_caches_its_latent() -> None:
     spec = load_file(DATA / "deepseek-v3.json").spec
     assert kv_cache(spec, 1, "bf16").bytes_per_token == 70_272  # 61 x (512 + 64) x 2
+
+
+DEFAULTS = sorted((TESTS / "golden" / "defaults").glob("*.json"))
+
+
+@pytest.mark.parametrize("path", DEFAULTS, ids=lambda p: p.stem)
+def test_absent_keys_take_the_defaults_transformers_applies(path: Path, tmp_path: Path) -> None:
+    """A config.json of nothing but a model_type: specsheet applies the same defaults as
+    transformers' configuration class of that family."""
+    g = golden(path)
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"model_type": path.stem}))
+    model = load_file(config)
+    params = count_params(model.spec)
+    assert params.total == g["total"]
+    assert params.components() == {k: g["components"][k] for k in params.components()}
+    assert params.active == g["active"]
+    for tokens, flops in g["flops_per_token"].items():
+        report = build_report(model, tokens=int(tokens))
+        assert report.flops.total == flops, f"T = {tokens}"
+        assert report.kv.bytes_per_token == g["kv_bytes_per_token_bf16"]
+    beyond = g.get("kv_beyond_window")
+    if beyond:
+        assert kv_cache(model.spec, beyond["tokens"], "bf16").bytes_per_request == \
+            beyond["bytes_bf16"]
+
+
+def test_every_family_has_a_defaults_golden() -> None:
+    from specsheet.hf_config import FAMILIES
+
+    # deepseek_v2's configuration class leaves num_experts_per_tok unset: transformers cannot
+    # build it without that key, and specsheet asks for it
+    assert {p.stem for p in DEFAULTS} == set(FAMILIES) - {"deepseek_v2"}
