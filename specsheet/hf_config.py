@@ -47,9 +47,7 @@ class HFConfig:
                 raise SpecError(f"{self.origin}: missing key '{name}' (needed for model_type "
                                 f"{self.model_type})")
             return default
-        key, value = found
-        if isinstance(value, float) and value.is_integer():
-            value = int(value)
+        key, value = found  # a float, even 4096.0, is refused: torch's layers take integers
         if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
             expected = "a positive integer" if minimum > 0 else "an integer of 0 or more"
             raise SpecError(f"{self.origin}: key '{key}': expected {expected}, got {value!r}")
