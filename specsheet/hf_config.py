@@ -208,12 +208,9 @@ def _falcon(c: HFConfig) -> Fields:
             "tied_embeddings": c.flag("tie_word_embeddings")}
 
 
-def _llama(c: HFConfig) -> Fields:
-    return _llama_like(c)
-
-
 def _mistral(c: HFConfig) -> Fields:
-    """Mistral windows every layer (4,096 positions unless sliding_window says otherwise)."""
+    """Mistral and Phi-3: no biases; sliding_window (Mistral's default 4,096, Phi-3's none)
+    windows every layer."""
     fields = _llama_like(c)
     fields.update(attn_bias=False, mlp_bias=False)
     _sliding(fields, c.optional_integer("sliding_window"), range(fields["layers"]))
@@ -315,13 +312,6 @@ def _gemma3_text(c: HFConfig) -> Fields:
     return fields
 
 
-def _phi3(c: HFConfig) -> Fields:
-    fields = _llama_like(c)
-    fields.update(attn_bias=False, mlp_bias=False)
-    _sliding(fields, c.optional_integer("sliding_window"), range(fields["layers"]))
-    return fields
-
-
 def _starcoder2(c: HFConfig) -> Fields:
     """StarCoder2: LayerNorm with bias, a plain MLP, use_bias everywhere."""
     fields = _llama_like(c)
@@ -376,7 +366,7 @@ FAMILIES: dict[str, Callable[[HFConfig], Fields]] = {
     "opt": _opt,
     "bloom": _bloom,
     "falcon": _falcon,
-    "llama": _llama,
+    "llama": _llama_like,
     "mistral": _mistral,
     "mixtral": _mixtral,
     "qwen2": _qwen2,
@@ -386,7 +376,7 @@ FAMILIES: dict[str, Callable[[HFConfig], Fields]] = {
     "gemma": _gemma,
     "gemma2": _gemma2,
     "gemma3_text": _gemma3_text,
-    "phi3": _phi3,
+    "phi3": _mistral,
     "starcoder2": _starcoder2,
     "olmo": _olmo,
     "olmo2": _olmo2,

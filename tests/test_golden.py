@@ -17,6 +17,7 @@ from specsheet.memory import kv_cache
 from specsheet.params import count_params
 from specsheet.report import build_report
 from specsheet.sources import load_file
+from specsheet.spec import Model
 
 TESTS = Path(__file__).resolve().parent
 DATA = TESTS / "data"
@@ -49,10 +50,8 @@ def test_parameters_match_transformers(path: Path) -> None:
     assert params.active == g["active"]
 
 
-@pytest.mark.parametrize("path", GOLDENS, ids=lambda p: p.stem)
-def test_kv_cache_and_flops_match_transformers(path: Path) -> None:
-    g = golden(path)
-    model = load_file(DATA / f"{path.stem}.json")
+def assert_cache_and_flops(model: Model, g: dict[str, Any]) -> None:
+    """FLOPs per token at each golden T, KV bytes per token, and the request past a window."""
     for tokens, flops in g["flops_per_token"].items():
         report = build_report(model, tokens=int(tokens))
         assert report.flops.total == flops, f"T = {tokens}"
@@ -62,6 +61,11 @@ def test_kv_cache_and_flops_match_transformers(path: Path) -> None:
         kv = kv_cache(model.spec, beyond["tokens"], "bf16")
         assert kv.bytes_per_request == beyond["bytes_bf16"]
         assert len(model.spec.sliding_layers) == beyond["windowed_layers"]
+
+
+@pytest.mark.parametrize("path", GOLDENS, ids=lambda p: p.stem)
+def test_kv_cache_and_flops_match_transformers(path: Path) -> None:
+    assert_cache_and_flops(load_file(DATA / f"{path.stem}.json"), golden(path))
 
 
 @pytest.mark.parametrize("name", sorted(n for n, s in SOURCES.items() if s["published_total"]))
@@ -109,14 +113,7 @@ def test_absent_keys_take_the_defaults_transformers_applies(path: Path, tmp_path
     assert params.total == g["total"]
     assert params.components() == {k: g["components"][k] for k in params.components()}
     assert params.active == g["active"]
-    for tokens, flops in g["flops_per_token"].items():
-        report = build_report(model, tokens=int(tokens))
-        assert report.flops.total == flops, f"T = {tokens}"
-        assert report.kv.bytes_per_token == g["kv_bytes_per_token_bf16"]
-    beyond = g.get("kv_beyond_window")
-    if beyond:
-        assert kv_cache(model.spec, beyond["tokens"], "bf16").bytes_per_request == \
-            beyond["bytes_bf16"]
+    assert_cache_and_flops(model, g)
 
 
 def test_every_family_has_a_defaults_golden() -> None:
