@@ -25,7 +25,7 @@ def commands() -> dict[str, list[str]]:
     specsheet = shutil.which("specsheet")
     if specsheet is None:
         raise SystemExit("specsheet is not installed: pip install .")
-    from specsheet.presets import preset_index
+    from specsheet.sources.presets import preset_index
 
     py = sys.executable
     return {

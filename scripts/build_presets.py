@@ -1,52 +1,71 @@
-"""Compile presets/*.yaml into specsheet/_presets.py (run after editing a preset).
+"""Compile presets/*.yaml into specsheet/sources/presets.json (run after editing a preset).
 
-The command reads built-in presets from that module, so it needs no YAML parser; Python loads
-it from bytecode. presets/*.yaml stay the source of truth: a test fails while the two differ.
+The command reads built-in presets from that JSON file, so it needs no YAML parser and compiles
+no generated Python module (which cost start-up under PYTHONDONTWRITEBYTECODE=1 or an editable
+install). presets/*.yaml stay the source of truth: a test fails while the two differ.
 
-    python scripts/build_presets.py          # write the module
-    python scripts/build_presets.py --check  # exit 1 if the module is stale
+    python scripts/build_presets.py            # write the index
+    python scripts/build_presets.py --check    # exit 1 if the index is stale
+    python scripts/build_presets.py --restyle  # rewrite flow-style presets in block style
 """
 
 from __future__ import annotations
 
-import pprint
+import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 PRESETS = ROOT / "presets"
-MODULE = ROOT / "specsheet" / "_presets.py"
-HEADER = '''"""The shipped presets, compiled from presets/*.yaml by scripts/build_presets.py.
-
-Generated: edit presets/*.yaml and run the script, never this file.
-"""
-
-from typing import Any
-
-PRESETS: dict[str, dict[str, Any]] = '''
+INDEX = ROOT / "specsheet" / "sources" / "presets.json"
 
 
-def compile_module() -> str:
+def compile_index() -> str:
     index = {}
     for path in sorted(PRESETS.glob("*.yaml")):
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
         if data.get("name") != path.stem:
             raise SystemExit(f"{path}: name must be {path.stem!r}, the file's stem")
         index[path.stem] = data
-    return HEADER + pprint.pformat(index, indent=1, width=99, sort_dicts=False) + "\n"
+    return json.dumps(index, indent=1) + "\n"
+
+
+def restyle() -> None:
+    """Block style, as `specsheet convert` writes, keeping each file's header comments."""
+
+    class Dumper(yaml.SafeDumper):
+        pass
+
+    def flow_list(dumper: yaml.SafeDumper, data: list[Any]) -> yaml.Node:
+        return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=True)
+
+    Dumper.add_representer(list, flow_list)
+    for path in sorted(PRESETS.glob("*.yaml")):
+        text = path.read_text(encoding="utf-8")
+        body = [line for line in text.splitlines() if not line.startswith("#")]
+        if not any(line.startswith("{") for line in body):
+            continue
+        header = "".join(line + "\n" for line in text.splitlines() if line.startswith("#"))
+        data = yaml.safe_load(text)
+        path.write_text(header + yaml.dump(data, Dumper=Dumper, sort_keys=False, width=100),
+                        encoding="utf-8")
+        print(f"restyled {path}")
 
 
 def main() -> int:
-    text = compile_module()
+    if "--restyle" in sys.argv[1:]:
+        restyle()
+    text = compile_index()
     if "--check" in sys.argv[1:]:
-        if not MODULE.exists() or MODULE.read_text(encoding="utf-8") != text:
-            print(f"{MODULE} is stale: run python scripts/build_presets.py", file=sys.stderr)
+        if not INDEX.exists() or INDEX.read_text(encoding="utf-8") != text:
+            print(f"{INDEX} is stale: run python scripts/build_presets.py", file=sys.stderr)
             return 1
         return 0
-    MODULE.write_text(text, encoding="utf-8")
-    print(f"wrote {MODULE}")
+    INDEX.write_text(text, encoding="utf-8")
+    print(f"wrote {INDEX}")
     return 0
 
 

@@ -26,7 +26,7 @@ def run(command: str) -> str:
     """The output of ``command`` (stdout, then stderr) with trailing spaces stripped."""
     from typer.testing import CliRunner
 
-    from specsheet.cli import app
+    from specsheet.cli.app import app
 
     result = CliRunner(env={"NO_COLOR": "1", "COLUMNS": WIDTH, "FORCE_COLOR": None}).invoke(
         app, shlex.split(command)[1:]
@@ -40,7 +40,7 @@ FIELDS = re.compile(r"(<!-- fields -->\n).*?(<!-- /fields -->)", re.DOTALL)
 
 def fields_table() -> str:
     """The preset fields, from specsheet.spec.FIELD_DOCS."""
-    from specsheet.spec import FIELD_DOCS
+    from specsheet.model.spec import FIELD_DOCS
 
     rows = ["| field | default | meaning |", "|---|---|---|",
             "| `name` | the file's stem | the model's name in the output |",

@@ -12,9 +12,11 @@ class ExitCode(IntEnum):
     OK = 0
     CHECK_FAILED = 1  # a budget given to ``specsheet check`` was exceeded
     BAD_INPUT = 2  # bad input or usage: nothing was computed
+    INTERNAL_ERROR = 70  # a failure specsheet did not foresee (a bug: please report it)
+    OUTPUT_FAILED = 74  # the result could not be written (disk full, stdout closed)
 
 
-class SpecError(Exception):
+class SpecError(ValueError):
     """Bad input: a file, field or value that specsheet cannot use.
 
     The message is one line that names the file, field or value and says what is expected.
@@ -28,3 +30,8 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
 
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+class TokensOverContext(SpecError):
+    """A request of more tokens than the model's context. The message states the fact; the
+    CLI adds the advice that fits the command at hand."""

@@ -13,12 +13,12 @@ from reference import (
     PARAMS,
 )
 
-from specsheet.flops import forward_flops, two_n_estimate
-from specsheet.memory import bytes_for, kv_cache
-from specsheet.params import count_params
-from specsheet.report import build_report
-from specsheet.sources import load_preset
-from specsheet.spec import ModelSpec
+from specsheet.model.flops import forward_flops, two_n_estimate
+from specsheet.model.memory import bytes_for, kv_cache
+from specsheet.model.params import count_params
+from specsheet.model.report import build_report
+from specsheet.model.spec import ModelSpec
+from specsheet.sources.resolve import load_preset
 
 
 @pytest.mark.parametrize("name", sorted(PARAMS))

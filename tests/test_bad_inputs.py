@@ -10,7 +10,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from specsheet.cli import app
+from specsheet.cli.app import app
 
 CORPUS = Path(__file__).resolve().parent / "bad_inputs"
 CASES: list[dict[str, Any]] = yaml.safe_load((CORPUS / "cases.yaml").read_text())

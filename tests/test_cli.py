@@ -10,8 +10,8 @@ import pytest
 from reference import PARAMS
 from typer.testing import CliRunner
 
-from specsheet.cli import app
-from specsheet.spec import FIELD_DOCS, INPUT_ONLY_FIELDS
+from specsheet.cli.app import app
+from specsheet.model.spec import FIELD_DOCS, INPUT_ONLY_FIELDS
 
 runner = CliRunner()
 
@@ -224,7 +224,7 @@ BAD_ARGS = {
     "bad mlp option": (["count", "gpt2-small", "--mlp", "gatd"], "option --mlp",
                        "did you mean 'gated'"),
     "kv heads option": (["count", "llama3-8b", "--kv-heads", "5"],
-                        "kv_heads: 5 does not divide heads 32"),
+                        "option --kv-heads: 5 does not divide heads 32"),
     "heads option": (["count", "gpt2-small", "--heads", "5"], "heads: 5 does not divide"),
     "unknown option": (["count", "gpt2-small", "--lyers", "3"], "--lyers"),
     "compare one": (["compare", "gpt2-small"], "two or more models"),

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from specsheet.cli import _COMMANDS
-from specsheet.spec import FIELD_DOCS
+from specsheet.cli.app import COMMANDS as _COMMANDS
+from specsheet.model.spec import FIELD_DOCS
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"

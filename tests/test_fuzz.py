@@ -15,9 +15,10 @@ from hypothesis import strategies as st
 from test_properties import specs
 from typer.testing import CliRunner
 
-from specsheet.report import build_report, report_dict
-from specsheet.sources import ALL_FIELDS
-from specsheet.spec import INPUT_ONLY_FIELDS, REQUIRED_FIELDS, Model, ModelSpec
+from specsheet.model.report import build_report
+from specsheet.model.spec import INPUT_ONLY_FIELDS, REQUIRED_FIELDS, Model, ModelSpec
+from specsheet.sources.fields import ALL_FIELDS
+from specsheet.views.documents import count_document as report_dict
 
 runner = CliRunner()
 FUZZ = settings(deadline=timedelta(seconds=5),
@@ -33,7 +34,7 @@ STRUCTURES = st.recursive(
 
 
 def run_file(suffix: str, content: bytes, *args: str) -> Any:
-    from specsheet.cli import app
+    from specsheet.cli.app import app
 
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / f"model{suffix}"

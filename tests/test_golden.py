@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from specsheet.memory import kv_cache
-from specsheet.params import count_params
-from specsheet.report import build_report
-from specsheet.sources import load_file
-from specsheet.spec import Model
+from specsheet.model.memory import kv_cache
+from specsheet.model.params import count_params
+from specsheet.model.report import build_report
+from specsheet.model.spec import Model
+from specsheet.sources.resolve import load_file
 
 TESTS = Path(__file__).resolve().parent
 DATA = TESTS / "data"
@@ -117,7 +117,7 @@ def test_absent_keys_take_the_defaults_transformers_applies(path: Path, tmp_path
 
 
 def test_every_family_has_a_defaults_golden() -> None:
-    from specsheet.hf_config import FAMILIES
+    from specsheet.sources.hf_config.families import FAMILIES
 
     # deepseek_v2's configuration class leaves num_experts_per_tok unset: transformers cannot
     # build it without that key, and specsheet asks for it

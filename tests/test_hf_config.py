@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from specsheet.cli import app
-from specsheet.sources import load_file
+from specsheet.cli.app import app
+from specsheet.sources.resolve import load_file
 
 DATA = Path(__file__).resolve().parent / "data"
 CONFIGS = sorted(p for p in DATA.glob("*.json") if p.stem != "sources")

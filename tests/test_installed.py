@@ -38,7 +38,7 @@ def test_table_in_a_pipe_has_no_ansi_codes(tmp_path: Path) -> None:
 
 
 def test_installed_package_ships_the_preset_yaml_files(tmp_path: Path) -> None:
-    code = ("from specsheet.presets import preset_index, preset_yaml_dir; "
+    code = ("from specsheet.sources.presets import preset_index, preset_yaml_dir; "
             "print(sorted(p.stem for p in preset_yaml_dir().glob('*.yaml')) == "
             "sorted(preset_index()))")
     result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,

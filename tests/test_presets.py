@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from specsheet.params import count_params
-from specsheet.presets import preset_index, preset_yaml_dir
-from specsheet.sources import load_file, load_preset
+from specsheet.model.params import count_params
+from specsheet.sources.presets import preset_index, preset_yaml_dir
+from specsheet.sources.resolve import load_file, load_preset
 
 YAML_FILES = sorted(preset_yaml_dir().glob("*.yaml"))
 
@@ -37,8 +37,8 @@ def test_index_agrees_with_the_yaml_source_of_truth(path: Path) -> None:
     assert load_file(path).spec == load_preset(path.stem).spec
 
 
-def test_compiled_module_is_what_the_build_script_writes() -> None:
-    """The committed _presets.py is byte for byte what scripts/build_presets.py writes."""
+def test_index_is_what_the_build_script_writes() -> None:
+    """The committed presets.json is byte for byte what scripts/build_presets.py writes."""
     script = Path(__file__).resolve().parent.parent / "scripts" / "build_presets.py"
     result = subprocess.run([sys.executable, str(script), "--check"], capture_output=True,
                             text=True, check=False)

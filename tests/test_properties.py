@@ -8,11 +8,12 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from specsheet.flops import forward_flops
-from specsheet.memory import DTYPE_BITS, bytes_for, kv_cache
-from specsheet.params import count_params, mlp_weights
-from specsheet.report import build_report, report_dict
-from specsheet.spec import MLP_KINDS, NORM_KINDS, POSITION_KINDS, Model, ModelSpec
+from specsheet.model.flops import forward_flops
+from specsheet.model.memory import DTYPE_BITS, bytes_for, kv_cache
+from specsheet.model.params import count_params, mlp_weights
+from specsheet.model.report import build_report
+from specsheet.model.spec import MLP_KINDS, NORM_KINDS, POSITION_KINDS, Model, ModelSpec
+from specsheet.views.documents import count_document as report_dict
 
 sizes = st.integers(min_value=1, max_value=4096)
 

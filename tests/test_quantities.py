@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from specsheet.errors import SpecError
-from specsheet.quantities import parse_quantity
+from specsheet.units import parse_quantity
 
 
 @pytest.mark.parametrize(("text", "kind", "value"), [

@@ -51,6 +51,6 @@ def test_a_preset_file_is_read_with_yaml(tmp_path: Path) -> None:
 def test_json_path_builds_only_the_command_it_runs(tmp_path: Path) -> None:
     """Subcommands are built lazily: count does not pay for check's limits or quantities."""
     modules = imported_modules("count", "gpt2-small", "--json", cwd=tmp_path)
-    assert "specsheet.quantities" not in modules
-    assert "specsheet.budgets" not in modules
-    assert "specsheet.views" not in modules
+    assert "specsheet.units" not in modules
+    assert "specsheet.plan.budgets" not in modules
+    assert "specsheet.views.tables" not in modules

@@ -9,7 +9,7 @@ Totals are always sums of the named parts below.
 
 from typing import NamedTuple
 
-from specsheet.spec import ModelSpec
+from specsheet.model.spec import ModelSpec
 
 COMPONENTS = (
     "token_embedding", "position_embedding", "embedding_projections", "attention", "mlp",

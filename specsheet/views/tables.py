@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from specsheet.report import Report
-from specsheet.spec import ModelSpec
+from specsheet.model.report import Report
+from specsheet.model.spec import ModelSpec
 from specsheet.units import (
     exact,
     human_bytes,
@@ -18,7 +18,7 @@ from specsheet.units import (
 )
 
 if TYPE_CHECKING:
-    from specsheet.budgets import CheckResult
+    from specsheet.plan.budgets import CheckResult
 
 RowStyle = Literal["", "sub", "total"]
 
@@ -344,7 +344,7 @@ def check_view(report: Report, results: list[CheckResult]) -> TableView:
     verdict = "all within budget" if not failed else f"{failed} over budget"
     view = TableView(
         title=f"{report.model.name} at T = {exact(report.kv.tokens)}: {verdict}",
-        headers=("Figure", "Value", "Limit", "Margin", "", "Exact value", "Exact limit"),
+        headers=("Figure", "Value", "Limit", "Margin", "Verdict", "Exact value", "Exact limit"),
         numeric=(False, True, True, True, False, True, True),
     )
     for r in results:
@@ -369,7 +369,7 @@ def check_view(report: Report, results: list[CheckResult]) -> TableView:
 def presets_view(reports: list[Report]) -> TableView:
     view = TableView(
         title="Presets",
-        headers=("Name", "L", "d", "heads", "KV heads", "vocab", "context", "total", ""),
+        headers=("Name", "L", "d", "heads", "KV heads", "vocab", "context", "total", "Description"),
         numeric=(False, True, True, True, True, True, True, True, False),
     )
     for r in reports:

@@ -3,8 +3,8 @@
 from dataclasses import fields
 from typing import Any
 
-from specsheet.params import count_params
-from specsheet.spec import REQUIRED_FIELDS, Model, ModelSpec
+from specsheet.model.params import count_params
+from specsheet.model.spec import REQUIRED_FIELDS, Model, ModelSpec
 
 
 def minimal_fields(spec: ModelSpec) -> dict[str, Any]:

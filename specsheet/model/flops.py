@@ -14,8 +14,8 @@ A token uses, in an MoE layer, the router, its k routed experts and the shared e
 
 from typing import NamedTuple
 
-from specsheet.params import attention_weights, mlp_weights
-from specsheet.spec import ModelSpec
+from specsheet.model.params import attention_weights, mlp_weights
+from specsheet.model.spec import ModelSpec
 
 
 class ForwardFlops(NamedTuple):

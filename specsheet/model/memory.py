@@ -12,7 +12,7 @@ Sizes are counted in bits per element and rounded up to whole bytes once, at the
 from typing import NamedTuple
 
 from specsheet.errors import SpecError, did_you_mean
-from specsheet.spec import ModelSpec
+from specsheet.model.spec import ModelSpec
 
 DTYPE_BITS: dict[str, int] = {
     "fp32": 32,

@@ -9,9 +9,19 @@ import json
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from specsheet.views import TableView
+    from specsheet.views.tables import TableView
 
 Scalar = int | float | str | bool | None
+
+_ASCII = str.maketrans({"█": "#", "▉": "#", "▊": "#", "▋": "#", "▌": "+", "▍": "+", "▎": "",
+                        "▏": "", "×": "x", "²": "^2", "·": "*", "↳": "->", "…": "...",
+                        "−": "-"})
+
+
+def to_ascii(text: str) -> str:
+    """``text`` with specsheet's table characters spelled in ASCII (× as x, ² as ^2, bars as #);
+    anything else non-ASCII (a model's own name, say) is left for the stream to replace."""
+    return text.translate(_ASCII)
 
 
 def to_json(document: dict[str, Any]) -> str:

@@ -9,83 +9,10 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from specsheet.errors import SpecError, did_you_mean
+from specsheet.sources.hf_config.defaults import DEFAULTS
+from specsheet.sources.hf_config.reader import HFConfig
 
 Fields = dict[str, Any]
-
-
-class HFConfig:
-    """A config.json mapping over its family's defaults, with typed, key-naming access.
-
-    A key that is absent takes the default of the family's transformers configuration class; a
-    key given as null stays null, as in transformers (a null sliding_window means no window).
-    """
-
-    def __init__(self, data: Mapping[str, Any], origin: str, defaults: Mapping[str, Any]) -> None:
-        self.data = {**defaults, **data}
-        self.given = data
-        self.origin = origin
-        self.model_type = str(data.get("model_type"))
-
-    def _find(self, keys: str | tuple[str, ...]) -> tuple[str, Any] | None:
-        for key in (keys,) if isinstance(keys, str) else keys:
-            if key in self.given and self.given[key] is not None:
-                return key, self.given[key]
-        for key in (keys,) if isinstance(keys, str) else keys:
-            if key in self.given:  # given as null
-                return None
-            if self.data.get(key) is not None:
-                return key, self.data[key]
-        return None
-
-    def integer(self, keys: str | tuple[str, ...], default: int | None = None,
-            minimum: int = 1) -> int:
-        """The integer under the first of ``keys`` present (null counts as absent)."""
-        found = self._find(keys)
-        name = keys if isinstance(keys, str) else keys[0]
-        if found is None:
-            if default is None:
-                raise SpecError(f"{self.origin}: missing key '{name}' (needed for model_type "
-                                f"{self.model_type})")
-            return default
-        key, value = found  # a float, even 4096.0, is refused: torch's layers take integers
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            expected = "a positive integer" if minimum > 0 else "an integer of 0 or more"
-            raise SpecError(f"{self.origin}: key '{key}': expected {expected}, got {value!r}")
-        return value
-
-    def optional_integer(self, keys: str | tuple[str, ...], minimum: int = 1) -> int | None:
-        """The integer under ``keys``, or None when absent or null."""
-        return None if self._find(keys) is None else self.integer(keys, minimum=minimum)
-
-    def flag(self, key: str, default: bool = False) -> bool:
-        """A boolean key; absent or null gives the family default, else ``default``."""
-        value = self.data.get(key)
-        if value is None:
-            return default
-        if not isinstance(value, bool):
-            raise SpecError(f"{self.origin}: key '{key}': expected true or false, got {value!r}")
-        return value
-
-    def integers(self, key: str) -> list[int]:
-        value = self.data.get(key)
-        if value is None:
-            return []
-        if not isinstance(value, list) or not all(
-                isinstance(i, int) and not isinstance(i, bool) for i in value):
-            raise SpecError(f"{self.origin}: key '{key}': expected a list of integers, "
-                            f"got {value!r}")
-        return value
-
-    def layer_types(self, layers: int) -> list[str] | None:
-        """An explicit ``layer_types`` list, checked against the layer count."""
-        value = self.data.get("layer_types")
-        if value is None:
-            return None
-        if not isinstance(value, list) or len(value) != layers or not all(
-                v in ("sliding_attention", "full_attention") for v in value):
-            raise SpecError(f"{self.origin}: key 'layer_types': expected {layers} entries of "
-                            "sliding_attention or full_attention")
-        return value
 
 
 def _sliding(fields: Fields, window: int | None, layers: Iterable[int]) -> None:
@@ -384,80 +311,6 @@ FAMILIES: dict[str, Callable[[HFConfig], Fields]] = {
     "deepseek_v3": lambda c: _deepseek(c, v3=True),
 }
 
-# The defaults of transformers' configuration classes (5.x) for the keys specsheet reads, by
-# model_type. A config.json that leaves a key out gets these, as it does in transformers.
-_LLAMA = {"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008,
-          "num_hidden_layers": 32, "num_attention_heads": 32, "max_position_embeddings": 2048,
-          "tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False}
-_QWEN = {"vocab_size": 151936, "max_position_embeddings": 32768, "tie_word_embeddings": False,
-         "use_sliding_window": False, "max_window_layers": 28}
-DEFAULTS: dict[str, dict[str, Any]] = {
-    "gpt2": {"vocab_size": 50257, "n_positions": 1024, "n_embd": 768, "n_layer": 12,
-             "n_head": 12, "tie_word_embeddings": True},
-    "gpt_neox": {"vocab_size": 50432, "hidden_size": 6144, "num_hidden_layers": 44,
-                 "num_attention_heads": 64, "intermediate_size": 24576,
-                 "max_position_embeddings": 2048, "tie_word_embeddings": False,
-                 "attention_bias": True},
-    "gptj": {"vocab_size": 50400, "n_positions": 2048, "n_embd": 4096, "n_layer": 28,
-             "n_head": 16, "tie_word_embeddings": False},
-    "opt": {"vocab_size": 50272, "hidden_size": 768, "num_hidden_layers": 12, "ffn_dim": 3072,
-            "max_position_embeddings": 2048, "do_layer_norm_before": True,
-            "num_attention_heads": 12, "enable_bias": True, "layer_norm_elementwise_affine": True,
-            "tie_word_embeddings": True},
-    "bloom": {"vocab_size": 250880, "hidden_size": 64, "n_layer": 2, "n_head": 8,
-              "tie_word_embeddings": True},
-    "falcon": {"vocab_size": 65024, "hidden_size": 4544, "num_hidden_layers": 32,
-               "num_attention_heads": 71, "alibi": False, "new_decoder_architecture": False,
-               "multi_query": True, "parallel_attn": True, "bias": False,
-               "max_position_embeddings": 2048, "tie_word_embeddings": True},
-    "llama": _LLAMA,
-    "mistral": {**_LLAMA, "intermediate_size": 14336, "num_key_value_heads": 8,
-                "max_position_embeddings": 131072, "sliding_window": 4096},
-    "mixtral": {**_LLAMA, "intermediate_size": 14336, "num_key_value_heads": 8,
-                "max_position_embeddings": 131072, "sliding_window": None,
-                "num_experts_per_tok": 2, "num_local_experts": 8},
-    "qwen2": {**_LLAMA, **_QWEN, "intermediate_size": 22016},
-    "qwen2_moe": {**_LLAMA, **_QWEN, "hidden_size": 2048, "intermediate_size": 5632,
-                  "num_hidden_layers": 24, "num_attention_heads": 16, "decoder_sparse_step": 1,
-                  "moe_intermediate_size": 1408, "shared_expert_intermediate_size": 5632,
-                  "num_experts_per_tok": 4, "num_experts": 60, "qkv_bias": True},
-    "qwen3": {**_LLAMA, **_QWEN, "intermediate_size": 22016, "head_dim": 128},
-    "qwen3_moe": {**_LLAMA, **_QWEN, "hidden_size": 2048, "intermediate_size": 6144,
-                  "num_hidden_layers": 24, "num_key_value_heads": 4, "decoder_sparse_step": 1,
-                  "moe_intermediate_size": 768, "num_experts_per_tok": 8, "num_experts": 128},
-    "gemma": {**_LLAMA, "vocab_size": 256000, "hidden_size": 3072, "intermediate_size": 24576,
-              "num_hidden_layers": 28, "num_attention_heads": 16, "head_dim": 256,
-              "max_position_embeddings": 8192, "tie_word_embeddings": True},
-    "gemma2": {**_LLAMA, "vocab_size": 256000, "hidden_size": 2304, "intermediate_size": 9216,
-               "num_hidden_layers": 26, "num_attention_heads": 8, "num_key_value_heads": 4,
-               "head_dim": 256, "max_position_embeddings": 8192, "tie_word_embeddings": True,
-               "sliding_window": 4096},
-    "gemma3_text": {**_LLAMA, "vocab_size": 262208, "hidden_size": 2304,
-                    "intermediate_size": 9216, "num_hidden_layers": 26, "num_attention_heads": 8,
-                    "num_key_value_heads": 4, "head_dim": 256, "max_position_embeddings": 131072,
-                    "tie_word_embeddings": True, "sliding_window": 4096,
-                    "sliding_window_pattern": 6},
-    "phi3": {**_LLAMA, "vocab_size": 32064, "hidden_size": 3072, "intermediate_size": 8192,
-             "max_position_embeddings": 4096, "sliding_window": None},
-    "starcoder2": {**_LLAMA, "vocab_size": 49152, "hidden_size": 3072, "intermediate_size": 12288,
-                   "num_hidden_layers": 30, "num_attention_heads": 24, "num_key_value_heads": 2,
-                   "max_position_embeddings": 4096, "use_bias": True, "tie_word_embeddings": True},
-    "olmo": {**_LLAMA, "vocab_size": 50304},
-    "olmo2": {**_LLAMA, "vocab_size": 50304},
-    "deepseek_v2": {**_LLAMA, "vocab_size": 102400, "first_k_dense_replace": 0,
-                    "kv_lora_rank": 512, "q_lora_rank": 1536, "n_routed_experts": 64,
-                    "n_shared_experts": 2, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64,
-                    "v_head_dim": 128, "moe_intermediate_size": 1407},
-    "deepseek_v3": {**_LLAMA, "vocab_size": 129280, "hidden_size": 7168,
-                    "intermediate_size": 18432, "moe_intermediate_size": 2048,
-                    "num_hidden_layers": 61, "num_attention_heads": 128,
-                    "num_key_value_heads": 128, "n_shared_experts": 1, "n_routed_experts": 256,
-                    "kv_lora_rank": 512, "q_lora_rank": 1536, "qk_rope_head_dim": 64,
-                    "v_head_dim": 128, "qk_nope_head_dim": 128, "num_experts_per_tok": 8,
-                    "first_k_dense_replace": 3, "max_position_embeddings": 4096},
-}
-
-
 def is_hf_config(data: object) -> bool:
     """A mapping with a ``model_type`` (at the top or under ``text_config``) is a config.json."""
     if not isinstance(data, dict):
@@ -466,13 +319,17 @@ def is_hf_config(data: object) -> bool:
     return "model_type" in data or (isinstance(text, dict) and "model_type" in text)
 
 
-def fields_from_hf_config(data: Mapping[str, Any], origin: str) -> tuple[Fields, str]:
-    """Spec fields from a config.json mapping, and a note on how it was read.
+def fields_from_hf_config(data: Mapping[str, Any], origin: str) -> tuple[Fields, str, str]:
+    """Spec fields from a config.json mapping, its model_type, and a note on how it was read.
 
-    A multimodal wrapper's language model is read from its ``text_config``.
+    A multimodal wrapper's language model is read from its ``text_config`` (a null one is
+    absent, as in transformers; anything else but a mapping is refused).
     """
     note = ""
     text = data.get("text_config")
+    if text is not None and not isinstance(text, dict):
+        raise SpecError(f"{origin}: key 'text_config': expected a mapping of the language "
+                        f"model's keys, got {type(text).__name__} {str(text)[:40]!r}")
     if isinstance(text, dict):
         data = text
         origin = f"{origin} (text_config)"
@@ -488,4 +345,4 @@ def fields_from_hf_config(data: Mapping[str, Any], origin: str) -> tuple[Fields,
                         f"{', '.join(FAMILIES)}")
     config = HFConfig(data, origin, DEFAULTS[model_type])
     fields = {k: v for k, v in family(config).items() if v is not None}
-    return fields, note
+    return fields, model_type, note

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
-from specsheet.quantities import QuantityKind
-from specsheet.report import SCHEMA_VERSION, Report, report_dict
+from specsheet.model.report import Report
+from specsheet.units import QuantityKind
 
 
 class Budget(NamedTuple):
@@ -51,17 +51,3 @@ def run_checks(report: Report, limits: dict[str, int]) -> list[CheckResult]:
     """Check ``report`` against ``limits`` (by option), in the order of BUDGETS."""
     return [CheckResult(b, b.figure(report), limits[b.option]) for b in BUDGETS
             if b.option in limits]
-
-
-def check_dict(report: Report, results: list[CheckResult]) -> dict[str, Any]:
-    """The JSON document of ``check``: the verdict, each check, and the model's document."""
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "ok": all(r.ok for r in results),
-        "checks": [
-            {"figure": r.budget.name, "option": r.budget.option, "value": r.value,
-             "limit": r.limit, "margin": r.margin, "ok": r.ok}
-            for r in results
-        ],
-        "model": report_dict(report),
-    }

@@ -1,0 +1,59 @@
+"""The public Python API: load a model, compute its report, read it as the CLI's JSON document.
+
+Nothing here prints or exits; bad input raises ``SpecError`` (a ValueError) whose message is
+the line the CLI prints.
+
+    >>> import specsheet
+    >>> r = specsheet.report(specsheet.load("llama3-8b"), tokens=8192)
+    >>> r.params.total, r.kv.bytes_per_request
+    (8030261248, 1073741824)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from specsheet.model import report as _figures
+from specsheet.model.memory import DEFAULT_DTYPE
+from specsheet.model.spec import Model
+from specsheet.sources.resolve import resolve
+
+
+class Report(_figures.Report):
+    """Every figure of one model (parameters, weight bytes, KV cache, FLOPs) at one context.
+
+    Fields: ``model``, ``params`` (ParamBreakdown), ``dtype``, ``weights_bytes``, ``kv``
+    (KVCache), ``flops`` (ForwardFlops), ``flops_2n`` (the 2N estimate).
+    """
+
+    __slots__ = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document ``specsheet count --json`` writes for the same inputs."""
+        from specsheet.views.documents import count_document
+
+        return count_document(self)
+
+
+def load(ref: str | None = None, **overrides: Any) -> Model:
+    """A model from a preset name, a preset YAML file, a config.json or a model folder holding
+    one, or ``hf:ORG/NAME`` (the local Hugging Face cache); ``overrides`` set spec fields
+    (``layers=48``, ``kv_heads=8``, ``attn_bias=False``) and win over the source's values.
+    With ``ref`` None, the overrides must give the five numbers."""
+    from specsheet.sources.settings import check_fields
+
+    return resolve(ref, check_fields(overrides))
+
+
+def report(model: Model, tokens: int | None = None, dtype: str = DEFAULT_DTYPE,
+           kv_dtype: str = DEFAULT_DTYPE) -> Report:
+    """Every figure of ``model`` for a request of ``tokens`` tokens (default: its context),
+    weights in ``dtype`` and the KV cache in ``kv_dtype``."""
+    return Report._make(_figures.build_report(model, tokens, dtype, kv_dtype))
+
+
+def presets() -> list[str]:
+    """The names of the built-in presets, sorted."""
+    from specsheet.sources.presets import preset_index
+
+    return list(preset_index())

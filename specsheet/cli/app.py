@@ -1,0 +1,166 @@
+"""The ``specsheet`` group: lazy subcommands, and the one boundary where failures become exit codes.
+
+Every subcommand lives in ``specsheet.cli.commands.<name>`` and is imported and built by typer
+only when it runs (or when a help lists it), so one invocation does not pay for the options of
+every other command. ``main`` owns the streams (see ``specsheet.cli.streams``).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from functools import cache
+from importlib import import_module
+from typing import Annotated, Any
+
+import typer
+from typer.core import TyperGroup
+
+from specsheet import __version__
+from specsheet.cli import streams
+from specsheet.cli.options import CONVENTIONS
+from specsheet.errors import ExitCode, SpecError, did_you_mean
+
+# name -> one-line help, in the order ``specsheet --help`` lists them
+COMMANDS = {
+    "count": "Where one model's parameters live, its memory, KV cache and FLOPs.",
+    "compare": "Models side by side, with ratios to the first.",
+    "check": "Check models against budgets: exit 0 within every limit, 1 over one.",
+    "convert": "Write a model as a preset YAML file, to keep and edit.",
+    "presets": "List the built-in presets.",
+    "schema": "Print the JSON Schema of the documents --json writes.",
+}
+
+
+@cache
+def build_command(name: str) -> Any:
+    """The click command of subcommand ``name``, built by typer once per process."""
+    module = import_module(f"specsheet.cli.commands.{name}")
+    single = typer.Typer(add_completion=False, pretty_exceptions_enable=False,
+                         rich_markup_mode=None)
+    single.command(name=name, short_help=COMMANDS[name], **module.SETTINGS)(
+        getattr(module, name))
+    return typer.main.get_command(single)
+
+
+class SpecsheetGroup(TyperGroup):
+    """The ``specsheet`` group: builds subcommands lazily; turns usage errors into SpecError."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if cmd_name not in COMMANDS:
+            raise SpecError(f"unknown command '{cmd_name}'{did_you_mean(cmd_name, COMMANDS)}; "
+                            f"the commands are {', '.join(COMMANDS)}")
+        return build_command(cmd_name)
+
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True,
+             windows_expand_args: bool = True, **extra: Any) -> Any:
+        """Run the command; every way it can end becomes an exit code here (see ExitCode).
+
+        With ``standalone_mode`` (the console script, CliRunner) the code is raised as
+        SystemExit; without it, returned.
+        """
+        code = self._run(args, prog_name, complete_var, windows_expand_args, **extra)
+        if standalone_mode:
+            sys.exit(code)
+        return code
+
+    def _run(self, args: Sequence[str] | None, prog_name: str | None, complete_var: str | None,
+             windows_expand_args: bool, **extra: Any) -> int:
+        try:
+            code = super().main(args=args, prog_name=prog_name or "specsheet",
+                                complete_var=complete_var, standalone_mode=False,
+                                windows_expand_args=windows_expand_args, **extra)
+            streams.flush()
+        except SpecError as e:
+            return _fail(str(e))
+        except typer.Abort:
+            return _fail("aborted")
+        except BrokenPipeError:  # the reader went away (specsheet ... | head): stop quietly
+            streams.silence_stdout()
+            return ExitCode.OK
+        except streams.OutputFailed as e:
+            return _fail(f"cannot write the output: {e}", ExitCode.OUTPUT_FAILED)
+        except Exception as e:
+            if type(e).__name__ == "NoArgsIsHelpError":  # bare 'specsheet': the help, on stderr
+                streams.say(e.format_message())  # type: ignore[attr-defined]
+                return ExitCode.BAD_INPUT
+            if hasattr(e, "format_message") and hasattr(e, "exit_code"):  # click usage errors
+                ctx = getattr(e, "ctx", None)
+                hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+                return _fail(f"{e.format_message()}{hint}", int(e.exit_code))
+            return _internal_error(e)
+        return code if isinstance(code, int) else ExitCode.OK
+
+
+def _fail(message: str, code: int = ExitCode.BAD_INPUT) -> int:
+    """Print ``message`` as one line on stderr (white space folded) and return ``code``."""
+    streams.say(f"specsheet: error: {' '.join(message.split())}")
+    return code
+
+
+def _internal_error(error: Exception) -> int:
+    """A failure specsheet did not foresee: one line asking for a report, the traceback only
+    under SPECSHEET_DEBUG=1."""
+    import os
+
+    if os.environ.get("SPECSHEET_DEBUG") == "1":
+        import traceback
+
+        try:
+            traceback.print_exception(error, file=sys.stderr)
+        except (OSError, ValueError):
+            pass
+    summary = " ".join(f"{type(error).__name__}: {error}".split())[:300]
+    streams.say(f"specsheet: internal error: {summary}; please report it with the command you "
+                "ran (SPECSHEET_DEBUG=1 shows the traceback)")
+    return ExitCode.INTERNAL_ERROR
+
+app = typer.Typer(
+    cls=SpecsheetGroup,
+    help="Exact parameter, memory, KV-cache and FLOP spec sheets for decoder-only transformers.",
+    epilog=CONVENTIONS,
+    no_args_is_help=True,
+    add_completion=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"specsheet {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Print the version and exit.")] = False,
+) -> None:
+    """Exact spec sheets for decoder-only transformer language models."""
+
+
+def main() -> None:
+    """Console-script entry point (``specsheet`` and ``python -m specsheet``).
+
+    It leaves with ``os._exit`` once the streams are flushed: a short-lived command gains
+    nothing from tearing the interpreter down (about 10 ms once typer is loaded), and a
+    reader that went away cannot make the interpreter's own final flush complain.
+    Nothing here registers atexit handlers or leaves files open for writing.
+    """
+    import os
+
+    streams.prepare()
+    try:
+        code = app(standalone_mode=False)
+    except SystemExit as e:  # typer's shell-completion path exits on its own
+        code = e.code if isinstance(e.code, int) else int(e.code is not None)
+    try:
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+    os._exit(code if isinstance(code, int) else ExitCode.OK)

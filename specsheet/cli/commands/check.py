@@ -1,0 +1,127 @@
+"""``specsheet check``: budgets for CI; exit 0 when every limit holds, 1 when one is exceeded."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from specsheet.cli.options import (
+    AttnBiasOpt,
+    ContextOpt,
+    DffOpt,
+    DModelOpt,
+    DtypeOpt,
+    FormatOpt,
+    HeadDimOpt,
+    HeadsOpt,
+    HfOpt,
+    JsonOpt,
+    KvDtypeOpt,
+    KvHeadsOpt,
+    LayersOpt,
+    MlpBiasOpt,
+    MlpOpt,
+    NormOpt,
+    PositionsOpt,
+    SetOpt,
+    TiedOpt,
+    TokensOpt,
+    VocabOpt,
+    complete_preset,
+    emit,
+    output_format,
+    overrides,
+    reports,
+    source,
+)
+from specsheet.errors import ExitCode, SpecError
+from specsheet.model.memory import DEFAULT_DTYPE
+
+if TYPE_CHECKING:
+    from specsheet.views.tables import TableView
+
+LIMITS = "Limits (exit 1 when one is exceeded; equal holds)"
+SETTINGS: dict[str, Any] = {
+    "epilog": "Quantities: integers (1,024 and 1_024 too), 1.5e9, SI suffixes k, K, M, G (B for "
+              "a billion parameters), T, P; bytes also KB, MB, GB, TB (SI) and Ki, Mi, Gi, Ti, "
+              "KiB, MiB, GiB, TiB (binary); a unit may follow (16 GB, 20 GFLOP). Exit codes: 0 "
+              "within every limit, 1 a limit exceeded, 2 bad input."}
+
+
+def check(
+    models: Annotated[list[str] | None, typer.Argument(
+        help="One or more models (preset names, files, folders, hf:ORG/NAME); each is checked "
+             "against every limit. Leave out to give the five numbers as options.",
+        show_default=False, autocompletion=complete_preset)] = None,
+    hf: HfOpt = None,
+    max_params: Annotated[str | None, typer.Option(
+        help="Most parameters, e.g. 8B.", rich_help_panel=LIMITS)] = None,
+    max_weights: Annotated[str | None, typer.Option(
+        help="Most weight bytes in --dtype, e.g. 16GB.", rich_help_panel=LIMITS)] = None,
+    max_kv: Annotated[str | None, typer.Option(
+        help="Most KV-cache bytes for one request of --tokens, e.g. 1GiB.",
+        rich_help_panel=LIMITS)] = None,
+    max_flops: Annotated[str | None, typer.Option(
+        help="Most forward FLOPs per token at --tokens, e.g. 20G.",
+        rich_help_panel=LIMITS)] = None,
+    tokens: TokensOpt = None,
+    dtype: DtypeOpt = DEFAULT_DTYPE,
+    kv_dtype: KvDtypeOpt = DEFAULT_DTYPE,
+    fmt: FormatOpt = None,
+    json_: JsonOpt = False,
+    layers: LayersOpt = None,
+    d_model: DModelOpt = None,
+    heads: HeadsOpt = None,
+    vocab: VocabOpt = None,
+    context: ContextOpt = None,
+    kv_heads: KvHeadsOpt = None,
+    head_dim: HeadDimOpt = None,
+    d_ff: DffOpt = None,
+    mlp: MlpOpt = None,
+    norm: NormOpt = None,
+    attn_bias: AttnBiasOpt = None,
+    mlp_bias: MlpBiasOpt = None,
+    positions: PositionsOpt = None,
+    tied: TiedOpt = None,
+    settings: SetOpt = None,
+) -> None:
+    """Check models against budgets: exit 0 when every limit holds, 1 when one is exceeded.
+
+    Example: 'specsheet check llama3-8b --tokens 8192 --max-weights 17GB --max-kv 1GiB'.
+    """
+    from specsheet.plan.budgets import BUDGETS_BY_OPTION, run_checks
+    from specsheet.units import parse_quantity
+    from specsheet.views.documents import check_document, check_entries
+
+    output = output_format(fmt, json_)
+    given = {"--max-params": max_params, "--max-weights": max_weights, "--max-kv": max_kv,
+             "--max-flops": max_flops}
+    limits = {option: parse_quantity(text, BUDGETS_BY_OPTION[option].kind, option)
+              for option, text in given.items() if text is not None}
+    if not limits:
+        raise SpecError(f"check needs at least one limit: {', '.join(given)}")
+    spec_options = overrides(
+        settings, layers=layers, d_model=d_model, heads=heads, vocab=vocab, context=context,
+        kv_heads=kv_heads, head_dim=head_dim, d_ff=d_ff, mlp=mlp, norm=norm,
+        attn_bias=attn_bias, mlp_bias=mlp_bias, positions=positions, tied=tied)
+    refs: list[str | None] = list(models or [])
+    if hf is not None or not refs:
+        refs.append(source(None, hf))
+    checked = [(report, run_checks(report, limits))
+               for report in reports(refs, spec_options, tokens, dtype, kv_dtype,
+                                     "lower --tokens or raise the context with --context")]
+    document = check_document(checked)
+
+    def views() -> list[TableView]:
+        from specsheet.views.tables import check_view
+
+        return [check_view(report, results) for report, results in checked]
+
+    rows = [{"name": report.model.name, **entry}
+            for report, results in checked
+            for entry in check_entries(results)]
+    emit(output, document, rows, views)
+    if not document["ok"]:
+        raise typer.Exit(ExitCode.CHECK_FAILED)
+

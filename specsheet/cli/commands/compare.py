@@ -1,0 +1,58 @@
+"""``specsheet compare``: models side by side, with ratios to the first."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from specsheet.cli.options import (
+    CONVENTIONS,
+    DtypeOpt,
+    FormatOpt,
+    JsonOpt,
+    KvDtypeOpt,
+    TokensOpt,
+    complete_preset,
+    emit,
+    output_format,
+    reports,
+)
+from specsheet.errors import SpecError
+from specsheet.model.memory import DEFAULT_DTYPE
+from specsheet.sources.fields import Overrides
+from specsheet.views.documents import compare_document
+
+if TYPE_CHECKING:
+    from specsheet.views.tables import TableView
+
+SETTINGS = {"epilog": CONVENTIONS}
+
+
+def compare(
+    models: Annotated[list[str], typer.Argument(
+        help="Two or more preset names or preset YAML files.", show_default=False,
+        autocompletion=complete_preset)],
+    tokens: TokensOpt = None,
+    dtype: DtypeOpt = DEFAULT_DTYPE,
+    kv_dtype: KvDtypeOpt = DEFAULT_DTYPE,
+    fmt: FormatOpt = None,
+    json_: JsonOpt = False,
+) -> None:
+    """Models side by side: every figure of count, with ratios to the first model.
+
+    Example: 'specsheet compare llama3-8b llama3-70b'.
+    """
+    output = output_format(fmt, json_)
+    if len(models) < 2:
+        raise SpecError("compare needs two or more models; use 'specsheet count' for one")
+    compared = reports(list(models), Overrides(), tokens, dtype, kv_dtype,
+                       "lower --tokens to the smallest context of the models compared")
+    document = compare_document(compared)
+
+    def views() -> list[TableView]:
+        from specsheet.views.tables import compare_view
+
+        return [compare_view(compared)]
+
+    emit(output, document, document["models"], views)

@@ -1,0 +1,90 @@
+"""``specsheet count``: one model's parameters, memory, KV cache and FLOPs."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from specsheet.cli.options import (
+    CONVENTIONS,
+    AttnBiasOpt,
+    ContextOpt,
+    DffOpt,
+    DModelOpt,
+    DtypeOpt,
+    FormatOpt,
+    HeadDimOpt,
+    HeadsOpt,
+    HfOpt,
+    JsonOpt,
+    KvDtypeOpt,
+    KvHeadsOpt,
+    LayersOpt,
+    MlpBiasOpt,
+    MlpOpt,
+    ModelArg,
+    NormOpt,
+    PositionsOpt,
+    SetOpt,
+    TiedOpt,
+    TokensOpt,
+    VocabOpt,
+    emit,
+    output_format,
+    overrides,
+    reports,
+    source,
+)
+from specsheet.model.memory import DEFAULT_DTYPE
+from specsheet.views.documents import count_document
+
+if TYPE_CHECKING:
+    from specsheet.views.tables import TableView
+
+SETTINGS = {"epilog": CONVENTIONS}
+
+
+def count(
+    model: ModelArg = None,
+    hf: HfOpt = None,
+    tokens: TokensOpt = None,
+    dtype: DtypeOpt = DEFAULT_DTYPE,
+    kv_dtype: KvDtypeOpt = DEFAULT_DTYPE,
+    fmt: FormatOpt = None,
+    json_: JsonOpt = False,
+    layers: LayersOpt = None,
+    d_model: DModelOpt = None,
+    heads: HeadsOpt = None,
+    vocab: VocabOpt = None,
+    context: ContextOpt = None,
+    kv_heads: KvHeadsOpt = None,
+    head_dim: HeadDimOpt = None,
+    d_ff: DffOpt = None,
+    mlp: MlpOpt = None,
+    norm: NormOpt = None,
+    attn_bias: AttnBiasOpt = None,
+    mlp_bias: MlpBiasOpt = None,
+    positions: PositionsOpt = None,
+    tied: TiedOpt = None,
+    settings: SetOpt = None,
+) -> None:
+    """Where one model's parameters live, its weight and KV-cache memory, and its FLOPs.
+
+    Examples: 'specsheet count gpt2-small', 'specsheet count llama3-8b --tokens 32768
+    --context 32768', 'specsheet count --layers 12 --d-model 768 --heads 12 --vocab 50257
+    --context 1024'.
+    """
+    output = output_format(fmt, json_)
+    given = overrides(
+        settings, layers=layers, d_model=d_model, heads=heads, vocab=vocab, context=context,
+        kv_heads=kv_heads, head_dim=head_dim, d_ff=d_ff, mlp=mlp, norm=norm,
+        attn_bias=attn_bias, mlp_bias=mlp_bias, positions=positions, tied=tied)
+    (report,) = reports([source(model, hf)], given, tokens, dtype, kv_dtype,
+                        "lower --tokens or raise the context with --context")
+    document = count_document(report)
+
+    def views() -> list[TableView]:
+        from specsheet.views.tables import count_views
+
+        return count_views(report)
+
+    emit(output, document, [document], views)

@@ -1,0 +1,32 @@
+"""``specsheet presets``: the built-in presets."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from specsheet.cli.options import FormatOpt, JsonOpt, emit, output_format, reports
+from specsheet.model.memory import DEFAULT_DTYPE
+from specsheet.sources.fields import Overrides
+from specsheet.views.documents import presets_document
+
+if TYPE_CHECKING:
+    from specsheet.views.tables import TableView
+
+SETTINGS: dict[str, Any] = {}
+
+
+def presets(fmt: FormatOpt = None, json_: JsonOpt = False) -> None:
+    """List the built-in presets: name, L, d, heads, KV heads, vocab, context, total."""
+    from specsheet.sources.presets import preset_index
+
+    output = output_format(fmt, json_)
+    listed = reports(list(preset_index()), Overrides(), None, DEFAULT_DTYPE, DEFAULT_DTYPE, "")
+    listed.sort(key=lambda r: (r.model.name.split("-")[0], r.params.total))
+    document = presets_document(listed)
+
+    def views() -> list[TableView]:
+        from specsheet.views.tables import presets_view
+
+        return [presets_view(listed)]
+
+    emit(output, document, document["presets"], views)

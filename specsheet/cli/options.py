@@ -1,0 +1,159 @@
+"""Options shared by several commands (defined once, as ``Annotated`` aliases), and the steps every
+computing command takes: pick the output format, gather the spec overrides, build the reports,
+write the result."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from specsheet.errors import SpecError, TokensOverContext, did_you_mean
+from specsheet.model.memory import DTYPE_BITS
+from specsheet.model.report import Report, build_report
+from specsheet.sources.fields import Overrides
+from specsheet.sources.resolve import resolve
+
+if TYPE_CHECKING:
+    from specsheet.views.tables import TableView
+
+CONVENTIONS = (
+    "Parameters count every weight and bias (a tied output head once). FLOPs per token at "
+    "context T: matrix multiplications only, a multiply-add is 2 FLOPs, each token attends to "
+    "all T positions (no causal halving). Bytes in SI units (1 GB = 10^9 B)."
+)
+
+DTYPES = ", ".join(DTYPE_BITS)
+TokensOpt = Annotated[int | None, typer.Option(
+    "--tokens", "-t", min=1, help="Tokens T in a request, for the KV cache and FLOPs "
+    "[default: the model's context].")]
+DtypeOpt = Annotated[str, typer.Option("--dtype", help=f"Weight element type: {DTYPES}.")]
+KvDtypeOpt = Annotated[str, typer.Option("--kv-dtype", help=f"KV-cache element type: {DTYPES}.")]
+JsonOpt = Annotated[bool, typer.Option(
+    "--json", help="Short for --format json: one JSON document, exact integers.")]
+
+SPEC = "Spec (overrides a preset's value)"
+LayersOpt = Annotated[int | None, typer.Option(help="Layers L.", rich_help_panel=SPEC)]
+DModelOpt = Annotated[int | None, typer.Option(help="Hidden size d.", rich_help_panel=SPEC)]
+HeadsOpt = Annotated[int | None, typer.Option(help="Attention heads h.", rich_help_panel=SPEC)]
+VocabOpt = Annotated[int | None, typer.Option(help="Vocabulary size V.", rich_help_panel=SPEC)]
+ContextOpt = Annotated[int | None, typer.Option(help="Context length n_max.", rich_help_panel=SPEC)]
+KvHeadsOpt = Annotated[int | None, typer.Option(help="Key/value heads [default: heads].")]
+HeadDimOpt = Annotated[int | None, typer.Option(help="Head size [default: d / heads].")]
+DffOpt = Annotated[int | None, typer.Option("--d-ff", help="MLP width [default: 4 x d].")]
+MlpOpt = Annotated[str | None, typer.Option(help="MLP kind: plain (2 matrices) or gated "
+                                                 "(3, SwiGLU) [default: plain].")]
+NormOpt = Annotated[str | None, typer.Option(help="Norm: layernorm, rmsnorm or none "
+                                                  "[default: layernorm].")]
+AttnBiasOpt = Annotated[bool | None, typer.Option("--attn-bias/--no-attn-bias",
+                                                  help="Attention biases [default: yes].")]
+MlpBiasOpt = Annotated[bool | None, typer.Option("--mlp-bias/--no-mlp-bias",
+                                                 help="MLP biases [default: yes].")]
+PositionsOpt = Annotated[str | None, typer.Option(help="Positions: learned, rotary or none "
+                                                       "[default: learned].")]
+TiedOpt = Annotated[bool | None, typer.Option("--tied/--untied",
+                                              help="Output head tied to the token embedding "
+                                                   "[default: tied].")]
+
+FORMATS = ("table", "json", "csv", "markdown")
+FormatOpt = Annotated[str | None, typer.Option(
+    "--format", "-f", help="Output: table (default), json, csv or markdown.",
+    show_default=False)]
+
+
+def complete_preset(incomplete: str) -> list[str]:
+    """Shell completion for a model argument: the preset names that start with ``incomplete``."""
+    from specsheet.sources.presets import preset_index
+
+    return [name for name in preset_index() if name.startswith(incomplete)]
+
+
+ModelArg = Annotated[str | None, typer.Argument(
+    help="A preset name (see 'specsheet presets'), a preset YAML file, a config.json or a model "
+         "folder holding one, or hf:ORG/NAME. Leave out to give the five numbers as options.",
+    show_default=False, autocompletion=complete_preset)]
+HfOpt = Annotated[str | None, typer.Option(
+    "--hf", help="Read ORG/NAME's config.json from the local Hugging Face cache (never the "
+    "network).", show_default=False)]
+SetOpt = Annotated[list[str] | None, typer.Option(
+    "--set", help="Set any spec field, e.g. --set experts=8 --set sliding_layers=0,2,4 "
+    "(repeatable; see docs/models.md for the fields).", show_default=False)]
+
+
+def output_format(fmt: str | None, json_: bool) -> str:
+    """The output format from --format and its short form --json."""
+    if fmt is not None and fmt not in FORMATS:
+        raise SpecError(f"option --format: unknown format {fmt!r}{did_you_mean(fmt, FORMATS)}; "
+                        f"expected one of {', '.join(FORMATS)}")
+    if json_ and fmt not in (None, "json"):
+        raise SpecError(f"--json contradicts --format {fmt}; give one of them")
+    return "json" if json_ else fmt or "table"
+
+
+def emit(fmt: str, document: dict[str, Any], rows: list[dict[str, Any]],
+         views: Callable[[], list[TableView]]) -> None:
+    """Write the command's result to stdout in ``fmt``; everything is computed beforehand."""
+    from specsheet.cli import streams
+
+    if fmt == "table":
+        from specsheet.render.terminal import render_views
+
+        out = render_views(views(), streams.terminal_width(), streams.use_color(),
+                           streams.ascii_only())
+    elif fmt == "json":
+        from specsheet.render.text import to_json
+
+        out = to_json(document)
+    elif fmt == "csv":
+        from specsheet.render.text import flatten, to_csv
+
+        out = to_csv([flatten(row) for row in rows])
+    else:
+        from specsheet.render.text import to_ascii, to_markdown
+
+        out = to_markdown(views())
+        if streams.ascii_only():
+            out = to_ascii(out)
+    streams.write(out)
+
+
+def reports(refs: list[str | None], given: Overrides, tokens: int | None, dtype: str,
+            kv_dtype: str, advice: str) -> list[Report]:
+    """A Report of each model; a request beyond a model's context gets ``advice``."""
+    try:
+        return [build_report(resolve(ref, given), tokens, dtype, kv_dtype) for ref in refs]
+    except TokensOverContext as e:
+        raise SpecError(f"{e}; {advice}") from None
+
+
+# boolean options, by field: the flag that sets it true, and the one that sets it false
+_FLAGS = {"tied_embeddings": ("--tied", "--untied"), "attn_bias": ("--attn-bias", "--no-attn-bias"),
+          "mlp_bias": ("--mlp-bias", "--no-mlp-bias")}
+
+
+def overrides(settings: list[str] | None, **options: Any) -> Overrides:
+    """The spec fields that options set, each labelled with the option that set it: ``--set
+    FIELD=VALUE`` first, then the named options (which win)."""
+    from specsheet.sources.settings import parse_settings
+
+    given = parse_settings(settings or [])
+    for name, value in options.items():
+        if value is None:
+            continue
+        field = "tied_embeddings" if name == "tied" else name
+        given[field] = value
+        if field in _FLAGS:
+            given.labels[field] = f"option {_FLAGS[field][0 if value else 1]}"
+        else:
+            given.labels[field] = f"option --{field.replace('_', '-')}"
+    return given
+
+
+def source(model: str | None, hf: str | None) -> str | None:
+    """The model reference: MODEL, or ``hf:ORG/NAME`` for --hf."""
+    if hf is None:
+        return model
+    if model is not None:
+        raise SpecError(f"give MODEL ({model}) or --hf ({hf}), not both")
+    return f"hf:{hf}"

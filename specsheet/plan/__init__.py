@@ -1,0 +1,1 @@
+"""Questions asked of a model: budgets now; serving and training plans later."""

@@ -1,0 +1,1 @@
+"""Renderers: rich tables for a terminal, and JSON, CSV and Markdown text."""

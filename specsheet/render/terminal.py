@@ -1,0 +1,108 @@
+"""Tables for a terminal or a log, rendered to text with rich. The only module that imports rich.
+
+No figure is ever cropped: the label column and every number keep their full width; a table
+that cannot fit the width is laid out stacked instead (a block per row: the label, then each
+column's value on a line of its own). The caller decides width, colour and whether the stream
+can take Unicode; nothing here reads the environment or writes to a stream.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from specsheet.render.text import to_ascii
+from specsheet.views.tables import TableView
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+_BAR_CHARS = frozenset(" █▉▊▋▌▍▎▏#+")
+def _is_bar(cell: str) -> bool:
+    return bool(cell.strip()) and set(cell) <= _BAR_CHARS
+
+
+def render_views(views: list[TableView], width: int, color: bool = False,
+                 ascii_only: bool = False) -> str:
+    """Each view as a rich table (or stacked, when the table cannot fit ``width``), as text."""
+    import io
+
+    from rich.console import Console
+
+    console = Console(file=io.StringIO(), width=width, force_terminal=color,
+                      color_system="standard" if color else None, no_color=not color,
+                      highlight=False, soft_wrap=False, emoji=False, legacy_windows=False,
+                      _environ={})
+    for view in views:
+        if ascii_only:
+            view = _ascii_view(view)
+        table = _table(view)
+        if console.measure(table).minimum <= width:
+            console.print(table)
+        else:
+            _print_stacked(console, view)
+    text: str = console.file.getvalue()  # type: ignore[attr-defined]
+    text = "".join(line.rstrip() + "\n" for line in text.splitlines())
+    return text.replace("─", "-") if ascii_only else text
+
+
+def _ascii_view(view: TableView) -> TableView:
+    """A copy of ``view`` with every text in ASCII renderings, before layout (so that widths
+    are measured on what is printed)."""
+    copy = TableView(to_ascii(view.title), tuple(map(to_ascii, view.headers)), view.numeric,
+                     to_ascii(view.caption))
+    for row in view.rows:
+        copy.add(*map(to_ascii, row.cells), style=row.style)
+    return copy
+
+
+def _cell(text: str, numeric: bool) -> Text:
+    from rich.text import Text
+
+    return Text(" " + text if numeric else text + " ")
+
+
+def _table(view: TableView) -> Table:
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    # Cells are Text, never markup: a "[" in a model name prints as itself. Cells carry their
+    # own one-space gap (rich's cell padding costs a renderable per cell). The label column
+    # and numeric columns never wrap; text columns (formulas, notes) wrap at word boundaries.
+    table = Table(title=Text(view.title, style="bold"), box=box.SIMPLE_HEAD,
+                  caption=Text(view.caption) if view.caption else None,
+                  title_justify="left", caption_justify="left", padding=0,
+                  pad_edge=False, collapse_padding=True)
+    for index, (header, numeric) in enumerate(zip(view.headers, view.numeric, strict=True)):
+        table.add_column(_cell(header, numeric), justify="right" if numeric else "left",
+                         no_wrap=numeric or index == 0, overflow="fold")
+    for row in view.rows:
+        style = {"sub": "dim", "total": "bold"}.get(row.style)
+        table.add_row(*(_cell(c, n) for c, n in zip(row.cells, view.numeric, strict=True)),
+                      style=style, end_section=row.style == "total")
+    return table
+
+
+def _print_stacked(console: Console, view: TableView) -> None:
+    """A block per row: the row's label, then ``header: value`` for each other cell (bars,
+    which repeat the share beside them, are left out)."""
+    from rich.text import Text
+
+    lines = [Text(view.title, style="bold"), Text("")]
+    for row in view.rows:
+        label = row.cells[0]
+        style = {"sub": "dim", "total": "bold"}.get(row.style, "")
+        lines.append(Text(label.rstrip() or "-", style=style))
+        indent = " " * (len(label) - len(label.lstrip()) + 4)
+        for header, cell in zip(view.headers[1:], row.cells[1:], strict=True):
+            if not cell.strip() or _is_bar(cell):
+                continue
+            name = f"{header}: " if header.strip() else ""
+            lines.append(Text(f"{indent}{name}{cell.strip()}", style=style))
+    if view.caption:
+        lines += [Text(""), Text(view.caption)]
+    for line in lines:
+        console.print(line, overflow="fold", crop=False)
+    console.print()

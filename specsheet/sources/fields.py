@@ -1,0 +1,173 @@
+"""Spec fields as a preset writes them: the meta keys, each field's type check, and building a
+Model from a preset mapping. Values are checked here, where they enter, with the field named."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from specsheet.errors import SpecError, did_you_mean
+from specsheet.model.spec import FIELD_DOCS, REQUIRED_FIELDS, FieldDoc, Model, ModelSpec
+
+# Preset keys that describe the model rather than its architecture.
+META_FIELDS: dict[str, type] = {
+    "name": str,
+    "description": str,
+    "source": str,
+    "published_total": int,
+}
+SPEC_FIELDS: dict[str, FieldDoc] = {f.name: f for f in FIELD_DOCS}
+ALL_FIELDS: tuple[str, ...] = (*META_FIELDS, *SPEC_FIELDS)
+
+
+def _describe(value: object) -> str:
+    """A value as a message shows it: true, a list, nothing (null), a date (2024-01-01), 12.5."""
+    import datetime
+
+    if isinstance(value, (datetime.date, datetime.datetime)):
+        return f"a date ({value.isoformat()})"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (dict, list)):
+        return f"a {'mapping' if isinstance(value, dict) else 'list'}"
+    if value is None:
+        return "nothing (null)"
+    return repr(value)
+
+
+def check_field(doc: FieldDoc, value: object) -> Any:
+    """Return ``value`` if it has the type of field ``doc``, else raise SpecError."""
+    if doc.type in ("int", "count"):
+        if isinstance(value, bool) or not isinstance(value, int):
+            expected = "a positive integer" if doc.type == "int" else "an integer of 0 or more"
+            raise SpecError(f"field '{doc.name}': expected {expected}, got {_describe(value)}")
+    elif doc.type == "layers":
+        if value != "all" and not (isinstance(value, list) and all(
+                isinstance(i, int) and not isinstance(i, bool) for i in value)):
+            raise SpecError(f"field '{doc.name}': expected a list of layer indices "
+                            f"([0, 2, 4]) or all, got {_describe(value)}")
+    elif doc.type == "bool":
+        if not isinstance(value, bool):
+            raise SpecError(f"field '{doc.name}': expected true or false, got {_describe(value)}")
+    elif not isinstance(value, str) or value not in doc.choices:
+        hint = did_you_mean(value, doc.choices) if isinstance(value, str) else ""
+        raise SpecError(f"field '{doc.name}': expected one of {', '.join(doc.choices)}, "
+                        f"got {_describe(value)}{hint}")
+    return value
+
+
+class Overrides(dict[str, Any]):
+    """Spec field values that win over a source's own (options, ``--set``, API arguments), each
+    with the words that name where it came from, so that an error blames the right source:
+    ``option --kv-heads``, ``option --set kv_heads=64``, ``field 'kv_heads'``."""
+
+    def __init__(self, values: Mapping[str, Any] | None = None,
+                 labels: Mapping[str, str] | None = None, option_prefix: str = "") -> None:
+        super().__init__(values or {})
+        self.labels = dict(labels or {})
+        self.option_prefix = option_prefix  # "--" where fields are given as CLI options
+
+    def label(self, name: str) -> str:
+        """How an error names the source of field ``name``."""
+        return self.labels.get(name, f"field '{name}'")
+
+    def spelled(self, name: str) -> str:
+        """Field ``name`` as a user gives it: layers, or --layers on the command line."""
+        return name if not self.option_prefix else self.option_prefix + name.replace("_", "-")
+
+
+def label_of(overrides: Mapping[str, Any], name: str) -> str:
+    """How an error names the source of overridden field ``name``."""
+    return overrides.label(name) if isinstance(overrides, Overrides) else f"field '{name}'"
+
+
+def spelled(overrides: Mapping[str, Any], name: str) -> str:
+    """Field ``name`` as the user of ``overrides`` gives it."""
+    return overrides.spelled(name) if isinstance(overrides, Overrides) else name
+
+
+# An override of a shorthand replaces the fields it stands for; an override that turns a
+# feature off (0) drops the source's fields that only mean something with it on.
+_SHORTHANDS = {"attn_bias": ("qkv_bias", "o_bias")}
+_DEPENDENTS = {
+    "sliding_window": ("sliding_layers",),
+    "experts": ("experts_per_token", "expert_d_ff", "shared_d_ff", "shared_expert_gate",
+                "dense_layers"),
+    "kv_lora_rank": ("q_lora_rank", "qk_rope_head_dim"),
+}
+
+
+def merge(base: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """``base`` with ``overrides`` applied: an explicit value always wins, shorthands included
+    (``attn_bias`` over a source's qkv_bias and o_bias)."""
+    merged = dict(base)
+    for name, value in overrides.items():
+        for field in _SHORTHANDS.get(name, ()):
+            merged.pop(field, None)
+        if not value:
+            for field in _DEPENDENTS.get(name, ()):
+                merged.pop(field, None)
+    merged.update(overrides)
+    return merged
+
+
+def build_spec(base: Mapping[str, Any], origin: str,
+               overrides: Mapping[str, Any] | None = None) -> ModelSpec:
+    """The spec of ``base`` (checked spec fields from ``origin``) with ``overrides`` applied.
+
+    An error about an overridden field blames the override (``option --kv-heads: ...``);
+    other errors name ``origin`` and the overrides given with it."""
+    overrides = overrides or {}
+    try:
+        return ModelSpec.create(**merge(base, overrides))
+    except SpecError as e:
+        field, _, rest = str(e).partition(": ")
+        if field in overrides:
+            where = "" if origin == "options" else f" (with {origin})"
+            raise SpecError(f"{label_of(overrides, field)}: {rest}{where}") from None
+        if overrides and origin != "options":
+            given = ", ".join(label_of(overrides, name) for name in overrides)
+            raise SpecError(f"{origin} with {given}: {e}") from None
+        raise SpecError(f"{origin}: {e}") from None
+
+
+def model_from_mapping(
+    data: object, origin: str, overrides: Mapping[str, Any] | None = None,
+    default_name: str = "custom",
+) -> Model:
+    """Build a Model from a preset mapping read from ``origin``, then apply ``overrides``.
+
+    Errors in the mapping are prefixed with ``origin`` (a file path or "preset NAME").
+    """
+    if not isinstance(data, dict):
+        raise SpecError(f"{origin}: expected a mapping of preset fields "
+                        f"(layers: 12, d_model: 768, ...), got {_describe(data)}")
+    try:
+        for key in data:
+            if key not in ALL_FIELDS:
+                raise SpecError(f"unknown field {key!r}{did_you_mean(str(key), ALL_FIELDS)}; "
+                                f"the fields are {', '.join(ALL_FIELDS)}")
+        for key, kind in META_FIELDS.items():
+            if key in data and (isinstance(data[key], bool) or not isinstance(data[key], kind)):
+                expected = "an integer" if kind is int else "text"
+                raise SpecError(f"field '{key}': expected {expected}, got {_describe(data[key])}")
+        missing = [n for n in REQUIRED_FIELDS if n not in data and n not in (overrides or {})]
+        if missing:
+            raise SpecError(f"missing field{'s' if len(missing) > 1 else ''} "
+                            f"{', '.join(missing)}: the five numbers "
+                            f"{', '.join(REQUIRED_FIELDS)} are required")
+        base = {name: check_field(doc, data[name])
+                for name, doc in SPEC_FIELDS.items() if name in data}
+    except SpecError as e:
+        raise SpecError(f"{origin}: {e}") from None
+    spec = build_spec(base, origin, overrides)
+    published = data.get("published_total")
+    return Model(
+        name=data.get("name", default_name),
+        spec=spec,
+        origin=origin,
+        # a published total describes the model as published, not as overridden
+        published_total=published if not overrides else None,
+        description=data.get("description", ""),
+        reference=data.get("source", ""),
+    )

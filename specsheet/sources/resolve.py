@@ -1,0 +1,106 @@
+"""Turning a model reference into a Model: a preset name, a file or folder, ``hf:ORG/NAME`` (the
+local Hugging Face cache), or the options alone.
+
+Everything here raises SpecError with one line naming the file, field or value at fault.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from specsheet.errors import SpecError, did_you_mean
+from specsheet.model.spec import REQUIRED_FIELDS, Model
+from specsheet.sources.fields import build_spec, model_from_mapping, spelled
+from specsheet.sources.files import FILE_SUFFIXES, parse_json, parse_yaml, read_text
+from specsheet.sources.hf_cache import cached_config
+from specsheet.sources.presets import preset_index
+from specsheet.sources.settings import check_overrides
+
+# keys that only a Hugging Face config.json has
+HF_KEYS = {"architectures", "hidden_size", "num_hidden_layers", "n_embd", "n_layer",
+           "vocab_size", "num_attention_heads"}
+
+
+def looks_like_path(ref: str) -> bool:
+    """True when ``ref`` names a file rather than a preset."""
+    return "/" in ref or "\\" in ref or ref.endswith(FILE_SUFFIXES) or Path(ref).exists()
+
+
+def model_from_hf_config(data: Mapping[str, Any], origin: str, name: str,
+                         overrides: Mapping[str, Any] | None = None) -> Model:
+    """Build a Model from a Hugging Face config.json mapping, then apply ``overrides``."""
+    from specsheet.sources.hf_config.families import fields_from_hf_config
+
+    fields, family, note = fields_from_hf_config(data, origin)
+    spec = build_spec(fields, origin, overrides)
+    description = f"{family} config.json" + (f", {note}" if note else "")
+    return Model(name=name, spec=spec, origin=origin, description=description)
+
+
+def load_file(path: Path, overrides: Mapping[str, Any] | None = None) -> Model:
+    """Load a preset YAML file, a config.json, or a model folder holding a config.json."""
+    from specsheet.sources.hf_config.families import is_hf_config
+
+    if path.is_dir() and (path / "config.json").is_file():
+        path = path / "config.json"
+    text = read_text(path)
+    origin = str(path)
+    data = parse_json(text, origin) if path.suffix == ".json" else parse_yaml(text, origin)
+    if isinstance(data, dict) and not is_hf_config(data) and HF_KEYS & set(data):
+        raise SpecError(f"{origin}: missing key 'model_type': a Hugging Face config.json names "
+                        "its model family there")
+    if is_hf_config(data):
+        assert isinstance(data, dict)
+        name = path.parent.name if path.name == "config.json" and path.parent.name else path.stem
+        return model_from_hf_config(data, origin, _short_name(data, name), overrides)
+    return model_from_mapping(data, origin, overrides, default_name=path.stem)
+
+
+def _short_name(data: Mapping[str, Any], fallback: str) -> str:
+    """A model's name from its config's ``_name_or_path`` (org/name), else ``fallback``."""
+    named = data.get("_name_or_path")
+    if isinstance(named, str) and named.strip("/"):
+        return named.strip("/").rsplit("/", 1)[-1]
+    return fallback
+
+
+def load_cached(repo_id: str, overrides: Mapping[str, Any] | None = None) -> Model:
+    """Load ORG/NAME's config.json from the local Hugging Face cache."""
+    from specsheet.sources.hf_config.families import is_hf_config
+
+    path = cached_config(repo_id)
+    data = parse_json(read_text(path), str(path))
+    if not is_hf_config(data):
+        raise SpecError(f"{path}: expected a Hugging Face config.json with a model_type")
+    assert isinstance(data, dict)
+    return model_from_hf_config(data, str(path), repo_id.split("/")[1], overrides)
+
+
+def load_preset(name: str, overrides: Mapping[str, Any] | None = None) -> Model:
+    """Load a built-in preset by name."""
+    index = preset_index()
+    if name not in index:
+        raise SpecError(f"unknown preset '{name}'{did_you_mean(name, index)}; "
+                        "'specsheet presets' lists them, or give a path to a preset YAML file")
+    return model_from_mapping(index[name], f"preset {name}", overrides)
+
+
+def resolve(ref: str | None, overrides: Mapping[str, Any] | None = None) -> Model:
+    """A Model from a preset name, a file path (preset YAML, config.json or a folder holding
+    one), ``hf:ORG/NAME`` (the local Hugging Face cache), or (``ref`` None) the overrides."""
+    check_overrides(overrides or {})
+    if ref is None:
+        given: Mapping[str, Any] = overrides if overrides is not None else {}
+        missing = [spelled(given, name) for name in REQUIRED_FIELDS if name not in given]
+        if missing:
+            five = ", ".join(spelled(given, name) for name in REQUIRED_FIELDS)
+            raise SpecError(f"missing {', '.join(missing)}: give a model (a preset name or "
+                            f"file), or all five of {five}")
+        return model_from_mapping({}, "options", overrides)
+    if ref.startswith("hf:"):
+        return load_cached(ref[3:], overrides)
+    if looks_like_path(ref):
+        return load_file(Path(ref), overrides)
+    return load_preset(ref, overrides)
