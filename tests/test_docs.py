@@ -1,17 +1,25 @@
-"""The README shows real output, and documents every command and preset field."""
+"""The README and docs/ show real output, run their Python examples, and document every command,
+option, preset field and exit code."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import io
+import re
 from pathlib import Path
 
 import pytest
 
-from specsheet.cli.app import COMMANDS as _COMMANDS
+from specsheet.cli.app import COMMANDS, build_command
+from specsheet.errors import ExitCode
 from specsheet.model.spec import FIELD_DOCS
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
+DOCS = ROOT / "docs"
+PAGES = [README, *sorted(DOCS.glob("*.md"))]
+PYTHON_BLOCK = re.compile(r"```python\n(.*?)```", re.DOTALL)
 
 
 def load_script(name: str) -> object:
@@ -22,20 +30,56 @@ def load_script(name: str) -> object:
     return module
 
 
-def test_readme_output_is_current() -> None:
-    """Run python scripts/update_readme.py when this fails."""
-    text = README.read_text(encoding="utf-8")
-    assert load_script("update_readme").render(text) == text  # type: ignore[attr-defined]
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_shown_output_is_current(page: Path) -> None:
+    """Run python scripts/update_docs.py when this fails."""
+    text = page.read_text(encoding="utf-8")
+    assert load_script("update_docs").render(text) == text  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize("command", list(_COMMANDS))
-def test_every_command_is_in_the_readme(command: str) -> None:
+PYTHON_EXAMPLES = [(page, block) for page in PAGES
+                   for block in PYTHON_BLOCK.findall(page.read_text(encoding="utf-8"))]
+
+
+@pytest.mark.parametrize(("page", "code"), PYTHON_EXAMPLES,
+                         ids=[f"{p.name}-{i}" for i, (p, _) in enumerate(PYTHON_EXAMPLES)])
+def test_python_examples_print_what_they_say(page: Path, code: str) -> None:
+    expected = "".join(line.split("  # ", 1)[1] + "\n" for line in code.splitlines()
+                       if line.lstrip().startswith("print(") and "  # " in line)
+    assert expected, "an example shows what it prints in a # comment"
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, str(page), "exec"), {})  # noqa: S102 - our own documentation
+    assert out.getvalue() == expected
+
+
+def test_readme_is_short() -> None:
+    assert len(README.read_bytes()) <= 12_000
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_every_command_is_in_the_readme_and_the_reference(command: str) -> None:
     assert f"specsheet {command}" in README.read_text(encoding="utf-8")
+    assert f"## `specsheet {command}" in (DOCS / "cli.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_every_option_is_in_the_reference(command: str) -> None:
+    reference = (DOCS / "cli.md").read_text(encoding="utf-8")
+    for param in build_command(command).params:
+        if param.param_type_name == "option" and param.name not in ("help",):
+            names = [n for n in (*param.opts, *param.secondary_opts) if n.startswith("--")]
+            assert any(f"`{n}" in reference or f"{n}" in reference for n in names), names
+
+
+@pytest.mark.parametrize("code", list(ExitCode))
+def test_every_exit_code_is_documented(code: ExitCode) -> None:
+    assert f"| {code.value} | `{code.name}` |" in (DOCS / "cli.md").read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("field", [f.name for f in FIELD_DOCS])
 def test_every_preset_field_is_documented(field: str) -> None:
-    assert f"| `{field}` |" in README.read_text(encoding="utf-8")
+    assert f"| `{field}` |" in (DOCS / "models.md").read_text(encoding="utf-8")
 
 
 def test_readme_setup_commands_are_the_ci_commands() -> None:
@@ -44,3 +88,9 @@ def test_readme_setup_commands_are_the_ci_commands() -> None:
     test_command = "pip install '.[test]' && pytest"
     assert test_command in readme and test_command in ci
     assert "pip install . && specsheet count gpt2-small" in readme
+
+
+def test_docs_link_to_pages_that_exist() -> None:
+    for page in PAGES:
+        for target in re.findall(r"\]\(([\w./-]+\.md)(?:#[\w-]+)?\)", page.read_text("utf-8")):
+            assert (page.parent / target).is_file(), f"{page.name} links to {target}"

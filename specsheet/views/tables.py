@@ -6,7 +6,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from specsheet.model.report import Report
-from specsheet.model.spec import ModelSpec
 from specsheet.units import (
     exact,
     human_bytes,
@@ -16,6 +15,7 @@ from specsheet.units import (
     ratio,
     signed_percent,
 )
+from specsheet.views.formulas import attention_formula, mlp_formula, norm_formula
 
 if TYPE_CHECKING:
     from specsheet.plan.budgets import CheckResult
@@ -54,61 +54,6 @@ def share_bar(part: int, whole: int, width: int = 16) -> str:
     eighths = round(8 * width * part / whole) if whole else 0
     full, rest = divmod(eighths, 8)
     return ("█" * full + (_BLOCKS[rest] if rest else "")).ljust(width)
-
-
-# ---- formulas --------------------------------------------------------------------------------
-
-def _terms(*terms: str) -> str:
-    return " + ".join(t for t in terms if t)
-
-
-def attention_formula(spec: ModelSpec) -> str:
-    """One layer's attention parameters in symbols: 4d² + 4d for GPT-2."""
-    if spec.latent_attention:
-        q = "q_a, q_b" if spec.q_lora_rank else "q"
-        return f"MLA: {q}, kv_a, kv_b, o" + (" + biases" if spec.qkv_bias or spec.o_bias else "")
-    square = spec.heads * spec.head_dim == spec.d_model and spec.v_head_dim == spec.head_dim
-    mha = spec.kv_heads == spec.heads
-    if square and mha:
-        weights, qkv, out = "4d²", "3d", "d"
-    elif square:
-        weights, qkv, out = "2d² + 2d·k·d_h", "d + 2k·d_h", "d"
-    elif spec.v_head_dim == spec.head_dim:
-        weights, qkv, out = "2d·h·d_h + 2d·k·d_h", "h·d_h + 2k·d_h", "d"
-    else:
-        weights, qkv, out = "d·h·d_h + d·k·(d_h + d_v) + h·d_v·d", "h·d_h + k·(d_h + d_v)", "d"
-    if spec.qkv_bias and spec.o_bias:
-        biases = "4d" if square and mha else f"{qkv} + {out}"
-    else:
-        biases = qkv if spec.qkv_bias else out if spec.o_bias else ""
-    return _terms(weights, biases)
-
-
-def mlp_formula(spec: ModelSpec, width: str = "f") -> str:
-    """One MLP's parameters in symbols: 8d² + 5d for GPT-2, 3d·f for SwiGLU."""
-    matrices = 3 if spec.mlp == "gated" else 2
-    if width == "f" and spec.d_ff == 4 * spec.d_model:
-        weights = f"{4 * matrices}d²"
-        biases = "9d" if spec.mlp == "gated" else "5d"
-    else:
-        weights = f"{matrices}d·{width}"
-        biases = f"2{width} + d" if spec.mlp == "gated" else f"{width} + d"
-    return _terms(weights, biases if spec.mlp_bias and width != "f_e" else "")
-
-
-def norm_formula(spec: ModelSpec) -> str:
-    """All norms: the layers' norms, the final one, q/k and latent norms."""
-    if spec.norm == "none":
-        return "no parameters" if not spec.latent_attention else "MLA latents: L × (r_q + r_kv)"
-    width = {"layernorm": "2d", "rmsnorm": "d"}[spec.norm]
-    count = f"{spec.norms_per_block}L" if spec.norms_per_block != 1 else "L"
-    extra = (1 if spec.final_norm else 0) + (1 if spec.embedding_norm else 0)
-    terms = f"({count} + {extra}) × {width}" if extra else f"{count} × {width}"
-    if spec.qk_norm != "none":
-        terms += " + q/k norms"
-    if spec.latent_attention:
-        terms += " + MLA latents"
-    return terms
 
 
 def describe_layers(indices: tuple[int, ...], layers: int) -> str:

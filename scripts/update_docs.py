@@ -1,10 +1,11 @@
-"""Regenerate the output shown in README.md from the real commands.
+"""Regenerate the output shown in README.md and docs/*.md from the real commands.
 
-Every ```console block in README.md whose first line is ``$ specsheet ...`` is re-run (in
-process, without colour, 110 columns) and its output replaced. tests/test_docs.py checks that
-the README is up to date.
+Every ```console block whose first line is ``$ specsheet ...`` is re-run (in process, without
+colour, 110 columns) and its output replaced; a command that ends in ``; echo "exit $?"`` shows
+its exit code too. docs/models.md's preset-field table is regenerated from FIELD_DOCS.
+tests/test_docs.py checks that every page is current and runs the Python examples.
 
-    python scripts/update_readme.py          # rewrite README.md
+    python scripts/update_docs.py          # rewrite README.md and docs/*.md
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-README = ROOT / "README.md"
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 sys.path.insert(0, str(ROOT))  # this checkout's specsheet, not an installed one
 BLOCK = re.compile(r"```console\n\$ (specsheet [^\n]*)\n(.*?)```", re.DOTALL)
+EXIT = '; echo "exit $?"'
 WIDTH = "110"
 
 
@@ -28,10 +30,18 @@ def run(command: str) -> str:
 
     from specsheet.cli.app import app
 
-    result = CliRunner(env={"NO_COLOR": "1", "COLUMNS": WIDTH, "FORCE_COLOR": None}).invoke(
-        app, shlex.split(command)[1:]
-    )
+    show_exit = command.endswith(EXIT)
+    args = shlex.split(command.removesuffix(EXIT))[1:]
+    previous = os.getcwd()
+    os.chdir(ROOT)  # examples name files relative to the checkout
+    try:
+        result = CliRunner(env={"NO_COLOR": "1", "COLUMNS": WIDTH, "FORCE_COLOR": None}).invoke(
+            app, args)
+    finally:
+        os.chdir(previous)
     text = result.stdout + result.stderr
+    if show_exit:
+        text += f"exit {result.exit_code}\n"
     return "\n".join(line.rstrip() for line in text.splitlines()).strip("\n") + "\n"
 
 
@@ -39,7 +49,7 @@ FIELDS = re.compile(r"(<!-- fields -->\n).*?(<!-- /fields -->)", re.DOTALL)
 
 
 def fields_table() -> str:
-    """The preset fields, from specsheet.spec.FIELD_DOCS."""
+    """The preset fields, from specsheet.model.spec.FIELD_DOCS."""
     from specsheet.model.spec import FIELD_DOCS
 
     rows = ["| field | default | meaning |", "|---|---|---|",
@@ -62,9 +72,12 @@ def render(text: str) -> str:
 
 def main() -> int:
     os.environ.pop("FORCE_COLOR", None)
-    text = README.read_text(encoding="utf-8")
-    README.write_text(render(text), encoding="utf-8")
-    print(f"updated {README}")
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        new = render(text)
+        if new != text:
+            page.write_text(new, encoding="utf-8")
+            print(f"updated {page.relative_to(ROOT)}")
     return 0
 
 
