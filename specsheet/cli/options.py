@@ -120,11 +120,19 @@ def emit(fmt: str, document: dict[str, Any], rows: list[dict[str, Any]],
 
 def reports(refs: list[str | None], given: Overrides, tokens: int | None, dtype: str,
             kv_dtype: str, advice: str) -> list[Report]:
-    """A Report of each model; a request beyond a model's context gets ``advice``."""
+    """A Report of each model; a request beyond a model's context gets ``advice``. Notes on how
+    a name was read go to stderr."""
+    from specsheet.cli import streams
+
+    notes: list[str] = []
     try:
-        return [build_report(resolve(ref, given), tokens, dtype, kv_dtype) for ref in refs]
+        return [build_report(resolve(ref, given, notes), tokens, dtype, kv_dtype)
+                for ref in refs]
     except TokensOverContext as e:
         raise SpecError(f"{e}; {advice}") from None
+    finally:
+        for note in dict.fromkeys(notes):
+            streams.say(f"specsheet: note: {note}")
 
 
 # boolean options, by field: the flag that sets it true, and the one that sets it false

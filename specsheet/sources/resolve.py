@@ -87,9 +87,13 @@ def load_preset(name: str, overrides: Mapping[str, Any] | None = None) -> Model:
     return model_from_mapping(index[name], f"preset {name}", overrides)
 
 
-def resolve(ref: str | None, overrides: Mapping[str, Any] | None = None) -> Model:
+def resolve(ref: str | None, overrides: Mapping[str, Any] | None = None,
+            notes: list[str] | None = None) -> Model:
     """A Model from a preset name, a file path (preset YAML, config.json or a folder holding
-    one), ``hf:ORG/NAME`` (the local Hugging Face cache), or (``ref`` None) the overrides."""
+    one), ``hf:ORG/NAME`` (the local Hugging Face cache), or (``ref`` None) the overrides.
+
+    A bare name that is both a preset and an existing path is the preset; a line saying so is
+    added to ``notes`` (``./NAME`` reads the path)."""
     check_overrides(overrides or {})
     if ref is None:
         given: Mapping[str, Any] = overrides if overrides is not None else {}
@@ -101,6 +105,11 @@ def resolve(ref: str | None, overrides: Mapping[str, Any] | None = None) -> Mode
         return model_from_mapping({}, "options", overrides)
     if ref.startswith("hf:"):
         return load_cached(ref[3:], overrides)
+    if ref in preset_index():
+        if Path(ref).exists() and notes is not None:
+            notes.append(f"'{ref}' is read as the preset of that name; a path of that name "
+                         f"exists too: write ./{ref} to read it")
+        return load_preset(ref, overrides)
     if looks_like_path(ref):
         return load_file(Path(ref), overrides)
     return load_preset(ref, overrides)
