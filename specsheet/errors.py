@@ -28,7 +28,11 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """Return ``" (did you mean 'x'?)"`` for the closest of ``choices``, or ``""``."""
     import difflib  # only on the error path
 
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    choices = list(choices)
+    if word != word.strip() and word.strip() in choices:
+        return (f" (did you mean '{word.strip()}'? the name has white space or a control "
+                "character around it, such as a Windows line ending)")
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
     return f" (did you mean '{close[0]}'?)" if close else ""
 
 

@@ -101,24 +101,35 @@ def signed_percent(value: float) -> str:
 QuantityKind = Literal["count", "bytes"]
 
 _SI = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12, "p": 10**15}
-_BINARY = {"kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40, "pib": 2**50}
+_BINARY = {"ki": 2**10, "mi": 2**20, "gi": 2**30, "ti": 2**40, "pi": 2**50}
 _SUFFIXES: dict[QuantityKind, dict[str, int]] = {
     # counts (parameters, FLOPs): B is a billion, as in "8B parameters"
     "count": {"": 1, **_SI, "b": 10**9},
-    # bytes: B is a byte; KB, MB, GB, TB are SI, KiB ... TiB binary
-    "bytes": {"": 1, "b": 1, **_SI, **{f"{p}b": v for p, v in _SI.items()}, **_BINARY},
+    # bytes: B is a byte; KB, MB, GB, TB are SI; Ki, KiB ... binary
+    "bytes": {"": 1, "b": 1, **_SI, **{f"{p}b": v for p, v in _SI.items()}, **_BINARY,
+              **{f"{p}b": v for p, v in _BINARY.items()}},
+}
+# units a figure is printed with, allowed after the prefix: 20 GFLOP, 8.03B params
+_UNITS: dict[QuantityKind, tuple[str, ...]] = {
+    "count": ("flops", "flop", "parameters", "params"),
+    "bytes": ("bytes", "byte"),
 }
 _FORMS: dict[QuantityKind, str] = {
-    "count": "an integer, 1.5e9, or a number with k, M, G (or B), T: 8B, 20G, 1.5e9",
-    "bytes": "an integer, 1.5e9, or a number with KB, MB, GB, TB (SI), KiB, MiB, GiB, TiB "
-             "(binary) or k, M, G, T: 16GB, 1GiB",
+    "count": "an integer (1,024 and 1_024 too), 1.5e9, or a number with k, M, G (or B), T, P "
+             "and an optional unit: 8B, 20G, 20 GFLOP, 1.5e9",
+    "bytes": "an integer (1,024 and 1_024 too), 1.5e9, or a number with KB, MB, GB, TB (SI), "
+             "Ki, Mi, Gi, Ti or KiB, MiB, GiB, TiB (binary), or k, M, G, T: 16GB, 16 GB, 1GiB, "
+             "16Gi",
 }
-_QUANTITY = r"(?P<number>[0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*(?P<suffix>[A-Za-z]*)"
+_QUANTITY = (r"(?P<number>(?:[0-9](?:[0-9]|[,_](?=[0-9]))*)?\.?[0-9]+(?:[eE][+-]?[0-9]+)?)"
+             r"\s*(?P<suffix>[A-Za-z]*)")
 
 
 def parse_quantity(text: str, kind: QuantityKind, option: str) -> int:
     """The largest integer not above ``text`` read as a quantity of ``kind``.
 
+    Every spelling specsheet prints is accepted: thousands separators (``1,024``, ``1_024``),
+    SI and binary prefixes (``16GB``, ``16Gi``, ``1GiB``), a unit after them (``20 GFLOP``).
     Raises SpecError naming ``option`` and the accepted forms when ``text`` is not one.
     """
     import math
@@ -126,10 +137,21 @@ def parse_quantity(text: str, kind: QuantityKind, option: str) -> int:
     from fractions import Fraction
 
     match = re.fullmatch(_QUANTITY, text.strip())
-    multiplier = _SUFFIXES[kind].get(match["suffix"].lower()) if match else None
+    multiplier = None
+    if match:
+        suffix = match["suffix"].lower()
+        for unit in _UNITS[kind]:
+            if suffix.endswith(unit):
+                suffix = suffix.removesuffix(unit)
+                break
+        multiplier = _SUFFIXES[kind].get(suffix)
+        whole = re.split(r"[.eE]", match["number"])[0]
+        if "," in whole and not re.fullmatch(r"[0-9]{1,3}(,[0-9]{3})+", whole):
+            multiplier = None  # commas group thousands: 1,024 and 16,000,000, not 10,24
     if match is None or multiplier is None:
         raise SpecError(f"option {option}: {text!r} is not a quantity; expected {_FORMS[kind]}")
-    exponent = re.search(r"[eE]([+-]?[0-9]+)", match["number"])
-    if exponent and abs(int(exponent[1])) > 100:
+    number = match["number"].replace(",", "").replace("_", "")
+    exponent = re.search(r"[eE]([+-]?[0-9]+)", number)
+    if exponent and abs(int(exponent[1])) > 100 or len(number) > 120:
         raise SpecError(f"option {option}: {text!r} is out of range")
-    return math.floor(Fraction(match["number"]) * multiplier)
+    return math.floor(Fraction(number) * multiplier)

@@ -227,7 +227,6 @@ BAD_ARGS = {
                         "option --kv-heads: 5 does not divide heads 32"),
     "heads option": (["count", "gpt2-small", "--heads", "5"], "heads: 5 does not divide"),
     "unknown option": (["count", "gpt2-small", "--lyers", "3"], "--lyers"),
-    "compare one": (["compare", "gpt2-small"], "two or more models"),
     "compare bad second": (["compare", "gpt2-small", "lama3-8b"], "did you mean 'llama3-8b'"),
     "unknown command": (["cuont"], "cuont"),
 }

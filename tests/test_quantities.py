@@ -32,6 +32,18 @@ from specsheet.units import parse_quantity
     ("1e3", "bytes", 1000),
     ("0", "bytes", 0),
     ("0.5", "count", 0),  # a figure holds against 0.5 exactly when it holds against 0
+    # every spelling specsheet itself prints is accepted back
+    ("16Gi", "bytes", 16 * 2**30),
+    ("20 GFLOP", "count", 20_000_000_000),
+    ("285 MFLOP", "count", 285_000_000),
+    ("1,024", "count", 1024),
+    ("1_024", "bytes", 1024),
+    ("1,073,741,824 B", "bytes", 1_073_741_824),
+    ("124,439,808", "count", 124_439_808),
+    ("124.4M", "count", 124_400_000),
+    ("8.03B", "count", 8_030_000_000),
+    ("37.7 MB", "bytes", 37_700_000),
+    ("16.1 GB", "bytes", 16_100_000_000),
 ])
 def test_accepted_forms(text: str, kind: str, value: int) -> None:
     assert parse_quantity(text, kind, "--max-x") == value  # type: ignore[arg-type]
@@ -40,7 +52,9 @@ def test_accepted_forms(text: str, kind: str, value: int) -> None:
 @pytest.mark.parametrize(("text", "kind"), [
     ("", "count"), ("abc", "count"), ("-1", "bytes"), ("8GB", "count"), ("1GiB", "count"),
     ("16 gigs", "bytes"), ("1.2.3", "count"), ("1e999", "bytes"), ("inf", "count"),
-    ("nan", "bytes"), ("0x10", "count"), ("1,000", "count"),
+    ("nan", "bytes"), ("0x10", "count"), ("10,24", "count"), ("1,,024", "count"),
+    (",024", "count"), ("16Gi", "count"), ("16 GFLOP", "bytes"), ("GB", "bytes"),
+    ("1_", "count"),
 ])
 def test_rejected_forms_name_the_option_and_the_accepted_forms(text: str, kind: str) -> None:
     with pytest.raises(SpecError, match="option --max-x: .*") as e:
@@ -58,3 +72,17 @@ def test_plain_integers_are_exact(n: int) -> None:
                                                ("GB", 10**9), ("MB", 10**6)]))
 def test_suffixes_multiply_exactly(n: int, suffix: tuple[str, int]) -> None:
     assert parse_quantity(f"{n}{suffix[0]}", "bytes", "--max-kv") == n * suffix[1]
+
+
+@given(st.integers(min_value=0, max_value=10**17))
+def test_every_figure_specsheet_prints_parses_back(n: int) -> None:
+    """What a table shows can be pasted into a limit: the exact integer gives the figure, the
+    readable form a value within its rounding (three significant digits)."""
+    from specsheet.units import exact, human_bytes, human_count, human_flops
+
+    assert parse_quantity(exact(n), "count", "--max-x") == n
+    assert parse_quantity(f"{exact(n)} B", "bytes", "--max-x") == n
+    for text, kind in ((human_bytes(n), "bytes"), (human_flops(n), "count"),
+                       (human_count(n), "count")):
+        value = parse_quantity(text, kind, "--max-x")  # type: ignore[arg-type]
+        assert abs(value - n) <= n * 0.005 + 1, (text, value, n)

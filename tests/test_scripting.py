@@ -61,7 +61,10 @@ def test_csv_columns_are_the_json_leaves_with_exact_integers() -> None:
     rows = list(csv.DictReader(io.StringIO(
         specsheet("compare", "llama3-8b", "gpt2-small", "--format", "csv").stdout)))
     assert [row["name"] for row in rows] == ["llama3-8b", "gpt2-small"]
-    assert list(rows[0])[:3] == ["schema_version", "name", "description"]
+    assert list(rows[0])[:3] == ["schema_version", "name", "published_total"]
+    # free text (which may hold commas) comes after every figure; lists are JSON
+    assert list(rows[0])[-3:] == ["description", "origin", "reference"]
+    assert json.loads(rows[0]["spec.dense_layers"]) == []
     for row, model in zip(rows, doc["models"], strict=True):
         assert int(row["params.total"]) == model["params"]["total"]
         assert int(row["kv_cache.bytes_per_request"]) == model["kv_cache"]["bytes_per_request"]

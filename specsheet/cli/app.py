@@ -51,7 +51,7 @@ class SpecsheetGroup(TyperGroup):
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         if cmd_name not in COMMANDS:
-            raise SpecError(f"unknown command '{cmd_name}'{did_you_mean(cmd_name, COMMANDS)}; "
+            raise SpecError(f"unknown command {cmd_name!r}{did_you_mean(cmd_name, COMMANDS)}; "
                             f"the commands are {', '.join(COMMANDS)}")
         return build_command(cmd_name)
 

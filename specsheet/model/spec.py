@@ -94,6 +94,9 @@ FIELD_DOCS: tuple[FieldDoc, ...] = (
 )
 
 REQUIRED_FIELDS: tuple[str, ...] = ("layers", "d_model", "heads", "vocab", "context")
+# Sizes of up to 100 digits are arithmetic (10^30 layers gives exact integers); longer ones are
+# refused, so that no product reaches Python's 4,300-digit limit for printing an integer.
+MAX_DIGITS = 100
 # fields that create() accepts but a spec does not store
 INPUT_ONLY_FIELDS: tuple[str, ...] = ("attn_bias",)
 
@@ -289,11 +292,19 @@ def _check_positive(name: str, value: object) -> None:
         raise SpecError(f"{name}: expected a positive integer, got {value!r}")
     if value <= 0:
         raise SpecError(f"{name}: expected a positive integer, got {value}")
+    _check_digits(name, value)
 
 
 def _check_count(name: str, value: object) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise SpecError(f"{name}: expected an integer of 0 or more, got {value!r}")
+    _check_digits(name, value)
+
+
+def _check_digits(name: str, value: int) -> None:
+    if value >= 10**MAX_DIGITS:
+        raise SpecError(f"{name}: an integer of more than {MAX_DIGITS} digits is beyond any "
+                        "model; expected a size")
 
 
 class Model(NamedTuple):

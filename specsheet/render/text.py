@@ -29,9 +29,10 @@ def to_json(document: dict[str, Any]) -> str:
     return json.dumps(document, indent=2) + "\n"
 
 
-def flatten(document: dict[str, Any], prefix: str = "") -> dict[str, Scalar]:
-    """The leaves of a JSON document by dotted path: {"params.total": 124439808, ...}."""
-    leaves: dict[str, Scalar] = {}
+def flatten(document: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """The leaves of a JSON document by dotted path: {"params.total": 124439808, ...}; a list
+    is a leaf."""
+    leaves: dict[str, Any] = {}
     for key, value in document.items():
         path = f"{prefix}{key}"
         if isinstance(value, dict):
@@ -41,20 +42,29 @@ def flatten(document: dict[str, Any], prefix: str = "") -> dict[str, Scalar]:
     return leaves
 
 
-def _csv_cell(value: Scalar) -> Scalar:
+# columns of free text (which may hold commas and quotes) go last, after every figure
+FREE_TEXT = ("description", "origin", "reference")
+
+
+def _csv_cell(value: Scalar | list[Any]) -> Scalar:
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, list):
+        return json.dumps(value)
     return "" if value is None else value
 
 
-def to_csv(rows: list[dict[str, Scalar]]) -> str:
-    """A header row (the first row's keys, in order) and one line per row."""
+def to_csv(rows: list[dict[str, Any]]) -> str:
+    """A header row (the first row's keys, free-text columns last) and one line per row; lists
+    are written as JSON ([0, 2, 4]), booleans as true and false, null as an empty cell."""
     import csv
     import io
 
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    header = list(rows[0]) if rows else []
+    columns = list(rows[0]) if rows else []
+    header = [c for c in columns if c.rsplit(".", 1)[-1] not in FREE_TEXT]
+    header += [c for c in columns if c.rsplit(".", 1)[-1] in FREE_TEXT]
     writer.writerow(header)
     for row in rows:
         writer.writerow([_csv_cell(row.get(column)) for column in header])

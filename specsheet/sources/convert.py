@@ -3,6 +3,7 @@
 from dataclasses import fields
 from typing import Any
 
+from specsheet.errors import SpecError
 from specsheet.model.params import count_params
 from specsheet.model.spec import REQUIRED_FIELDS, Model, ModelSpec
 
@@ -17,7 +18,7 @@ def minimal_fields(spec: ModelSpec) -> dict[str, Any]:
         trial = {k: v for k, v in kept.items() if k != f.name}
         try:
             same = ModelSpec.create(**trial) == spec
-        except Exception:  # a field others depend on: keep it
+        except SpecError:  # a field others depend on: keep it
             same = False
         if same:
             kept = trial

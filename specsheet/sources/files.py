@@ -54,8 +54,27 @@ def parse_yaml(text: str, origin: str) -> object:
             mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
             return mapping
 
+        def construct_yaml_int(self, node: Any) -> int:
+            """YAML 1.1 reads 012 as octal (10) and 1:30 as base 60 (90): refuse both rather
+            than compute with a number the writer did not mean."""
+            value: int = super().construct_yaml_int(node)
+            digits = str(node.value).replace("_", "").lstrip("+-")
+            line = node.start_mark.line + 1
+            if ":" in digits:
+                raise SpecError(f"{origin}: line {line}: {node.value} is a base-60 number in "
+                                f"YAML 1.1 ({value}); write the integer you mean")
+            if len(digits) > 1 and digits[0] == "0" and digits[1] not in "xXbBoO":
+                raise SpecError(f"{origin}: line {line}: {node.value} is an octal number in "
+                                f"YAML 1.1 ({value}); write {digits.lstrip('0') or '0'} "
+                                "without the leading zero")
+            return value
+
+    StrictLoader.add_constructor("tag:yaml.org,2002:int", StrictLoader.construct_yaml_int)
+
     try:
         return yaml.load(text, Loader=StrictLoader)  # noqa: S506 - a SafeLoader subclass
+    except SpecError:  # our own refusals (duplicate keys, octal integers) say it all
+        raise
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         where = f"line {mark.line + 1}: " if mark is not None else ""
@@ -79,3 +98,6 @@ def parse_json(text: str, origin: str) -> object:
         raise SpecError(f"{origin}: line {e.lineno}: not valid JSON: {e.msg}") from None
     except RecursionError:
         raise SpecError(f"{origin}: not valid JSON: nested too deeply") from None
+    except ValueError:  # an integer past Python's 4,300-digit limit
+        raise SpecError(f"{origin}: a number with more than 4,300 digits is beyond any "
+                        "model") from None

@@ -82,7 +82,7 @@ def load_preset(name: str, overrides: Mapping[str, Any] | None = None) -> Model:
     """Load a built-in preset by name."""
     index = preset_index()
     if name not in index:
-        raise SpecError(f"unknown preset '{name}'{did_you_mean(name, index)}; "
+        raise SpecError(f"unknown preset {name!r}{did_you_mean(name, index)}; "
                         "'specsheet presets' lists them, or give a path to a preset YAML file")
     return model_from_mapping(index[name], f"preset {name}", overrides)
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from specsheet.errors import SpecError, did_you_mean
-from specsheet.model.spec import FieldDoc
+from specsheet.model.spec import MAX_DIGITS, FieldDoc
 from specsheet.sources.fields import SPEC_FIELDS, Overrides, check_field, label_of
 
 
@@ -44,14 +44,20 @@ def _parse_value(doc: FieldDoc, text: str) -> Any:
         if lowered == "all":
             return "all"
         items = [i.strip() for i in text.strip("[]").split(",") if i.strip()]
-        if not all(i.isdigit() for i in items):
+        if not all(_is_decimal(i) for i in items):
             raise SpecError(f"option --set: field '{doc.name}': expected layer indices "
                             f"like 0,2,4 or all, got {text!r}")
         return [int(i) for i in items]
-    if not text.isdigit():
+    if not _is_decimal(text):
         expected = "a positive integer" if doc.type == "int" else "an integer of 0 or more"
         raise SpecError(f"option --set: field '{doc.name}': expected {expected}, got {text!r}")
     return int(text)
+
+
+def _is_decimal(text: str) -> bool:
+    """ASCII digits only (str.isdigit also takes ², ① and other scripts' digits), and few
+    enough of them to be a size (MAX_DIGITS)."""
+    return text.isascii() and text.isdigit() and len(text.lstrip("0")) <= MAX_DIGITS
 
 
 def check_overrides(overrides: Mapping[str, Any]) -> None:

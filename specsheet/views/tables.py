@@ -213,7 +213,7 @@ def compare_view(reports: list[Report]) -> TableView:
     """A column per model, a row per figure; later models show their ratio to the first."""
     names = tuple(r.model.name for r in reports)
     view = TableView(
-        title=f"{' vs '.join(names)} (ratios to {names[0]})",
+        title=f"{' vs '.join(names)} (ratios to {names[0]})" if len(names) > 1 else names[0],
         headers=("Figure", *names),
         numeric=(False, *(True for _ in names)),
     )
@@ -273,7 +273,8 @@ def compare_view(reports: list[Report]) -> TableView:
     view.add("  2N rule (estimate)",
              *(f"{human_flops(r.flops_2n)} ({signed_percent(r.flops_2n_error)})"
                for r in reports), style="sub")
-    view.caption = "Ratios in parentheses are to the first model; shares are of each model's total."
+    view.caption = ("Ratios in parentheses are to the first model; shares are of each model's "
+                    "total." if len(reports) > 1 else "Shares are of the model's total.")
     return view
 
 

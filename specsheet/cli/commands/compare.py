@@ -18,7 +18,6 @@ from specsheet.cli.options import (
     output_format,
     reports,
 )
-from specsheet.errors import SpecError
 from specsheet.model.memory import DEFAULT_DTYPE
 from specsheet.sources.fields import Overrides
 from specsheet.views.documents import compare_document
@@ -31,7 +30,8 @@ SETTINGS = {"epilog": CONVENTIONS}
 
 def compare(
     models: Annotated[list[str], typer.Argument(
-        help="Two or more preset names or preset YAML files.", show_default=False,
+        help="One or more models: preset names, preset YAML files, config.json files or "
+             "folders, hf:ORG/NAME.", show_default=False,
         autocompletion=complete_preset)],
     tokens: TokensOpt = None,
     dtype: DtypeOpt = DEFAULT_DTYPE,
@@ -39,13 +39,12 @@ def compare(
     fmt: FormatOpt = None,
     json_: JsonOpt = False,
 ) -> None:
-    """Models side by side: every figure of count, with ratios to the first model.
+    """Models side by side: every figure of count, with ratios to the first model (one model
+    gives one column, so a CI matrix can call it the same way for any number).
 
     Example: 'specsheet compare llama3-8b llama3-70b'.
     """
     output = output_format(fmt, json_)
-    if len(models) < 2:
-        raise SpecError("compare needs two or more models; use 'specsheet count' for one")
     compared = reports(list(models), Overrides(), tokens, dtype, kv_dtype,
                        "lower --tokens to the smallest context of the models compared")
     document = compare_document(compared)
