@@ -13,7 +13,12 @@ from specsheet.model.params import count_params
 from specsheet.model.spec import ModelSpec
 from specsheet.sources.presets import preset_index
 from specsheet.sources.resolve import load_preset
-from specsheet.views.formulas import attention_formula, mlp_formula, norm_formula
+from specsheet.views.formulas import (
+    attention_formula,
+    layer_norm_formula,
+    mlp_formula,
+    norm_formula,
+)
 
 
 def evaluate(formula: str, spec: ModelSpec) -> int:
@@ -90,6 +95,13 @@ def test_norm_formula(name: str, spec: ModelSpec) -> None:
     assert (0 if formula == "no parameters" else evaluate(formula, spec)) == expected, formula
 
 
+@pytest.mark.parametrize(("name", "spec"), SYMBOLIC_NORMS, ids=[n for n, _ in SYMBOLIC_NORMS])
+def test_layer_norm_formula(name: str, spec: ModelSpec) -> None:
+    formula = layer_norm_formula(spec)
+    expected = count_params(spec).block.norms
+    assert (0 if formula == "no parameters" else evaluate(formula, spec)) == expected, formula
+
+
 def test_the_cases_cover_every_kind_of_formula() -> None:
     assert len(SYMBOLIC_ATTENTION) > 100 and len(SYMBOLIC_NORMS) > 100
     assert {attention_formula(s).split(" + ")[0] for _, s in SYMBOLIC_ATTENTION} >= {
@@ -98,5 +110,5 @@ def test_the_cases_cover_every_kind_of_formula() -> None:
 
 def test_the_seed_formulas_for_gpt2_small() -> None:
     spec = load_preset("gpt2-small").spec
-    assert (attention_formula(spec), mlp_formula(spec), norm_formula(spec)) == (
-        "4d² + 4d", "8d² + 5d", "(2L + 1) × 2d")
+    assert (attention_formula(spec), mlp_formula(spec), norm_formula(spec),
+            layer_norm_formula(spec)) == ("4d² + 4d", "8d² + 5d", "(2L + 1) × 2d", "2 × 2d")

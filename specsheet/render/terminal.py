@@ -37,9 +37,11 @@ def render_views(views: list[TableView], width: int, color: bool = False,
     for view in views:
         if ascii_only:
             view = _ascii_view(view)
-        table = _table(view)
-        if console.measure(table).minimum <= width:
-            console.print(table)
+        narrow = view.without_optional()
+        if min_width(view) <= width:
+            console.print(_table(view))
+        elif min_width(narrow) <= width:
+            console.print(_table(narrow))
         else:
             _print_stacked(console, view)
     text: str = console.file.getvalue()  # type: ignore[attr-defined]
@@ -51,10 +53,26 @@ def _ascii_view(view: TableView) -> TableView:
     """A copy of ``view`` with every text in ASCII renderings, before layout (so that widths
     are measured on what is printed)."""
     copy = TableView(to_ascii(view.title), tuple(map(to_ascii, view.headers)), view.numeric,
-                     to_ascii(view.caption))
+                     to_ascii(view.caption), view.optional)
     for row in view.rows:
         copy.add(*map(to_ascii, row.cells), style=row.style)
     return copy
+
+
+def min_width(view: TableView) -> int:
+    """The narrowest the table of ``view`` prints without cutting a cell: the label column and
+    the numeric columns whole, text columns down to their longest word; each cell carries a
+    one-space gap, and the table a one-space edge on each side."""
+    from rich.cells import cell_len
+
+    widths = []
+    for index, numeric in enumerate(view.numeric):
+        cells = [view.headers[index], *(row.cells[index] for row in view.rows)]
+        if numeric or index == 0:
+            widths.append(max(cell_len(c) for c in cells))
+        else:
+            widths.append(max((cell_len(w) for c in cells for w in c.split()), default=0))
+    return sum(w + 1 for w in widths) + (len(widths) - 1) + 2
 
 
 def _cell(text: str, numeric: bool) -> Text:

@@ -62,3 +62,16 @@ def norm_formula(spec: ModelSpec) -> str:
     return terms
 
 
+
+
+def layer_norm_formula(spec: ModelSpec) -> str:
+    """One layer's norms: 2 × 2d for GPT-2 (two LayerNorms), 2 × d for Llama."""
+    if spec.norm == "none":
+        return "no parameters" if not spec.latent_attention else "MLA latents: r_q + r_kv"
+    width = {"layernorm": "2d", "rmsnorm": "d"}[spec.norm]
+    terms = f"{spec.norms_per_block} × {width}" if spec.norms_per_block != 1 else width
+    if spec.qk_norm != "none":
+        terms += " + q/k norms"
+    if spec.latent_attention:
+        terms += " + MLA latents"
+    return terms

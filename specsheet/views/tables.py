@@ -15,7 +15,12 @@ from specsheet.units import (
     ratio,
     signed_percent,
 )
-from specsheet.views.formulas import attention_formula, mlp_formula, norm_formula
+from specsheet.views.formulas import (
+    attention_formula,
+    layer_norm_formula,
+    mlp_formula,
+    norm_formula,
+)
 
 if TYPE_CHECKING:
     from specsheet.plan.budgets import CheckResult
@@ -30,20 +35,32 @@ class Row(NamedTuple):
 
 class TableView:
     """A titled table of text cells, filled row by row; numeric columns are right-justified.
+    ``optional`` columns repeat what another column says (a readable form beside the exact
+    integer, a bar beside a share): a narrow terminal may leave them out.
 
     A plain class: creating a dataclass costs start-up time on every run.
     """
 
     def __init__(self, title: str, headers: tuple[str, ...], numeric: tuple[bool, ...],
-                 caption: str = "") -> None:
+                 caption: str = "", optional: tuple[bool, ...] | None = None) -> None:
         self.title = title
         self.headers = headers
         self.numeric = numeric
         self.caption = caption
+        self.optional = optional or tuple(False for _ in headers)
         self.rows: list[Row] = []
 
     def add(self, *cells: str, style: RowStyle = "") -> None:
         self.rows.append(Row(tuple(cells), style))
+
+    def without_optional(self) -> TableView:
+        """A copy without the optional columns."""
+        keep = [i for i, optional in enumerate(self.optional) if not optional]
+        copy = TableView(self.title, tuple(self.headers[i] for i in keep),
+                         tuple(self.numeric[i] for i in keep), self.caption)
+        for row in self.rows:
+            copy.add(*(row.cells[i] for i in keep), style=row.style)
+        return copy
 
 
 _BLOCKS = " ▏▎▍▌▋▊▉█"
@@ -87,6 +104,7 @@ def breakdown_view(report: Report) -> TableView:
         title=f"{report.model.name}: where the {exact(total)} parameters live",
         headers=("Part", "Formula", "Parameters", "Share", ""),
         numeric=(False, False, True, True, False),
+        optional=(False, False, False, False, True),
     )
 
     def line(part: str, formula: str, value: int, style: RowStyle = "") -> None:
@@ -111,7 +129,7 @@ def breakdown_view(report: Report) -> TableView:
     weights = p.block.attention + p.block.mlp
     line(f"Attention, {_layers(spec.layers)}", "L × per layer", p.attention)
     note("  per layer", attention_formula(spec), p.block.attention,
-         f"{percent(p.block.attention, weights)} of attention + MLP" if not spec.experts else "")
+         f"{percent(p.block.attention, weights)} of attention + MLP")
     if not spec.experts:
         line(f"MLP, {_layers(spec.layers)}", "L × per layer", p.mlp)
         note("  per layer", mlp_formula(spec), p.block.mlp,
@@ -119,6 +137,9 @@ def breakdown_view(report: Report) -> TableView:
     else:
         moe = p.moe
         line(f"MLP and experts, {_layers(spec.layers)}", "dense + router + experts", p.mlp)
+        shared = " + shared" if moe.shared_experts else ""
+        note("  per MoE layer", f"router + {spec.experts} experts{shared}", p.block.mlp,
+             f"{percent(p.block.mlp, weights)} of attention + MLP")
         if spec.dense_mlp_layers:
             line(f"  dense MLP, {_layers(spec.dense_mlp_layers)}", mlp_formula(spec), moe.dense,
                  "sub")
@@ -130,6 +151,7 @@ def breakdown_view(report: Report) -> TableView:
             line("  shared experts", f"{mlp_formula(spec, 'f_s')}{gate} per layer",
                  moe.shared_experts, "sub")
     line("Norms", norm_formula(spec), p.norms)
+    note("  per layer", layer_norm_formula(spec), p.block.norms)
     if spec.tied_embeddings:
         head = "tied to the token embedding"
     else:
@@ -155,6 +177,7 @@ def summary_view(report: Report) -> TableView:
         title=f"{model.name}: memory and compute at T = {t} tokens",
         headers=("Figure", "Value", "Exact"),
         numeric=(False, True, True),
+        optional=(False, True, False),
     )
     view.add("Parameters", human_count(p.total), exact(p.total))
     view.add("  without embeddings", human_count(p.non_embedding), exact(p.non_embedding),
@@ -292,6 +315,7 @@ def check_view(report: Report, results: list[CheckResult]) -> TableView:
         title=f"{report.model.name} at T = {exact(report.kv.tokens)}: {verdict}",
         headers=("Figure", "Value", "Limit", "Margin", "Verdict", "Exact value", "Exact limit"),
         numeric=(False, True, True, True, False, True, True),
+        optional=(False, True, True, True, False, False, False),
     )
     for r in results:
         human = human_bytes if r.budget.kind == "bytes" else human_count
