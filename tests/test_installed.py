@@ -3,23 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
-SPECSHEET = shutil.which("specsheet")
-pytestmark = pytest.mark.skipif(SPECSHEET is None, reason="specsheet is not installed")
-
-
-def specsheet(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    assert SPECSHEET is not None
-    env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "COLUMNS")}
-    return subprocess.run([SPECSHEET, *args], cwd=cwd, capture_output=True, text=True,
-                          env=env, timeout=60, check=False)
+from commands import specsheet
 
 
 def test_count_json_from_another_directory(tmp_path: Path) -> None:

@@ -5,28 +5,13 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
+from commands import ROOT, shell, specsheet
 
-SPECSHEET = shutil.which("specsheet")
-pytestmark = pytest.mark.skipif(SPECSHEET is None, reason="specsheet is not installed")
-ROOT = Path(__file__).resolve().parent.parent
 ANSI = "\x1b["
-
-
-def specsheet(*args: str, cwd: Path | None = None,
-              **env: str) -> subprocess.CompletedProcess[str]:
-    assert SPECSHEET is not None
-    environ = {k: v for k, v in os.environ.items()
-               if k not in ("NO_COLOR", "FORCE_COLOR", "COLUMNS", "PY_COLORS")}
-    environ.update(env)
-    return subprocess.run([SPECSHEET, *args], capture_output=True, text=True, env=environ,
-                          cwd=cwd, timeout=60, check=False)
 
 
 # ---- formats ----------------------------------------------------------------------------------
@@ -188,12 +173,9 @@ def test_ci_snippet_runs_as_written(tmp_path: Path) -> None:
     snippet = re.search(r"<!-- ci-snippet -->\n```sh\n(.*?)```", reference, re.DOTALL)
     assert snippet is not None, "docs/cli.md lost its CI snippet"
     summary = tmp_path / "summary.md"
-    environ = {**os.environ, "GITHUB_STEP_SUMMARY": str(summary)}
-    environ.pop("COLUMNS", None)
-    result = subprocess.run(["bash", "-c", snippet[1]], capture_output=True, text=True,
-                            env=environ, cwd=tmp_path, timeout=60, check=False)
+    result = shell(snippet[1], cwd=tmp_path, GITHUB_STEP_SUMMARY=str(summary))
     assert result.returncode == 0, result.stderr
-    assert "all within budget" in result.stdout
+    assert b"all within budget" in result.stdout
     text = summary.read_text(encoding="utf-8")
     assert "| Figure | llama3-8b | llama3-70b |" in text
     assert ANSI not in text
@@ -202,10 +184,10 @@ def test_ci_snippet_runs_as_written(tmp_path: Path) -> None:
 def test_a_reader_that_stops_early_gets_no_traceback(tmp_path: Path) -> None:
     """specsheet ... | head: the command ends quietly when the pipe closes."""
     script = 'specsheet compare gpt2-small gpt2-xl llama3-8b llama3-70b --json | head -c 20'
-    result = subprocess.run(["bash", "-o", "pipefail", "-c", script], capture_output=True,
-                            text=True, cwd=tmp_path, timeout=60, check=False)
-    assert result.stdout == '{\n  "schema_version"'
-    assert "Traceback" not in result.stderr and "Exception" not in result.stderr
+    result = shell(script, cwd=tmp_path)
+    assert result.stdout == b'{\n  "schema_version"'
+    assert result.returncode == 0
+    assert b"Traceback" not in result.stderr and b"Exception" not in result.stderr
 
 
 def test_large_output_arrives_whole_through_a_pipe() -> None:

@@ -55,6 +55,14 @@ class SpecsheetGroup(TyperGroup):
                             f"the commands are {', '.join(COMMANDS)}")
         return build_command(cmd_name)
 
+    def invoke(self, ctx: Any) -> Any:
+        """Run the subcommand. A reader that went away leaves as ReaderGone: click would turn
+        the BrokenPipeError into exit 1, the "over budget" code."""
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            raise streams.ReaderGone() from None
+
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True,
              windows_expand_args: bool = True, **extra: Any) -> Any:
@@ -79,7 +87,7 @@ class SpecsheetGroup(TyperGroup):
             return _fail(str(e))
         except typer.Abort:
             return _fail("aborted")
-        except BrokenPipeError:  # the reader went away (specsheet ... | head): stop quietly
+        except (BrokenPipeError, streams.ReaderGone):  # specsheet ... | head: stop quietly
             streams.silence_stdout()
             return ExitCode.OK
         except streams.OutputFailed as e:

@@ -23,6 +23,10 @@ class OutputFailed(Exception):
     """The result could not be written to stdout (other than a reader that went away)."""
 
 
+class ReaderGone(Exception):
+    """The reader of stdout went away (a closed pipe): not an error, the command stops."""
+
+
 class _ClosedStream:
     """Stands in for a stream whose file descriptor was closed before start (``>&-``)."""
 

@@ -7,8 +7,8 @@ from typing import Annotated, Any
 import typer
 
 from specsheet.cli import streams
+from specsheet.cli.files import write_whole
 from specsheet.cli.options import complete_preset
-from specsheet.errors import SpecError
 from specsheet.sources.resolve import resolve
 
 SETTINGS: dict[str, Any] = {}
@@ -32,9 +32,5 @@ def convert(
     if output is None:
         streams.write(text)
         return
-    try:
-        with open(output, "w", encoding="utf-8") as f:
-            f.write(text)
-    except OSError as e:
-        raise SpecError(f"{output}: cannot write: {e.strerror}") from None
+    write_whole(output, text)
     streams.say(f"wrote {output}")
