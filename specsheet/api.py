@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from specsheet.model import report as _figures
+from specsheet import figures as _figures
 from specsheet.model.memory import DEFAULT_DTYPE
 from specsheet.model.spec import Model
 from specsheet.sources.resolve import resolve
@@ -45,11 +45,14 @@ def load(ref: str | None = None, **overrides: Any) -> Model:
     return resolve(ref, check_fields(overrides))
 
 
-def report(model: Model, tokens: int | None = None, dtype: str = DEFAULT_DTYPE,
-           kv_dtype: str = DEFAULT_DTYPE) -> Report:
-    """Every figure of ``model`` for a request of ``tokens`` tokens (default: its context),
-    weights in ``dtype`` and the KV cache in ``kv_dtype``."""
-    return Report._make(_figures.build_report(model, tokens, dtype, kv_dtype))
+def report(model: Model, tokens: int | None = None, dtype: str | None = None,
+           kv_dtype: str = DEFAULT_DTYPE, quant: str | None = None,
+           group_size: int | None = None) -> Report:
+    """Every figure of ``model`` for a request of ``tokens`` tokens (default: its context), the
+    KV cache in ``kv_dtype``, and the weights in ``quant`` (a quantization format such as
+    ``gguf-q4_k_m`` or ``awq-int4``, with ``group_size`` where it has one) or else in ``dtype``
+    (default bf16; with ``quant``, the type of the tensors the format leaves unquantized)."""
+    return Report._make(_figures.build_report(model, tokens, dtype, kv_dtype, quant, group_size))
 
 
 def presets() -> list[str]:

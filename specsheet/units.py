@@ -91,6 +91,11 @@ def ratio(value: int, base: int) -> str:
     return f"{float(r):.3g}x"
 
 
+def bits_per_weight(weights_bytes: int, params: int) -> str:
+    """Stored bits per parameter with four decimals, as llama.cpp prints them: 4.8944."""
+    return f"{weights_bytes * 8 / params:.4f}"
+
+
 def signed_percent(value: float) -> str:
     """A relative error in percent with its sign: +0.0%, -31.2%."""
     return f"{value:+.1f}%"

@@ -13,10 +13,10 @@ from reference import (
     PARAMS,
 )
 
+from specsheet.figures import build_report
 from specsheet.model.flops import forward_flops, two_n_estimate
 from specsheet.model.memory import bytes_for, kv_cache
 from specsheet.model.params import count_params
-from specsheet.model.report import build_report
 from specsheet.model.spec import ModelSpec
 from specsheet.sources.resolve import load_preset
 

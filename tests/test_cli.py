@@ -65,7 +65,11 @@ def test_count_json_schema_for_gpt2_small() -> None:
     assert doc["params"]["non_embedding"] == 85_056_000
     assert doc["params"]["per_block"] == {"attention": 2_362_368, "mlp": 4_722_432,
                                           "norms": 3_072, "total": 7_087_872}
-    assert doc["memory"] == {"dtype": "bf16", "weights_bytes": 248_879_616}
+    assert {k: doc["memory"][k] for k in ("format", "dtype", "weights_bytes", "overhead_bytes",
+                                          "tensor_types", "lower_bound")} == {
+        "format": "bf16", "dtype": "bf16", "weights_bytes": 248_879_616, "overhead_bytes": 0,
+        "tensor_types": {"BF16": 248_879_616}, "lower_bound": False}
+    assert doc["memory"]["bits_per_weight"] == 16.0
     assert doc["kv_cache"]["tokens"] == 8
     assert doc["kv_cache"]["bytes_per_token"] == 36_864
     assert doc["kv_cache"]["bytes_per_request"] == 8 * 36_864
@@ -102,7 +106,8 @@ def test_tiny_with_eight_tokens() -> None:
                                                  ("int4", 124_439_808 // 2)])
 def test_dtype_option(dtype: str, weights: int) -> None:
     doc = run_json("count", "gpt2-small", "--dtype", dtype, "--kv-dtype", "fp8")
-    assert doc["memory"] == {"dtype": dtype, "weights_bytes": weights}
+    assert (doc["memory"]["dtype"], doc["memory"]["weights_bytes"]) == (dtype, weights)
+    assert doc["memory"]["lower_bound"] is (dtype == "int4")
     assert doc["kv_cache"]["bytes_per_token"] == 36_864 // 2
 
 

@@ -120,7 +120,7 @@ def test_an_error_with_a_non_ascii_name_on_an_ascii_stderr() -> None:
 
 # ---- failures nobody foresaw -------------------------------------------------------------------
 
-BUG = ("import sys, specsheet.model.report as r\n"
+BUG = ("import sys, specsheet.figures as r\n"
        "def broken(*a, **k):\n    raise KeyError('a bug')\n"
        "r.build_report = broken\n"
        "import specsheet.cli.options as o\no.build_report = broken\n"

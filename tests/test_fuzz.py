@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from test_properties import specs
 from typer.testing import CliRunner
 
-from specsheet.model.report import build_report
+from specsheet.figures import build_report
 from specsheet.model.spec import INPUT_ONLY_FIELDS, REQUIRED_FIELDS, Model, ModelSpec
 from specsheet.sources.fields import ALL_FIELDS
 from specsheet.views.documents import count_document as report_dict

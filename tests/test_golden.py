@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
+from specsheet.figures import build_report
 from specsheet.model.memory import kv_cache
 from specsheet.model.params import count_params
-from specsheet.model.report import build_report
 from specsheet.model.spec import Model
 from specsheet.sources.resolve import load_file
 

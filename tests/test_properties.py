@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import dataclasses
-import math
 
 from hypothesis import given
 from hypothesis import strategies as st
 
+from specsheet.figures import build_report
 from specsheet.model.flops import forward_flops
 from specsheet.model.memory import DTYPE_BITS, bytes_for, kv_cache
 from specsheet.model.params import count_params, mlp_weights
-from specsheet.model.report import build_report
 from specsheet.model.spec import MLP_KINDS, NORM_KINDS, POSITION_KINDS, Model, ModelSpec
+from specsheet.quant.layouts import model_tensors
 from specsheet.views.documents import count_document as report_dict
 
 sizes = st.integers(min_value=1, max_value=4096)
@@ -65,33 +65,62 @@ def specs(draw: st.DrawFn) -> ModelSpec:
     )
 
 
+
 @given(specs())
-def test_total_is_the_sum_of_components_and_blocks(spec: ModelSpec) -> None:
+def test_a_tensor_by_tensor_count_agrees(spec: ModelSpec) -> None:
+    """A second formulation written differently: quant.layouts lists every tensor of the model
+    by name and shape (as a checkpoint stores them); their elements add up, component by
+    component, to params.py's formulas."""
     p = count_params(spec)
-    assert p.total == sum(p.components().values())
-    assert p.norms >= spec.layers * p.block.norms
-    assert p.moe.total == p.mlp
+    by_component = dict.fromkeys(p.components(), 0)
+    for tensor in model_tensors(spec):
+        by_component[tensor.component] += tensor.elements
+    assert by_component == p.components()
+
+
+@given(specs())
+def test_one_more_layer_adds_exactly_one_block(spec: ModelSpec) -> None:
+    """params(L + 1) - params(L) = one layer: the new layer is of the kind the last ones are
+    (an MoE layer in an MoE model: the dense layers are listed, the new index is not)."""
+    p = count_params(spec)
+    deeper = count_params(dataclasses.replace(spec, layers=spec.layers + 1))
+    assert deeper.total - p.total == p.block.total
+    unused = (spec.experts - spec.experts_per_token) * p.expert if spec.experts else 0
+    assert deeper.active - p.active == p.block.total - unused
+
+
+@given(specs())
+def test_active_parameters(spec: ModelSpec) -> None:
+    p = count_params(spec)
     assert 0 < p.active <= p.total
     all_used = spec.experts_per_token == spec.experts or spec.moe_layers == 0
     assert (p.active == p.total) == all_used
-    assert p.attention == spec.layers * p.block.attention
-    if not spec.experts:
-        assert p.mlp == spec.layers * p.block.mlp
-    assert all(isinstance(v, int) and v >= 0 for v in p.components().values())
+
+
+@given(specs(), st.integers(1, 1000))
+def test_more_vocabulary_adds_rows_to_the_tables(spec: ModelSpec, more: int) -> None:
+    """V + n tokens: n more rows of e values in the embedding, and in an untied head (plus n
+    biases with a head bias); nothing else moves."""
+    p = count_params(spec)
+    bigger = count_params(dataclasses.replace(spec, vocab=spec.vocab + more))
+    rows = more * spec.embedding_dim
+    head = (0 if spec.tied_embeddings else rows) + (more if spec.head_bias else 0)
+    assert bigger.total - p.total == rows + head
+    assert bigger.attention == p.attention and bigger.mlp == p.mlp
 
 
 @given(specs(), st.sampled_from(sorted(DTYPE_BITS)), st.sampled_from(sorted(DTYPE_BITS)))
-def test_shares_add_to_one_and_figures_are_non_negative_integers(
+def test_plain_dtypes_store_their_bits_per_weight(
     spec: ModelSpec, dtype: str, kv_dtype: str
 ) -> None:
+    """A plain dtype stores bits x parameters / 8 bytes, less than a byte of rounding, all of
+    it in one element type; the cache figures are non-negative integers."""
     doc = report_dict(build_report(Model("m", spec, "test"), None, dtype, kv_dtype))
-    assert math.isclose(sum(doc["params"]["shares"].values()), 1.0, rel_tol=1e-9)
-    assert math.isclose(sum(doc["params"]["block_shares"].values()), 1.0, rel_tol=1e-9)
-    assert sum(doc["params"]["components"].values()) == doc["params"]["total"]
-    assert sum(doc["flops"]["components"].values()) == doc["flops"]["forward_per_token"]
-    for section in ("memory", "kv_cache"):
-        for value in doc[section].values():
-            assert isinstance(value, str) or (isinstance(value, int) and value >= 0)
+    total, stored = doc["params"]["total"], doc["memory"]["weights_bytes"]
+    assert 0 <= stored * 8 - total * DTYPE_BITS[dtype] < 8
+    assert list(doc["memory"]["tensor_types"].values()) == [stored]
+    for value in doc["kv_cache"].values():
+        assert isinstance(value, str) or (isinstance(value, int) and value >= 0)
 
 
 @given(specs(), st.integers(1, 1 << 20), st.integers(1, 1 << 20))

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from specsheet.errors import SpecError, TokensOverContext, did_you_mean
+from specsheet.figures import Report, build_report
 from specsheet.model.memory import DTYPE_BITS
-from specsheet.model.report import Report, build_report
 from specsheet.sources.fields import Overrides
 from specsheet.sources.resolve import resolve
 
@@ -28,7 +28,22 @@ DTYPES = ", ".join(DTYPE_BITS)
 TokensOpt = Annotated[int | None, typer.Option(
     "--tokens", "-t", min=1, help="Tokens T in a request, for the KV cache and FLOPs "
     "[default: the model's context].")]
-DtypeOpt = Annotated[str, typer.Option("--dtype", help=f"Weight element type: {DTYPES}.")]
+DtypeOpt = Annotated[str | None, typer.Option(
+    "--dtype", help=f"Weight element type: {DTYPES} [default: bf16]; with --quant, the type of "
+    "the tensors the format leaves unquantized [default: the format's own].",
+    show_default=False)]
+# the names of specsheet.quant.formats.FORMATS (a test keeps them equal), written out so that
+# building the option does not import the quantization tables
+QUANT_FORMATS = ("gptq-int4, gptq-int8, awq-int4, bnb-nf4, bnb-nf4-dq, bnb-int8, fp8, "
+                 "fp8-channel, fp8-block, w4a16, w8a8, mxfp4, nvfp4, gguf-f16, gguf-q8_0, "
+                 "gguf-q6_k, gguf-q5_k_m, gguf-q4_k_m, gguf-q4_0, gguf-q3_k_m, gguf-q2_k, "
+                 "gguf-iq4_xs")
+QuantOpt = Annotated[str | None, typer.Option(
+    "--quant", "-q", help=f"Store the weights as a quantized checkpoint does, every tensor and "
+    f"its scales counted: {QUANT_FORMATS} (docs/quantization.md).", show_default=False)]
+GroupSizeOpt = Annotated[int | None, typer.Option(
+    "--group-size", help="Values that share a scale, for gptq-*, awq-int4 and w4a16 "
+    "[default: 128; -1: one group per row].", show_default=False)]
 KvDtypeOpt = Annotated[str, typer.Option("--kv-dtype", help=f"KV-cache element type: {DTYPES}.")]
 JsonOpt = Annotated[bool, typer.Option(
     "--json", help="Short for --format json: one JSON document, exact integers.")]
@@ -118,18 +133,26 @@ def emit(fmt: str, document: dict[str, Any], rows: list[dict[str, Any]],
     streams.write(out)
 
 
-def reports(refs: list[str | None], given: Overrides, tokens: int | None, dtype: str,
-            kv_dtype: str, advice: str) -> list[Report]:
+def reports(refs: list[str | None], given: Overrides, tokens: int | None, dtype: str | None,
+            kv_dtype: str, advice: str, quant: str | None = None,
+            group_size: int | None = None) -> list[Report]:
     """A Report of each model; a request beyond a model's context gets ``advice``. Notes on how
     a name was read go to stderr."""
     from specsheet.cli import streams
 
     notes: list[str] = []
     try:
-        return [build_report(resolve(ref, given, notes), tokens, dtype, kv_dtype)
-                for ref in refs]
+        return [build_report(resolve(ref, given, notes), tokens, dtype, kv_dtype, quant,
+                             group_size) for ref in refs]
     except TokensOverContext as e:
         raise SpecError(f"{e}; {advice}") from None
+    except SpecError as e:  # the arithmetic names its arguments; the user typed options
+        message = str(e)
+        for name, option in (("quant:", "option --quant:"), ("group_size:", "option --group-size:"),
+                             ("dtype:", "option --dtype:"), ("kv-dtype:", "option --kv-dtype:")):
+            if message.startswith(name):
+                raise SpecError(option + message[len(name):]) from None
+        raise
     finally:
         for note in dict.fromkeys(notes):
             streams.say(f"specsheet: note: {note}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
-from specsheet.model.report import Report
+from specsheet.figures import Report
 from specsheet.units import QuantityKind
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from specsheet.model.report import Report
+from specsheet.figures import Report
 
 if TYPE_CHECKING:
     from specsheet.plan.budgets import CheckResult
@@ -54,8 +54,14 @@ def count_document(report: Report) -> dict[str, Any]:
             ),
         },
         "memory": {
+            "format": report.weights.format,
             "dtype": report.dtype,
             "weights_bytes": report.weights_bytes,
+            "bits_per_weight": report.weights_bytes * 8 / p.total,
+            "overhead_bytes": report.weights.overhead_bytes,
+            "by_component": report.weights.by_component,
+            "tensor_types": report.weights.tensor_types,
+            "lower_bound": report.weights.lower_bound,
         },
         "kv_cache": {
             "tokens": kv.tokens,

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from specsheet.model.report import Report
+from specsheet.figures import Report
 from specsheet.units import (
+    bits_per_weight,
     exact,
     human_bytes,
     human_count,
@@ -190,10 +191,22 @@ def summary_view(report: Report) -> TableView:
         verdict = "matches" if model.published_total == p.total else "DIFFERS"
         view.add(f"  published total ({verdict})", human_count(model.published_total),
                  exact(model.published_total), style="sub")
-    view.add(f"Weights ({report.dtype})", human_bytes(report.weights_bytes),
-             f"{exact(report.weights_bytes)} B")
-    view.add(f"KV cache per request (T = {t}, {kv.dtype})", human_bytes(kv.bytes_per_request),
-             f"{exact(kv.bytes_per_request)} B")
+    w = report.weights
+    bound = ", a lower bound: no scales or zero points" if w.lower_bound else ""
+    view.add(f"Weights ({w.format}{bound})", human_bytes(w.weights_bytes),
+             f"{exact(w.weights_bytes)} B")
+    if w.quantized:
+        view.add(f"  {bits_per_weight(w.weights_bytes, p.total)} bits per weight", "", "",
+                 style="sub")
+        view.add("  scales, zero points and indices", human_bytes(w.overhead_bytes),
+                 f"{exact(w.overhead_bytes)} B", style="sub")
+        for kind, size in w.tensor_types.items():
+            view.add(f"  in {kind} tensors", human_bytes(size), f"{exact(size)} B",
+                     style="sub")
+    quantized_kv = " (quantized, a scale per tensor)" if kv.dtype in ("fp8", "int8", "int4") \
+        else ""
+    view.add(f"KV cache per request (T = {t}, {kv.dtype}){quantized_kv}",
+             human_bytes(kv.bytes_per_request), f"{exact(kv.bytes_per_request)} B")
     view.add("  per token", human_bytes(kv.bytes_per_token), f"{exact(kv.bytes_per_token)} B",
              style="sub")
     spec = model.spec
@@ -284,7 +297,7 @@ def compare_view(reports: list[Report]) -> TableView:
     view.add("Layers · d_model · heads (KV)",
              *(f"{r.model.spec.layers} · {r.model.spec.d_model} · {r.model.spec.heads} "
                f"({r.model.spec.kv_heads})" for r in reports))
-    figure(f"Weights ({base.dtype})", lambda r: r.weights_bytes, human_bytes)
+    figure(f"Weights ({base.weights.format})", lambda r: r.weights_bytes, human_bytes)
     view.add("Tokens T (KV cache, FLOPs)", *(exact(r.kv.tokens) for r in reports))
     figure(f"KV cache per request ({base.kv.dtype})", lambda r: r.kv.bytes_per_request,
            human_bytes)
@@ -323,7 +336,7 @@ def check_view(report: Report, results: list[CheckResult]) -> TableView:
             human = human_flops
         label = r.budget.label
         if r.budget.option == "--max-weights":
-            label += f" ({report.dtype})"
+            label += f" ({report.weights.format})"
         elif r.budget.option == "--max-kv":
             label += f" ({report.kv.dtype})"
         margin = f"{'+' if r.margin >= 0 else '-'}{human(abs(r.margin))}"

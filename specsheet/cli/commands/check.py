@@ -13,6 +13,7 @@ from specsheet.cli.options import (
     DModelOpt,
     DtypeOpt,
     FormatOpt,
+    GroupSizeOpt,
     HeadDimOpt,
     HeadsOpt,
     HfOpt,
@@ -24,6 +25,7 @@ from specsheet.cli.options import (
     MlpOpt,
     NormOpt,
     PositionsOpt,
+    QuantOpt,
     SetOpt,
     TiedOpt,
     TokensOpt,
@@ -66,7 +68,9 @@ def check(
         help="Most forward FLOPs per token at --tokens, e.g. 20G.",
         rich_help_panel=LIMITS)] = None,
     tokens: TokensOpt = None,
-    dtype: DtypeOpt = DEFAULT_DTYPE,
+    quant: QuantOpt = None,
+    group_size: GroupSizeOpt = None,
+    dtype: DtypeOpt = None,
     kv_dtype: KvDtypeOpt = DEFAULT_DTYPE,
     fmt: FormatOpt = None,
     json_: JsonOpt = False,
@@ -108,9 +112,9 @@ def check(
     refs: list[str | None] = list(models or [])
     if hf is not None or not refs:
         refs.append(source(None, hf))
-    checked = [(report, run_checks(report, limits))
-               for report in reports(refs, spec_options, tokens, dtype, kv_dtype,
-                                     "lower --tokens or raise the context with --context")]
+    computed = reports(refs, spec_options, tokens, dtype, kv_dtype,
+                       "lower --tokens or raise the context with --context", quant, group_size)
+    checked = [(report, run_checks(report, limits)) for report in computed]
     document = check_document(checked)
 
     def views() -> list[TableView]:

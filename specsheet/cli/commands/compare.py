@@ -10,8 +10,10 @@ from specsheet.cli.options import (
     CONVENTIONS,
     DtypeOpt,
     FormatOpt,
+    GroupSizeOpt,
     JsonOpt,
     KvDtypeOpt,
+    QuantOpt,
     TokensOpt,
     complete_preset,
     emit,
@@ -34,7 +36,9 @@ def compare(
              "folders, hf:ORG/NAME.", show_default=False,
         autocompletion=complete_preset)],
     tokens: TokensOpt = None,
-    dtype: DtypeOpt = DEFAULT_DTYPE,
+    quant: QuantOpt = None,
+    group_size: GroupSizeOpt = None,
+    dtype: DtypeOpt = None,
     kv_dtype: KvDtypeOpt = DEFAULT_DTYPE,
     fmt: FormatOpt = None,
     json_: JsonOpt = False,
@@ -46,7 +50,8 @@ def compare(
     """
     output = output_format(fmt, json_)
     compared = reports(list(models), Overrides(), tokens, dtype, kv_dtype,
-                       "lower --tokens to the smallest context of the models compared")
+                       "lower --tokens to the smallest context of the models compared", quant,
+                       group_size)
     document = compare_document(compared)
 
     def views() -> list[TableView]:

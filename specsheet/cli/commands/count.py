@@ -12,6 +12,7 @@ from specsheet.cli.options import (
     DModelOpt,
     DtypeOpt,
     FormatOpt,
+    GroupSizeOpt,
     HeadDimOpt,
     HeadsOpt,
     HfOpt,
@@ -24,6 +25,7 @@ from specsheet.cli.options import (
     ModelArg,
     NormOpt,
     PositionsOpt,
+    QuantOpt,
     SetOpt,
     TiedOpt,
     TokensOpt,
@@ -47,7 +49,9 @@ def count(
     model: ModelArg = None,
     hf: HfOpt = None,
     tokens: TokensOpt = None,
-    dtype: DtypeOpt = DEFAULT_DTYPE,
+    quant: QuantOpt = None,
+    group_size: GroupSizeOpt = None,
+    dtype: DtypeOpt = None,
     kv_dtype: KvDtypeOpt = DEFAULT_DTYPE,
     fmt: FormatOpt = None,
     json_: JsonOpt = False,
@@ -79,7 +83,7 @@ def count(
         kv_heads=kv_heads, head_dim=head_dim, d_ff=d_ff, mlp=mlp, norm=norm,
         attn_bias=attn_bias, mlp_bias=mlp_bias, positions=positions, tied=tied)
     (report,) = reports([source(model, hf)], given, tokens, dtype, kv_dtype,
-                        "lower --tokens or raise the context with --context")
+                        "lower --tokens or raise the context with --context", quant, group_size)
     document = count_document(report)
 
     def views() -> list[TableView]:

@@ -1,0 +1,112 @@
+"""A Report gathers every figure of one model: parameters, weight bytes (in a dtype or a
+quantized format), KV cache and FLOPs.
+
+One Report feeds every document and table (views/), so JSON, CSV, Markdown and the terminal
+always agree. No CLI words here: errors state facts, the CLI phrases the advice.
+"""
+
+from typing import NamedTuple
+
+from specsheet.errors import SpecError, TokensOverContext
+from specsheet.model.flops import ForwardFlops, forward_flops, two_n_estimate
+from specsheet.model.memory import DEFAULT_DTYPE, KVCache, bytes_for, check_dtype, kv_cache
+from specsheet.model.params import ParamBreakdown, count_params
+from specsheet.model.spec import Model
+
+# safetensors' names for the plain element types
+TENSOR_TYPE = {"fp32": "F32", "fp16": "F16", "bf16": "BF16", "fp8": "F8_E4M3", "int8": "I8",
+               "int4": "I4"}
+
+
+class Weights(NamedTuple):
+    """The bytes the weights take in one storage format.
+
+    ``format`` is a quantization format (gguf-q4_k_m, awq-int4, ...) or a plain dtype. A plain
+    dtype stores every parameter in it: ``lower_bound`` for int4, which counts half a byte per
+    parameter and no scales or zero points. ``by_component`` rounds each component up to whole
+    bytes; ``weights_bytes`` rounds the total once."""
+
+    format: str
+    weights_bytes: int  # every stored tensor, all metadata included
+    overhead_bytes: int  # scales, zero points, indices, global scales
+    by_component: dict[str, int]  # bytes by params.COMPONENTS key
+    tensor_types: dict[str, int]  # bytes by stored element type (BF16, Q4_K, I32, ...)
+    quantized: bool  # a quantization format rather than a plain dtype
+    lower_bound: bool  # int4 without its metadata: a lower bound, not a checkpoint's size
+
+
+def plain_weights(params: ParamBreakdown, dtype: str) -> Weights:
+    """Every parameter in ``dtype``."""
+    total = bytes_for(params.total, dtype)
+    return Weights(format=dtype, weights_bytes=total, overhead_bytes=0,
+                   by_component={k: bytes_for(v, dtype) for k, v in params.components().items()},
+                   tensor_types={TENSOR_TYPE[dtype]: total}, quantized=False,
+                   lower_bound=dtype == "int4")
+
+
+class Report(NamedTuple):
+    """Every figure of one model at context ``flops.tokens`` and the chosen formats."""
+
+    model: Model
+    params: ParamBreakdown
+    dtype: str | None  # the weights' dtype; with a format, the unquantized tensors' (or None)
+    weights: Weights
+    kv: KVCache
+    flops: ForwardFlops
+    flops_2n: int  # the 2N rule's estimate of flops.total (an approximation)
+
+    @property
+    def weights_bytes(self) -> int:
+        """Every stored weight tensor in bytes, metadata included."""
+        return self.weights.weights_bytes
+
+    @property
+    def flops_2n_error(self) -> float:
+        """Relative error of the 2N estimate against the exact count, in percent."""
+        return 100 * (self.flops_2n - self.flops.total) / self.flops.total
+
+
+def build_report(
+    model: Model,
+    tokens: int | None = None,
+    dtype: str | None = None,
+    kv_dtype: str = DEFAULT_DTYPE,
+    quant: str | None = None,
+    group_size: int | None = None,
+) -> Report:
+    """Compute every figure of ``model`` for a request of ``tokens`` tokens (default: context).
+
+    Weights are in ``quant`` (a quantization format, its unquantized tensors in ``dtype`` or the
+    format's usual type) or else in ``dtype`` (default bf16)."""
+    if dtype is not None:
+        check_dtype(dtype, "dtype")
+    check_dtype(kv_dtype, "kv-dtype")
+    spec = model.spec
+    t = spec.context if tokens is None else tokens
+    if isinstance(t, bool) or not isinstance(t, int) or t <= 0:
+        raise SpecError(f"tokens: expected a positive integer, got {t!r}")
+    if t > spec.context:
+        raise TokensOverContext(
+            f"tokens: {t:,} exceeds the context of {model.name} ({spec.context:,} tokens)")
+    params = count_params(spec)
+    if quant is None:
+        if group_size is not None:
+            raise SpecError("group_size: a group size needs a quantization format")
+        weights = plain_weights(params, dtype or DEFAULT_DTYPE)
+    else:
+        from specsheet.quant.layouts import quantized_bytes  # only with a format: ~15 ms
+
+        stored = quantized_bytes(spec, quant, group_size, dtype)
+        weights = Weights(format=stored.format, weights_bytes=stored.weights_bytes,
+                          overhead_bytes=stored.overhead_bytes,
+                          by_component=stored.by_component, tensor_types=stored.tensor_types,
+                          quantized=True, lower_bound=False)
+    return Report(
+        model=model,
+        params=params,
+        dtype=dtype if quant is not None else dtype or DEFAULT_DTYPE,
+        weights=weights,
+        kv=kv_cache(spec, t, kv_dtype),
+        flops=forward_flops(spec, t),
+        flops_2n=two_n_estimate(params.active - params.embeddings),
+    )
