@@ -48,7 +48,8 @@ def test_a_model_folder_names_the_model(tmp_path: Path) -> None:
 
 def test_text_config_is_read_through_and_said() -> None:
     doc = run_json("count", str(DATA / "gemma-3-4b.json"))
-    assert doc["description"] == "gemma3_text config.json, read from text_config"
+    assert doc["description"] == ("gemma3_text config.json, read from text_config, vision tower "
+                                  "not counted")
     assert doc["params"]["total"] == 3_880_263_168
     assert doc["origin"].endswith("gemma-3-4b.json")
 

@@ -35,8 +35,13 @@ def model_from_hf_config(data: Mapping[str, Any], origin: str, name: str,
 
     fields, family, note = fields_from_hf_config(data, origin)
     spec = build_spec(fields, origin, overrides)
-    description = f"{family} config.json" + (f", {note}" if note else "")
-    return Model(name=name, spec=spec, origin=origin, description=description)
+    towers = [kind for kind in ("vision", "audio") if isinstance(data.get(f"{kind}_config"), dict)]
+    notes = [note] if note else []
+    if towers:
+        notes.append(f"{' and '.join(towers)} tower{'s' if len(towers) > 1 else ''} not counted")
+    description = ", ".join([f"{family} config.json", *notes])
+    return Model(name=name, spec=spec, origin=origin, description=description,
+                 counted="language model only" if towers else "whole model")
 
 
 def load_file(path: Path, overrides: Mapping[str, Any] | None = None) -> Model:
