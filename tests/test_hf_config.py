@@ -94,7 +94,7 @@ def test_a_model_not_in_the_cache(tmp_path: Path) -> None:
     assert result.stdout == ""
     message = result.stderr.strip()
     assert str(tmp_path / "models--meta-llama--Llama-3.1-8B") in message
-    assert "huggingface-cli download meta-llama/Llama-3.1-8B config.json" in message
+    assert "hf download meta-llama/Llama-3.1-8B config.json" in message
 
 
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.stem)
