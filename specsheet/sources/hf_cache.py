@@ -62,8 +62,8 @@ def cached_repos() -> list[str]:
 
 def find_cached_config(repo_id: str, revision: str | None = None) -> Path | None:
     """The cached config.json of ``repo_id`` at ``revision`` (a branch, tag or commit), or
-    None. With no revision: the snapshot that refs/main names, else the newest snapshot holding
-    one (a cache filled by hand or by an older tool may have no refs). A revision given is
+    None. With no revision: the snapshot that refs/main names; in a folder with no refs at all
+    (filled by hand or by an older tool), the newest snapshot holding one. A revision given is
     matched exactly: a commit's snapshot, or the snapshot its ref names."""
     folder = repo_folder(repo_id)
     wanted = revision or "main"
@@ -72,7 +72,7 @@ def find_cached_config(repo_id: str, revision: str | None = None) -> Path | None
         candidate = folder / "snapshots" / commit / "config.json"
         if candidate.is_file():
             return candidate
-    if revision is not None:
+    if revision is not None or (folder / "refs").exists():
         return None
     try:
         snapshots = [p for p in (folder / "snapshots").glob("*/config.json") if p.is_file()]

@@ -153,7 +153,9 @@ def download_config(repo_id: str, revision: str = "main",
                     timeout: float = DEFAULT_TIMEOUT) -> Path:
     """Download ``repo_id``'s config.json at ``revision`` into the cache and return its path.
     Nothing is written unless the whole file arrived and is a JSON object."""
-    if not timeout > 0:
+    import math
+
+    if not (math.isfinite(timeout) and timeout > 0):
         raise SpecError(f"timeout: expected a number of seconds above 0, got {timeout!r}")
     ask = _Ask(repo_id, revision, endpoint(), timeout, token())
     answer = _within(ask, lambda: _fetch(ask))
@@ -211,14 +213,18 @@ def _fetch(ask: _Ask) -> _Answer:
     opener = urllib.request.build_opener(NoRedirect)
     headers = {"User-Agent": f"specsheet/{_version()}; python/{sys.version.split()[0]}",
                "Accept-Encoding": "identity"}
-    if ask.token:
-        headers["Authorization"] = f"Bearer {ask.token}"
+
+    def request(url: str, with_token: bool) -> urllib.request.Request:
+        made = urllib.request.Request(url, headers=headers)
+        if with_token and ask.token:  # never carried across a redirect
+            made.add_unredirected_header("Authorization", f"Bearer {ask.token}")
+        return made
+
     url = ask.url
     try:
         for _ in range(MAX_REDIRECTS):
             try:
-                with opener.open(urllib.request.Request(url, headers=headers),
-                                 timeout=ask.timeout) as response:
+                with opener.open(request(url, True), timeout=ask.timeout) as response:
                     commit, etag = _identity(ask, response.headers)
                     return _Answer(_read(ask, response), commit, etag)
             except urllib.error.HTTPError as e:
@@ -233,15 +239,20 @@ def _fetch(ask: _Ask) -> _Answer:
                     commit, etag = _identity(ask, e.headers)
                 finally:
                     e.close()
-            if urlsplit(target).netloc != urlsplit(url).netloc:
-                headers.pop("Authorization", None)  # a signed CDN address needs no token
-            with urllib.request.urlopen(urllib.request.Request(target, headers=headers),
-                                        timeout=ask.timeout) as response:
-                return _Answer(_read(ask, response), commit, etag)
+            same_host = urlsplit(target).netloc == urlsplit(url).netloc
+            try:  # elsewhere (a CDN) the address is signed and needs no token
+                with urllib.request.urlopen(request(target, same_host),
+                                            timeout=ask.timeout) as response:
+                    return _Answer(_read(ask, response), commit, etag)
+            except urllib.error.HTTPError as e:
+                e.close()
+                raise SpecError(f"{ask.repo_id}: {urlsplit(target).netloc}, where "
+                                f"{ask.endpoint} sent the download, answered {e.code} "
+                                f"{e.reason}") from None
         raise SpecError(f"{ask.repo_id}: more than {MAX_REDIRECTS} redirects from "
                         f"{ask.endpoint}")
-    except urllib.error.HTTPError as e:  # from the CDN
-        raise _http_error(ask, e.code, e.reason, e.headers) from None
+    except SpecError:
+        raise
     except (urllib.error.URLError, OSError, http.client.HTTPException, ValueError) as e:
         raise _network_error(ask, e) from None
 
