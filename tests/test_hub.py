@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 
 from specsheet.cli.app import app
 from specsheet.errors import SpecError
-from specsheet.sources import hub
+from specsheet.sources import hub, hub_download
 from specsheet.sources.resolve import resolve
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -293,7 +293,7 @@ def test_a_copy_where_links_are_not_allowed(fake_hub: FakeHub,
         raise OSError(1, "Operation not permitted")
 
     monkeypatch.setattr(os, "symlink", no_links)
-    path = hub.download_config(LLAMA)
+    path = hub_download.download_config(LLAMA)
     assert not path.is_symlink()
     assert path.read_bytes() == (DATA / "llama-3.1-8b.json").read_bytes()
 
@@ -501,6 +501,7 @@ def test_a_cached_lookup_imports_no_http_client(fake_hub: FakeHub, tmp_path: Pat
     modules = {line.rsplit("|", 1)[1].strip() for line in result.stderr.splitlines()
                if line.startswith("import time:")}
     assert "specsheet.sources.hub" in modules
+    assert "specsheet.sources.hub_download" not in modules
     for banned in ("urllib.request", "http.client", "huggingface_hub", "ssl", "socket"):
         assert banned not in modules, banned
     assert len(fake_hub.requests) == 1

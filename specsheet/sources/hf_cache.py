@@ -10,10 +10,12 @@ The layout is huggingface_hub's, so either tool reads what the other wrote::
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
-COMMIT = re.compile(r"[0-9a-f]{40}")  # a full commit hash: a revision that needs no ref
+
+def is_commit(revision: str) -> bool:
+    """True for a full commit hash (40 lower-case hex digits): a revision that needs no ref."""
+    return len(revision) == 40 and set(revision) <= set("0123456789abcdef")
 
 
 def hf_cache_dir() -> Path:
@@ -67,7 +69,7 @@ def find_cached_config(repo_id: str, revision: str | None = None) -> Path | None
     matched exactly: a commit's snapshot, or the snapshot its ref names."""
     folder = repo_folder(repo_id)
     wanted = revision or "main"
-    commit = wanted if COMMIT.fullmatch(wanted) else _read_ref(folder / "refs" / wanted)
+    commit = wanted if is_commit(wanted) else _read_ref(folder / "refs" / wanted)
     if commit is not None:
         candidate = folder / "snapshots" / commit / "config.json"
         if candidate.is_file():
