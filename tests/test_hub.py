@@ -537,3 +537,10 @@ def test_what_names_a_repository(text: str, expected: hub.HubReference | None) -
 def test_a_revision_that_cannot_be_one(revision: str) -> None:
     with pytest.raises(SpecError, match="expected ORG/NAME@REVISION"):
         hub.parse_reference(f"{LLAMA}@{revision}")
+
+
+@pytest.mark.parametrize("timeout", [0.0, -1.0, float("nan"), float("inf")])
+def test_a_timeout_that_cannot_be_one(fake_hub: FakeHub, timeout: float) -> None:
+    with pytest.raises(SpecError, match="timeout: expected a number of seconds above 0"):
+        resolve(LLAMA, timeout=timeout)
+    assert fake_hub.requests == []
