@@ -6,6 +6,8 @@ machine touches all of them alike), and prints medians and the ratios the projec
     json path   = specsheet count gpt2-small --json   / python -c "import typer"
     table path  = specsheet count gpt2-small          / python -c "import typer, rich.table"
     all presets = specsheet compare <every preset> --json / specsheet count gpt2-small --json
+    cached hub  = specsheet count meta-llama/Llama-3.1-8B --json (its config.json in a Hugging
+                  Face cache made for the run, HF_HUB_OFFLINE=1) / python -c "import typer"
 
     python bench/startup.py [--rounds N]
 """
@@ -18,7 +20,12 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
+
+HUB_MODEL = "meta-llama/Llama-3.1-8B"
+COMMIT = "0" * 40
 
 
 def commands() -> dict[str, list[str]]:
@@ -34,13 +41,26 @@ def commands() -> dict[str, list[str]]:
         "count --json": [specsheet, "count", "gpt2-small", "--json"],
         "count (table)": [specsheet, "count", "gpt2-small"],
         "compare all presets --json": [specsheet, "compare", *preset_index(), "--json"],
+        "count ORG/NAME --json": [specsheet, "count", HUB_MODEL, "--json"],
         "--help": [specsheet, "--help"],
     }
 
 
-def measure(rounds: int) -> dict[str, list[float]]:
+def hub_cache(root: Path) -> Path:
+    """A Hugging Face cache holding HUB_MODEL's config.json (the tests' copy), as the Hub's
+    client leaves it: a snapshot and refs/main."""
+    folder = root / ("models--" + HUB_MODEL.replace("/", "--"))
+    (folder / "snapshots" / COMMIT).mkdir(parents=True)
+    (folder / "refs").mkdir()
+    (folder / "refs" / "main").write_text(COMMIT)
+    config = Path(__file__).resolve().parent.parent / "tests" / "data" / "llama-3.1-8b.json"
+    (folder / "snapshots" / COMMIT / "config.json").write_bytes(config.read_bytes())
+    return root
+
+
+def measure(rounds: int, cache: Path) -> dict[str, list[float]]:
     cmds = commands()
-    env = {**os.environ, "COLUMNS": "160"}
+    env = {**os.environ, "COLUMNS": "160", "HF_HUB_CACHE": str(cache), "HF_HUB_OFFLINE": "1"}
     times: dict[str, list[float]] = {name: [] for name in cmds}
     for cmd in cmds.values():  # warm the file cache and the bytecode
         subprocess.run(cmd, stdout=subprocess.DEVNULL, env=env, check=True)
@@ -56,7 +76,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=30, help="runs of each command (>= 20)")
     rounds = max(20, parser.parse_args().rounds)
-    times = measure(rounds)
+    with tempfile.TemporaryDirectory() as root:
+        times = measure(rounds, hub_cache(Path(root)))
     med = {name: statistics.median(values) * 1000 for name, values in times.items()}
     print(f"medians of {rounds} interleaved runs")
     for name, ms in med.items():
@@ -65,6 +86,7 @@ def main() -> int:
         ("json path", "count --json", "import typer", 1.2),
         ("table path", "count (table)", "import typer, rich.table", 1.2),
         ("all presets", "compare all presets --json", "count --json", 1.3),
+        ("cached hub", "count ORG/NAME --json", "import typer", 1.2),
     ]
     print("ratios (target)")
     for label, a, b, target in ratios:

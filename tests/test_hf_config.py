@@ -48,7 +48,8 @@ def test_a_model_folder_names_the_model(tmp_path: Path) -> None:
 
 def test_text_config_is_read_through_and_said() -> None:
     doc = run_json("count", str(DATA / "gemma-3-4b.json"))
-    assert doc["description"] == "gemma3_text config.json, read from text_config"
+    assert doc["description"] == ("gemma3_text config.json, read from text_config, vision tower "
+                                  "not counted")
     assert doc["params"]["total"] == 3_880_263_168
     assert doc["origin"].endswith("gemma-3-4b.json")
 
@@ -93,7 +94,7 @@ def test_a_model_not_in_the_cache(tmp_path: Path) -> None:
     assert result.stdout == ""
     message = result.stderr.strip()
     assert str(tmp_path / "models--meta-llama--Llama-3.1-8B") in message
-    assert "huggingface-cli download meta-llama/Llama-3.1-8B config.json" in message
+    assert "hf download meta-llama/Llama-3.1-8B config.json" in message
 
 
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.stem)

@@ -316,3 +316,6 @@ class Model(NamedTuple):
     published_total: int | None = None  # the parameter count the model's publisher states
     description: str = ""
     reference: str = ""  # where the architecture and published total come from (a URL)
+    # what the figures cover: "language model only" for a multimodal config whose vision or
+    # audio tower is left out
+    counted: str = "whole model"

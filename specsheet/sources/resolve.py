@@ -1,5 +1,5 @@
-"""Turning a model reference into a Model: a preset name, a file or folder, ``hf:ORG/NAME`` (the
-local Hugging Face cache), or the options alone.
+"""Turning a model reference into a Model: a preset name, a file or folder, ``ORG/NAME`` or
+``hf:ORG/NAME`` (the local Hugging Face cache, else the Hub), or the options alone.
 
 Everything here raises SpecError with one line naming the file, field or value at fault.
 """
@@ -14,7 +14,7 @@ from specsheet.errors import SpecError, did_you_mean
 from specsheet.model.spec import REQUIRED_FIELDS, Model
 from specsheet.sources.fields import build_spec, model_from_mapping, spelled
 from specsheet.sources.files import FILE_SUFFIXES, parse_json, parse_yaml, read_text
-from specsheet.sources.hf_cache import cached_config
+from specsheet.sources.hub import DEFAULT_TIMEOUT, HubReference, hub_config, parse_reference
 from specsheet.sources.presets import preset_index
 from specsheet.sources.settings import check_overrides
 
@@ -35,8 +35,13 @@ def model_from_hf_config(data: Mapping[str, Any], origin: str, name: str,
 
     fields, family, note = fields_from_hf_config(data, origin)
     spec = build_spec(fields, origin, overrides)
-    description = f"{family} config.json" + (f", {note}" if note else "")
-    return Model(name=name, spec=spec, origin=origin, description=description)
+    towers = [kind for kind in ("vision", "audio") if isinstance(data.get(f"{kind}_config"), dict)]
+    notes = [note] if note else []
+    if towers:
+        notes.append(f"{' and '.join(towers)} tower{'s' if len(towers) > 1 else ''} not counted")
+    description = ", ".join([f"{family} config.json", *notes])
+    return Model(name=name, spec=spec, origin=origin, description=description,
+                 counted="language model only" if towers else "whole model")
 
 
 def load_file(path: Path, overrides: Mapping[str, Any] | None = None) -> Model:
@@ -66,16 +71,27 @@ def _short_name(data: Mapping[str, Any], fallback: str) -> str:
     return fallback
 
 
-def load_cached(repo_id: str, overrides: Mapping[str, Any] | None = None) -> Model:
-    """Load ORG/NAME's config.json from the local Hugging Face cache."""
+def load_hub(ref: HubReference, overrides: Mapping[str, Any] | None = None,
+             timeout: float = DEFAULT_TIMEOUT) -> Model:
+    """Load ORG/NAME's config.json from the local Hugging Face cache, else from the Hub (which
+    puts it in the cache)."""
     from specsheet.sources.hf_config.families import is_hf_config
 
-    path = cached_config(repo_id)
+    path = hub_config(ref, timeout)
     data = parse_json(read_text(path), str(path))
     if not is_hf_config(data):
         raise SpecError(f"{path}: expected a Hugging Face config.json with a model_type")
     assert isinstance(data, dict)
-    return model_from_hf_config(data, str(path), repo_id.split("/")[1], overrides)
+    return model_from_hf_config(data, str(path), ref.repo_id.split("/")[1], overrides)
+
+
+def hub_reference(text: str) -> HubReference:
+    """What follows ``hf:``: ORG/NAME or ORG/NAME@REVISION, else SpecError."""
+    ref = parse_reference(text)
+    if ref is None:
+        raise SpecError(f"{text}: expected a Hugging Face repository, ORG/NAME or "
+                        "ORG/NAME@REVISION (e.g. meta-llama/Llama-3.1-8B)")
+    return ref
 
 
 def load_preset(name: str, overrides: Mapping[str, Any] | None = None) -> Model:
@@ -88,12 +104,14 @@ def load_preset(name: str, overrides: Mapping[str, Any] | None = None) -> Model:
 
 
 def resolve(ref: str | None, overrides: Mapping[str, Any] | None = None,
-            notes: list[str] | None = None) -> Model:
+            notes: list[str] | None = None, timeout: float = DEFAULT_TIMEOUT) -> Model:
     """A Model from a preset name, a file path (preset YAML, config.json or a folder holding
-    one), ``hf:ORG/NAME`` (the local Hugging Face cache), or (``ref`` None) the overrides.
+    one), ``ORG/NAME[@REVISION]``, or (``ref`` None) the overrides.
 
-    A bare name that is both a preset and an existing path is the preset; a line saying so is
-    added to ``notes`` (``./NAME`` reads the path)."""
+    The order: a bare name that is a preset is the preset, even when a path of that name
+    exists (a line saying so is added to ``notes``; ``./NAME`` reads the path); then a path
+    that exists; then ``ORG/NAME`` from the local Hugging Face cache, else the Hub (waiting at
+    most ``timeout`` seconds for it). ``hf:ORG/NAME`` skips the first two."""
     check_overrides(overrides or {})
     if ref is None:
         given: Mapping[str, Any] = overrides if overrides is not None else {}
@@ -104,12 +122,16 @@ def resolve(ref: str | None, overrides: Mapping[str, Any] | None = None,
                             f"file), or all five of {five}")
         return model_from_mapping({}, "options", overrides)
     if ref.startswith("hf:"):
-        return load_cached(ref[3:], overrides)
+        return load_hub(hub_reference(ref[3:]), overrides, timeout)
     if ref in preset_index():
         if Path(ref).exists() and notes is not None:
             notes.append(f"'{ref}' is read as the preset of that name; a path of that name "
                          f"exists too: write ./{ref} to read it")
         return load_preset(ref, overrides)
+    if not Path(ref).exists():
+        hub = parse_reference(ref)
+        if hub is not None:
+            return load_hub(hub, overrides, timeout)
     if looks_like_path(ref):
         return load_file(Path(ref), overrides)
     return load_preset(ref, overrides)

@@ -1,0 +1,355 @@
+"""Downloading a config.json from the Hugging Face Hub into the local cache, in
+huggingface_hub's layout (see ``hf_cache.py``), so that huggingface_hub reads it too.
+
+A small standard-library client, not huggingface_hub (docs/hub.md has the measurements): one GET
+of ``{endpoint}/{repo}/resolve/{revision}/config.json``, the Hub's relative redirects followed
+with the token and a redirect elsewhere (a CDN) without it, no retries, and one deadline for the
+whole exchange after which an unreachable Hub is an error. The answer is held in memory and
+checked before anything is written; each file then appears whole or not at all.
+
+Every failure is a one-line SpecError; the token never appears in one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
+
+from specsheet.errors import SpecError, did_you_mean
+from specsheet.sources.files import MAX_FILE_BYTES
+from specsheet.sources.hf_cache import cached_repos, hf_cache_dir, is_commit, repo_folder
+from specsheet.sources.hub import DEFAULT_TIMEOUT, endpoint, token
+
+if TYPE_CHECKING:
+    import http.client
+    from email.message import Message
+
+MAX_REDIRECTS = 10
+# what a commit or an ETag may hold to name a file or folder in the cache
+_HEADER_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-+=")
+
+
+def _is_safe_name(text: str) -> bool:
+    return 0 < len(text) <= 200 and set(text) <= _HEADER_CHARS and text not in (".", "..")
+
+
+class _Ask(NamedTuple):
+    """One request for a config.json: what the errors name."""
+
+    repo_id: str
+    revision: str
+    endpoint: str
+    timeout: float
+    token: str | None
+
+    @property
+    def url(self) -> str:
+        from urllib.parse import quote
+
+        return f"{self.endpoint}/{self.repo_id}/resolve/{quote(self.revision, safe='')}/config.json"
+
+
+class _Answer(NamedTuple):
+    body: bytes
+    commit: str  # X-Repo-Commit: the commit the revision resolved to
+    etag: str  # X-Linked-Etag or ETag, without quotes: the blob's name in the cache
+
+
+def download_config(repo_id: str, revision: str = "main",
+                    timeout: float = DEFAULT_TIMEOUT) -> Path:
+    """Download ``repo_id``'s config.json at ``revision`` into the cache and return its path.
+    Nothing is written unless the whole file arrived and is a JSON object."""
+    import math
+
+    if not (math.isfinite(timeout) and timeout > 0):
+        raise SpecError(f"timeout: expected a number of seconds above 0, got {timeout!r}")
+    ask = _Ask(repo_id, revision, endpoint(), timeout, token())
+    answer = _within(ask, lambda: _fetch(ask))
+    _check_config(ask, answer.body)
+    return _store(ask, answer)
+
+
+T = TypeVar("T")
+
+
+def _within(ask: _Ask, work: Callable[[], T]) -> T:
+    """The result of ``work()``, run in a thread that may take ``ask.timeout`` seconds in all
+    (a socket timeout alone leaves name lookups and slow answers unbounded). An abandoned
+    thread holds only memory: the cache is written by the caller, after it returns."""
+    import threading
+
+    box: list[T | BaseException] = []
+
+    def run() -> None:
+        try:
+            box.append(work())
+        except BaseException as e:  # handed to the caller below
+            box.append(e)
+
+    thread = threading.Thread(target=run, name="specsheet-hub", daemon=True)
+    thread.start()
+    thread.join(ask.timeout)
+    if not box:
+        raise _timed_out(ask)
+    result = box[0]
+    if isinstance(result, BaseException):
+        raise result
+    return result
+
+
+def _timed_out(ask: _Ask) -> SpecError:
+    return SpecError(f"{ask.repo_id}: no answer from the Hugging Face Hub at {ask.endpoint} "
+                     f"within {ask.timeout:g} s (the timeout); check the network or "
+                     f"HF_ENDPOINT, or allow longer with --timeout")
+
+
+def _fetch(ask: _Ask) -> _Answer:
+    """GET the resolve URL, following the Hub's relative redirects (a renamed repository) with
+    the token, and a redirect elsewhere (a CDN) without it, as huggingface_hub does."""
+    import http.client
+    import sys
+    import urllib.error
+    import urllib.request
+    from urllib.parse import urljoin, urlsplit
+
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args: object, **kwargs: object) -> None:
+            return None  # a 3xx comes back as an HTTPError, to be followed below
+
+    opener = urllib.request.build_opener(NoRedirect)
+    headers = {"User-Agent": f"specsheet/{_version()}; python/{sys.version.split()[0]}",
+               "Accept-Encoding": "identity"}
+
+    def request(url: str, with_token: bool) -> urllib.request.Request:
+        made = urllib.request.Request(url, headers=headers)
+        if with_token and ask.token:  # never carried across a redirect
+            made.add_unredirected_header("Authorization", f"Bearer {ask.token}")
+        return made
+
+    url = ask.url
+    try:
+        for _ in range(MAX_REDIRECTS):
+            try:
+                with opener.open(request(url, True), timeout=ask.timeout) as response:
+                    commit, etag = _identity(ask, response.headers)
+                    return _Answer(_read(ask, response), commit, etag)
+            except urllib.error.HTTPError as e:
+                try:
+                    location = e.headers.get("Location")
+                    if not (300 <= e.code < 400 and location):
+                        raise _http_error(ask, e.code, e.reason, e.headers) from None
+                    target = urljoin(url, location)
+                    if not urlsplit(location).netloc:  # the Hub's own: a renamed repository
+                        url = target
+                        continue
+                    commit, etag = _identity(ask, e.headers)
+                finally:
+                    e.close()
+            same_host = urlsplit(target).netloc == urlsplit(url).netloc
+            try:  # elsewhere (a CDN) the address is signed and needs no token
+                with urllib.request.urlopen(request(target, same_host),
+                                            timeout=ask.timeout) as response:
+                    return _Answer(_read(ask, response), commit, etag)
+            except urllib.error.HTTPError as e:
+                e.close()
+                raise SpecError(f"{ask.repo_id}: {urlsplit(target).netloc}, where "
+                                f"{ask.endpoint} sent the download, answered {e.code} "
+                                f"{e.reason}") from None
+        raise SpecError(f"{ask.repo_id}: more than {MAX_REDIRECTS} redirects from "
+                        f"{ask.endpoint}")
+    except SpecError:
+        raise
+    except (urllib.error.URLError, OSError, http.client.HTTPException, ValueError) as e:
+        raise _network_error(ask, e) from None
+
+
+def _version() -> str:
+    """specsheet's installed version, for the User-Agent (the package root is not imported
+    from here: it sits above the layers)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("specsheet")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def _identity(ask: _Ask, headers: Message) -> tuple[str, str]:
+    """The commit and the blob name from the Hub's headers, or SpecError when they are not
+    there (not a Hub: a proxy, a firewall's page, a wrong HF_ENDPOINT)."""
+    commit = headers.get("X-Repo-Commit")
+    etag = headers.get("X-Linked-Etag") or headers.get("ETag")
+    if etag is not None:
+        etag = etag.removeprefix("W/").strip('"')
+    for name, value in (("X-Repo-Commit", commit), ("ETag", etag)):
+        if value is None or not _is_safe_name(value):
+            got = "no" if value is None else f"a strange {value[:60]!r} as"
+            raise SpecError(f"{ask.repo_id}: {ask.endpoint} answered with {got} {name} header, "
+                            "so it is not a Hugging Face Hub (or a proxy is in the way); "
+                            "check HF_ENDPOINT")
+    assert commit is not None and etag is not None
+    return commit, etag
+
+
+def _read(ask: _Ask, response: http.client.HTTPResponse) -> bytes:
+    """The whole body, at most MAX_FILE_BYTES; an answer that ends early is an error."""
+    length = response.headers.get("Content-Length")
+    expected = int(length) if length and length.isdigit() else None
+    if expected is not None and expected > MAX_FILE_BYTES:
+        raise SpecError(f"{ask.repo_id}: the Hub's config.json is {expected:,} bytes, larger "
+                        f"than any config ({MAX_FILE_BYTES // 2**20} MiB at most)")
+    body = response.read(MAX_FILE_BYTES + 1)
+    if len(body) > MAX_FILE_BYTES:
+        raise SpecError(f"{ask.repo_id}: the Hub's config.json is larger than any config "
+                        f"({MAX_FILE_BYTES // 2**20} MiB at most)")
+    if expected is not None and len(body) != expected:
+        raise SpecError(f"{ask.repo_id}: the answer from {ask.endpoint} ended early ("
+                        f"{len(body):,} of {expected:,} bytes); try again")
+    return body
+
+
+def _http_error(ask: _Ask, status: int, reason: object, headers: Message) -> SpecError:
+    """An error answer as one line, read the way huggingface_hub reads it (X-Error-Code)."""
+    code = headers.get("X-Error-Code")
+    message = headers.get("X-Error-Message")
+    repo, hub = ask.repo_id, ask.endpoint
+    if code == "RevisionNotFound":
+        return SpecError(f"{repo}: no revision '{ask.revision}' on {hub} (expected a branch, "
+                         "tag or commit of the repository)")
+    if code == "EntryNotFound":
+        return SpecError(f"{repo}: the repository has no config.json at revision "
+                         f"'{ask.revision}' on {hub}; a model in the transformers layout has one")
+    if code == "GatedRepo":
+        sent = " (the token sent has no access to it yet)" if ask.token else ""
+        return SpecError(f"{repo} is a gated model{sent}: accept its licence on {hub}/{repo}, "
+                         "then log in with `hf auth login` or set HF_TOKEN")
+    if message == "Access to this resource is disabled.":
+        return SpecError(f"{repo}: access to this repository is disabled on {hub}")
+    if status == 401 and message == "Invalid credentials in Authorization header":
+        return SpecError(f"{hub} refused the token (invalid credentials): log in again with "
+                         "`hf auth login`, or correct HF_TOKEN")
+    if code == "RepoNotFound" or status in (401, 404):
+        login = ("the token sent cannot see it if it is private" if ask.token
+                 else "a private one needs a login (`hf auth login`, or HF_TOKEN)")
+        cached = [name for name in cached_repos() if name != repo]
+        return SpecError(f"{repo}: no such repository on {hub}{did_you_mean(repo, cached)}, "
+                         f"nor a file of that name here; {login}")
+    said = f"{status} {reason}".strip() + (f" ({message})" if message else "")
+    if status >= 500:
+        return SpecError(f"{repo}: the Hugging Face Hub at {hub} answered {said}, a server "
+                         "error; try again later")
+    if status == 429:
+        return SpecError(f"{repo}: the Hugging Face Hub at {hub} answered {said}: too many "
+                         "requests; try again later")
+    return SpecError(f"{repo}: the Hugging Face Hub at {hub} answered {said}")
+
+
+def _network_error(ask: _Ask, error: BaseException) -> SpecError:
+    """A failure to talk to the Hub at all, naming the endpoint (and the timeout)."""
+    import urllib.error
+
+    reason = error.reason if isinstance(error, urllib.error.URLError) else error
+    if isinstance(reason, TimeoutError):
+        return _timed_out(ask)
+    if isinstance(reason, OSError) and reason.strerror:
+        why = reason.strerror
+    else:
+        why = str(reason) or type(reason).__name__
+    return SpecError(f"{ask.repo_id}: cannot reach the Hugging Face Hub at {ask.endpoint} "
+                     f"({' '.join(str(why).split())}); check the network or HF_ENDPOINT "
+                     f"(the timeout is {ask.timeout:g} s)")
+
+
+def _check_config(ask: _Ask, body: bytes) -> None:
+    """SpecError unless ``body`` is a JSON object (an HTML page from a portal or a proxy is
+    not), so that nothing but a config enters the cache."""
+    import json
+
+    try:
+        data = json.loads(body.decode("utf-8-sig"))
+        why = "" if isinstance(data, dict) else f"JSON, but {type(data).__name__} not an object"
+    except UnicodeDecodeError as e:
+        why = f"not UTF-8 text (byte {e.start})"
+    except json.JSONDecodeError as e:
+        why = f"line {e.lineno}: not valid JSON: {e.msg}"
+    except RecursionError:
+        why = "not valid JSON: nested too deeply"
+    if why:
+        raise SpecError(f"{ask.repo_id}: the answer from {ask.endpoint} is not a JSON config "
+                        f"({why}); a proxy or a wrong HF_ENDPOINT can cause this")
+
+
+def _store(ask: _Ask, answer: _Answer) -> Path:
+    """Write the blob, the snapshot's link to it, then the ref (last, so that a ref never
+    names a snapshot without its config.json). Each file appears whole or not at all."""
+    folder = repo_folder(ask.repo_id)
+    blob = folder / "blobs" / answer.etag
+    pointer = folder / "snapshots" / answer.commit / "config.json"
+    try:
+        blob.parent.mkdir(parents=True, exist_ok=True)
+        if not blob.is_file():
+            _write_whole(blob, answer.body)
+        pointer.parent.mkdir(parents=True, exist_ok=True)
+        _link(blob, pointer, answer.body)
+        if ask.revision != answer.commit and not is_commit(ask.revision):
+            ref = folder / "refs" / ask.revision
+            ref.parent.mkdir(parents=True, exist_ok=True)
+            _write_whole(ref, answer.commit.encode())
+        _tag_cache(hf_cache_dir())
+    except OSError as e:
+        raise SpecError(f"{folder}: cannot write to the Hugging Face cache: "
+                        f"{e.strerror or e}; HF_HUB_CACHE chooses another place") from None
+    return pointer
+
+
+def _temporary(path: Path) -> Path:
+    """A name beside ``path`` that no other process uses (as huggingface_hub's downloads)."""
+    import os
+
+    return path.with_name(f"{path.name}.{os.urandom(4).hex()}.incomplete")
+
+
+def _write_whole(path: Path, data: bytes) -> None:
+    """Write ``data`` to a temporary file beside ``path``, then rename it into place."""
+    import os
+
+    temporary = _temporary(path)
+    try:
+        temporary.write_bytes(data)
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
+def _link(blob: Path, pointer: Path, data: bytes) -> None:
+    """Point ``pointer`` at ``blob`` with a relative symbolic link, or a copy where links are
+    not allowed (Windows without developer mode); replaced in one step."""
+    import os
+
+    temporary = _temporary(pointer)
+    try:
+        try:
+            os.symlink(os.path.relpath(blob, pointer.parent), temporary)
+        except (OSError, NotImplementedError):
+            temporary.write_bytes(data)
+        os.replace(temporary, pointer)
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
+CACHEDIR_TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
+                "# This file is a cache directory tag created by specsheet.\n"
+                "# For information about cache directory tags, see:\n"
+                "#\thttps://bford.info/cachedir/\n")
+
+
+def _tag_cache(cache: Path) -> None:
+    """Mark the cache for backup tools (CACHEDIR.TAG), as huggingface_hub does."""
+    tag = cache / "CACHEDIR.TAG"
+    if not tag.exists():
+        try:
+            tag.write_text(CACHEDIR_TAG, encoding="utf-8")
+        except OSError:
+            pass
+
