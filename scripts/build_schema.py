@@ -69,6 +69,9 @@ def build() -> dict[str, Any]:
         "reference": {"type": "string", "description": "a URL for the architecture"},
         "published_total": {"type": ["integer", "null"],
                             "description": "the publisher's parameter count, if known"},
+        "counted": {"enum": ["whole model", "language model only"],
+                    "description": "language model only: a vision or audio tower in the "
+                                   "config is not counted"},
         "spec": {"$ref": "#/$defs/spec"},
         "params": obj({
             "total": {"type": "integer", "minimum": 1},

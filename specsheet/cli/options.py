@@ -13,6 +13,7 @@ from specsheet.errors import SpecError, TokensOverContext, did_you_mean
 from specsheet.figures import Report, build_report
 from specsheet.model.memory import DTYPE_BITS
 from specsheet.sources.fields import Overrides
+from specsheet.sources.hub import DEFAULT_TIMEOUT
 from specsheet.sources.resolve import resolve
 
 if TYPE_CHECKING:
@@ -86,11 +87,14 @@ def complete_preset(incomplete: str) -> list[str]:
 
 ModelArg = Annotated[str | None, typer.Argument(
     help="A preset name (see 'specsheet presets'), a preset YAML file, a config.json or a model "
-         "folder holding one, or hf:ORG/NAME. Leave out to give the five numbers as options.",
+         "folder holding one, or ORG/NAME[@REVISION] on the Hugging Face Hub (read from the "
+         "local cache when it is there). Leave out to give the five numbers as options.",
     show_default=False, autocompletion=complete_preset)]
 HfOpt = Annotated[str | None, typer.Option(
-    "--hf", help="Read ORG/NAME's config.json from the local Hugging Face cache (never the "
-    "network).", show_default=False)]
+    "--hf", help="ORG/NAME[@REVISION] on the Hugging Face Hub, never a preset or a path: the "
+    "local cache, else the Hub (docs/hub.md).", show_default=False)]
+TimeoutOpt = Annotated[float, typer.Option(
+    "--timeout", help="Seconds to wait for the Hugging Face Hub before giving up.")]
 SetOpt = Annotated[list[str] | None, typer.Option(
     "--set", help="Set any spec field, e.g. --set experts=8 --set sliding_layers=0,2,4 "
     "(repeatable; see docs/models.md for the fields).", show_default=False)]
@@ -135,15 +139,15 @@ def emit(fmt: str, document: dict[str, Any], rows: list[dict[str, Any]],
 
 def reports(refs: list[str | None], given: Overrides, tokens: int | None, dtype: str | None,
             kv_dtype: str, advice: str, quant: str | None = None,
-            group_size: int | None = None) -> list[Report]:
+            group_size: int | None = None, timeout: float = DEFAULT_TIMEOUT) -> list[Report]:
     """A Report of each model; a request beyond a model's context gets ``advice``. Notes on how
     a name was read go to stderr."""
     from specsheet.cli import streams
 
     notes: list[str] = []
     try:
-        return [build_report(resolve(ref, given, notes), tokens, dtype, kv_dtype, quant,
-                             group_size) for ref in refs]
+        return [build_report(resolve(ref, given, notes, timeout), tokens, dtype, kv_dtype,
+                             quant, group_size) for ref in refs]
     except TokensOverContext as e:
         raise SpecError(f"{e}; {advice}") from None
     except SpecError as e:  # the arithmetic names its arguments; the user typed options

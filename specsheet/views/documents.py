@@ -34,6 +34,7 @@ def count_document(report: Report) -> dict[str, Any]:
         "origin": model.origin,
         "reference": model.reference,
         "published_total": model.published_total,
+        "counted": model.counted,
         "spec": model.spec.as_dict(),
         "params": {
             "total": p.total,

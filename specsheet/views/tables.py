@@ -187,6 +187,9 @@ def summary_view(report: Report) -> TableView:
         view.add(f"  active per token ({model.spec.experts_per_token} of "
                  f"{model.spec.experts} experts)", human_count(p.active), exact(p.active),
                  style="sub")
+    if model.counted != "whole model":
+        view.add(f"  counted: {model.counted} ({model.description.rsplit(', ', 1)[-1]})", "",
+                 "", style="sub")
     if model.published_total is not None:
         verdict = "matches" if model.published_total == p.total else "DIFFERS"
         view.add(f"  published total ({verdict})", human_count(model.published_total),

@@ -28,6 +28,7 @@ from specsheet.cli.options import (
     QuantOpt,
     SetOpt,
     TiedOpt,
+    TimeoutOpt,
     TokensOpt,
     VocabOpt,
     complete_preset,
@@ -39,6 +40,7 @@ from specsheet.cli.options import (
 )
 from specsheet.errors import ExitCode, SpecError
 from specsheet.model.memory import DEFAULT_DTYPE
+from specsheet.sources.hub import DEFAULT_TIMEOUT
 
 if TYPE_CHECKING:
     from specsheet.views.tables import TableView
@@ -73,6 +75,7 @@ def check(
     dtype: DtypeOpt = None,
     kv_dtype: KvDtypeOpt = DEFAULT_DTYPE,
     fmt: FormatOpt = None,
+    timeout: TimeoutOpt = DEFAULT_TIMEOUT,
     json_: JsonOpt = False,
     layers: LayersOpt = None,
     d_model: DModelOpt = None,
@@ -113,7 +116,8 @@ def check(
     if hf is not None or not refs:
         refs.append(source(None, hf))
     computed = reports(refs, spec_options, tokens, dtype, kv_dtype,
-                       "lower --tokens or raise the context with --context", quant, group_size)
+                       "lower --tokens or raise the context with --context", quant, group_size,
+                       timeout)
     checked = [(report, run_checks(report, limits)) for report in computed]
     document = check_document(checked)
 

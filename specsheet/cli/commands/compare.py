@@ -14,6 +14,7 @@ from specsheet.cli.options import (
     JsonOpt,
     KvDtypeOpt,
     QuantOpt,
+    TimeoutOpt,
     TokensOpt,
     complete_preset,
     emit,
@@ -22,6 +23,7 @@ from specsheet.cli.options import (
 )
 from specsheet.model.memory import DEFAULT_DTYPE
 from specsheet.sources.fields import Overrides
+from specsheet.sources.hub import DEFAULT_TIMEOUT
 from specsheet.views.documents import compare_document
 
 if TYPE_CHECKING:
@@ -41,6 +43,7 @@ def compare(
     dtype: DtypeOpt = None,
     kv_dtype: KvDtypeOpt = DEFAULT_DTYPE,
     fmt: FormatOpt = None,
+    timeout: TimeoutOpt = DEFAULT_TIMEOUT,
     json_: JsonOpt = False,
 ) -> None:
     """Models side by side: every figure of count, with ratios to the first model (one model
@@ -51,7 +54,7 @@ def compare(
     output = output_format(fmt, json_)
     compared = reports(list(models), Overrides(), tokens, dtype, kv_dtype,
                        "lower --tokens to the smallest context of the models compared", quant,
-                       group_size)
+                       group_size, timeout)
     document = compare_document(compared)
 
     def views() -> list[TableView]:

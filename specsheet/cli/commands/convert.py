@@ -8,7 +8,8 @@ import typer
 
 from specsheet.cli import streams
 from specsheet.cli.files import write_whole
-from specsheet.cli.options import complete_preset
+from specsheet.cli.options import TimeoutOpt, complete_preset
+from specsheet.sources.hub import DEFAULT_TIMEOUT
 from specsheet.sources.resolve import resolve
 
 SETTINGS: dict[str, Any] = {}
@@ -21,6 +22,7 @@ def convert(
     output: Annotated[str | None, typer.Option(
         "--output", "-o", help="Write the preset to this file instead of stdout.",
         show_default=False)] = None,
+    timeout: TimeoutOpt = DEFAULT_TIMEOUT,
 ) -> None:
     """Write a model as a preset YAML file, to keep and edit.
 
@@ -28,7 +30,7 @@ def convert(
     """
     from specsheet.sources.convert import to_yaml
 
-    text = to_yaml(resolve(model))
+    text = to_yaml(resolve(model, timeout=timeout))
     if output is None:
         streams.write(text)
         return

@@ -28,6 +28,7 @@ from specsheet.cli.options import (
     QuantOpt,
     SetOpt,
     TiedOpt,
+    TimeoutOpt,
     TokensOpt,
     VocabOpt,
     emit,
@@ -37,6 +38,7 @@ from specsheet.cli.options import (
     source,
 )
 from specsheet.model.memory import DEFAULT_DTYPE
+from specsheet.sources.hub import DEFAULT_TIMEOUT
 from specsheet.views.documents import count_document
 
 if TYPE_CHECKING:
@@ -54,6 +56,7 @@ def count(
     dtype: DtypeOpt = None,
     kv_dtype: KvDtypeOpt = DEFAULT_DTYPE,
     fmt: FormatOpt = None,
+    timeout: TimeoutOpt = DEFAULT_TIMEOUT,
     json_: JsonOpt = False,
     layers: LayersOpt = None,
     d_model: DModelOpt = None,
@@ -83,7 +86,8 @@ def count(
         kv_heads=kv_heads, head_dim=head_dim, d_ff=d_ff, mlp=mlp, norm=norm,
         attn_bias=attn_bias, mlp_bias=mlp_bias, positions=positions, tied=tied)
     (report,) = reports([source(model, hf)], given, tokens, dtype, kv_dtype,
-                        "lower --tokens or raise the context with --context", quant, group_size)
+                        "lower --tokens or raise the context with --context", quant, group_size,
+                        timeout)
     document = count_document(report)
 
     def views() -> list[TableView]:
