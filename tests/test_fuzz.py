@@ -9,6 +9,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -87,3 +88,50 @@ def test_the_cli_json_is_the_library_figures(spec: ModelSpec) -> None:
     expected = report_dict(build_report(Model("m", spec, "test")))
     for key in ("spec", "params", "memory", "kv_cache", "flops"):
         assert doc[key] == expected[key]
+
+
+WORDS = st.sampled_from([
+    "count", "compare", "check", "presets", "convert", "schema", "gpt2-small", "llama3-8b",
+    "deepseek-v3", "gemma2-9b", "tiny", "--json", "--format", "csv", "markdown", "table",
+    "--tokens", "8", "0", "--quant", "gguf-q4_k_m", "awq-int4", "--dtype", "int4", "--kv-dtype",
+    "fp8", "--max-weights", "16GB", "--max-params", "1,024", "--max-kv", "1Gi", "--set",
+    "layers=3", "experts=2", "--layers", "5", "--heads", "7", "--no-attn-bias", "--untied",
+    "--group-size", "-1", "²", "hf:x/y", "./nothing.yaml", "-", "--", "--help",
+]) | st.text(max_size=12)
+
+
+@FUZZ
+@given(args=st.lists(WORDS, max_size=8),
+       encoding=st.sampled_from(["utf-8", "ascii", "cp1252", "latin-1", "utf-16"]),
+       columns=st.sampled_from(["0", "-3", "abc", "1", "20", "40", "80", "200", ""]))
+def test_random_command_lines_on_any_stream(args: list[str], encoding: str,
+                                            columns: str) -> None:
+    """Any command line, on a stdout and stderr of any encoding and a terminal of any width:
+    an exit code of the contract, one line on stderr for bad input with an empty stdout, and
+    output the stream can hold."""
+    import io
+    import sys
+
+    import typer
+
+    from specsheet.cli import streams
+    from specsheet.cli.app import app
+
+    out = io.TextIOWrapper(io.BytesIO(), encoding=encoding)
+    err = io.TextIOWrapper(io.BytesIO(), encoding=encoding)
+    with pytest.MonkeyPatch.context() as patch, tempfile.TemporaryDirectory() as folder:
+        patch.setattr(sys, "stdout", out)
+        patch.setattr(sys, "stderr", err)
+        patch.setenv("COLUMNS", columns)
+        patch.chdir(folder)
+        streams.prepare()
+        code = typer.main.get_command(app).main(args, standalone_mode=False)
+    out.flush()
+    err.flush()
+    stdout = out.buffer.getvalue().decode(encoding)  # type: ignore[attr-defined]
+    stderr = err.buffer.getvalue().decode(encoding)  # type: ignore[attr-defined]
+    assert code in (0, 1, 2), (code, stderr)
+    assert "Traceback" not in stderr and "internal error" not in stderr, stderr
+    if code == 2 and "--help" not in args and args:
+        assert stdout == "" and stderr.startswith("specsheet: error: ")
+        assert stderr.count("\n") == 1, stderr

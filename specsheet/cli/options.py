@@ -152,7 +152,8 @@ def reports(refs: list[str | None], given: Overrides, tokens: int | None, dtype:
         raise SpecError(f"{e}; {advice}") from None
     except SpecError as e:  # the arithmetic names its arguments; the user typed options
         message = str(e)
-        for name, option in (("quant:", "option --quant:"), ("group_size:", "option --group-size:"),
+        for name, option in (("quant:", "option --quant:"), ("group size:", "option --group-size:"),
+                             ("group_size:", "option --group-size:"),
                              ("dtype:", "option --dtype:"), ("kv-dtype:", "option --kv-dtype:")):
             if message.startswith(name):
                 raise SpecError(option + message[len(name):]) from None

@@ -64,8 +64,9 @@ def parse_yaml(text: str, origin: str) -> object:
                 raise SpecError(f"{origin}: line {line}: {node.value} is a base-60 number in "
                                 f"YAML 1.1 ({value}); write the integer you mean")
             if len(digits) > 1 and digits[0] == "0" and digits[1] not in "xXbBoO":
+                sign = "-" if str(node.value).startswith("-") else ""
                 raise SpecError(f"{origin}: line {line}: {node.value} is an octal number in "
-                                f"YAML 1.1 ({value}); write {digits.lstrip('0') or '0'} "
+                                f"YAML 1.1 ({value}); write {sign}{digits.lstrip('0') or '0'} "
                                 "without the leading zero")
             return value
 
@@ -84,7 +85,12 @@ def parse_yaml(text: str, origin: str) -> object:
         raise SpecError(f"{origin}: not valid YAML: {' '.join(str(e).split())}") from None
     except RecursionError:
         raise SpecError(f"{origin}: not valid YAML: nested too deeply") from None
-    except (ValueError, TypeError) as e:  # e.g. a date that does not exist: 2024-13-45
+    except ValueError as e:
+        if "limit" in str(e) and "digits" in str(e):  # Python's 4,300-digit limit
+            raise SpecError(f"{origin}: a number with more than 4,300 digits is beyond any "
+                            "model") from None
+        raise SpecError(f"{origin}: not valid YAML: {e}") from None
+    except TypeError as e:  # e.g. a date that does not exist: 2024-13-45
         raise SpecError(f"{origin}: not valid YAML: {e}") from None
 
 

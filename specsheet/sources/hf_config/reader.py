@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from specsheet.errors import SpecError
+from specsheet.model.spec import MAX_DIGITS
 
 
 class HFConfig:
@@ -51,6 +52,9 @@ class HFConfig:
         if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
             expected = "a positive integer" if minimum > 0 else "an integer of 0 or more"
             raise SpecError(f"{self.origin}: key '{key}': expected {expected}, got {value!r}")
+        if value >= 10**MAX_DIGITS:
+            raise SpecError(f"{self.origin}: key '{key}': an integer of more than {MAX_DIGITS} "
+                            "digits is beyond any model")
         return value
 
     def optional_integer(self, keys: str | tuple[str, ...], minimum: int = 1) -> int | None:
