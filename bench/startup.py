@@ -9,6 +9,13 @@ machine touches all of them alike), and prints medians and the ratios the projec
     cached hub  = specsheet count meta-llama/Llama-3.1-8B --json (its config.json in a Hugging
                   Face cache made for the run, HF_HUB_OFFLINE=1) / python -c "import typer"
 
+Each is measured for both kinds of install users have:
+
+    bytecode      a wheel, or any install whose modules Python may cache as bytecode
+    source only   an editable install under PYTHONDONTWRITEBYTECODE=1 (common in containers):
+                  specsheet's own modules are compiled on every run (their __pycache__ is
+                  removed first); typer's and rich's come from site-packages as installed
+
     python bench/startup.py [--rounds N]
 """
 
@@ -58,9 +65,21 @@ def hub_cache(root: Path) -> Path:
     return root
 
 
-def measure(rounds: int, cache: Path) -> dict[str, list[float]]:
+def drop_bytecode() -> None:
+    """Remove the cached bytecode of the specsheet package that is installed."""
+    import specsheet
+
+    for folder in Path(specsheet.__file__).parent.rglob("__pycache__"):
+        shutil.rmtree(folder)
+
+
+def measure(rounds: int, cache: Path, source_only: bool) -> dict[str, list[float]]:
     cmds = commands()
     env = {**os.environ, "COLUMNS": "160", "HF_HUB_CACHE": str(cache), "HF_HUB_OFFLINE": "1"}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    if source_only:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        drop_bytecode()
     times: dict[str, list[float]] = {name: [] for name in cmds}
     for cmd in cmds.values():  # warm the file cache and the bytecode
         subprocess.run(cmd, stdout=subprocess.DEVNULL, env=env, check=True)
@@ -76,24 +95,31 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=30, help="runs of each command (>= 20)")
     rounds = max(20, parser.parse_args().rounds)
-    with tempfile.TemporaryDirectory() as root:
-        times = measure(rounds, hub_cache(Path(root)))
+    for kind, source_only in (("bytecode", False), ("source only", True)):
+        with tempfile.TemporaryDirectory() as root:
+            times = measure(rounds, hub_cache(Path(root)), source_only)
+        report(kind, rounds, times)
+    return 0
+
+
+RATIOS = [
+    ("json path", "count --json", "import typer", 1.2),
+    ("table path", "count (table)", "import typer, rich.table", 1.2),
+    ("all presets", "compare all presets --json", "count --json", 1.3),
+    ("cached hub", "count ORG/NAME --json", "import typer", 1.2),
+]
+
+
+def report(kind: str, rounds: int, times: dict[str, list[float]]) -> None:
     med = {name: statistics.median(values) * 1000 for name, values in times.items()}
-    print(f"medians of {rounds} interleaved runs")
+    print(f"{kind}: medians of {rounds} interleaved runs")
     for name, ms in med.items():
         print(f"  {name:<28} {ms:7.1f} ms")
-    ratios = [
-        ("json path", "count --json", "import typer", 1.2),
-        ("table path", "count (table)", "import typer, rich.table", 1.2),
-        ("all presets", "compare all presets --json", "count --json", 1.3),
-        ("cached hub", "count ORG/NAME --json", "import typer", 1.2),
-    ]
-    print("ratios (target)")
-    for label, a, b, target in ratios:
+    print(f"{kind}: ratios (target)")
+    for label, a, b, target in RATIOS:
         r = med[a] / med[b]
         verdict = "ok" if r <= target else "OVER"
         print(f"  {label:<12} {a} / {b}: {r:.2f}x (<= {target}x) {verdict}")
-    return 0
 
 
 if __name__ == "__main__":

@@ -1,14 +1,40 @@
 """specsheet: exact spec sheets for decoder-only transformer language models.
 
 The public API (docs/api.md): ``load``, ``report``, ``presets``, ``Report``, ``Model``,
-``ModelSpec`` and ``SpecError``. Importing specsheet loads neither typer, rich nor yaml.
+``ModelSpec`` and ``SpecError``. Importing specsheet loads neither typer, rich nor yaml; the
+API's modules load on first use, so the command line pays only for what it runs.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from specsheet.errors import SpecError
 
 __version__ = "0.1.0"
 
-from specsheet.api import Report, load, presets, report
-from specsheet.errors import SpecError
-from specsheet.model.spec import Model, ModelSpec
+if TYPE_CHECKING:
+    from specsheet.api import Report, load, presets, report
+    from specsheet.model.spec import Model, ModelSpec
+
+_LAZY = {"Report": "specsheet.api", "load": "specsheet.api", "presets": "specsheet.api",
+         "report": "specsheet.api", "Model": "specsheet.model.spec",
+         "ModelSpec": "specsheet.model.spec"}
 
 __all__ = ["Model", "ModelSpec", "Report", "SpecError", "__version__", "load", "presets",
            "report"]
+
+
+def __getattr__(name: str) -> Any:
+    """The API's names, imported when first used (PEP 562)."""
+    if name in _LAZY:
+        from importlib import import_module
+
+        value = getattr(import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'specsheet' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
