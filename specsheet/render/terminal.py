@@ -34,7 +34,9 @@ def render_views(views: list[TableView], width: int, color: bool = False,
                       color_system="standard" if color else None, no_color=not color,
                       highlight=False, soft_wrap=False, emoji=False, legacy_windows=False,
                       _environ={})
-    for view in views:
+    for index, view in enumerate(views):
+        if index and views[index - 1].caption:  # a caption ends without the table's blank line
+            console.print()
         if ascii_only:
             view = _ascii_view(view)
         narrow = view.without_optional()
