@@ -168,13 +168,20 @@ _FLAGS = {"tied_embeddings": ("--tied", "--untied"), "attn_bias": ("--attn-bias"
           "mlp_bias": ("--mlp-bias", "--no-mlp-bias")}
 
 
-def overrides(settings: list[str] | None, **options: Any) -> Overrides:
-    """The spec fields that options set, each labelled with the option that set it: ``--set
-    FIELD=VALUE`` first, then the named options (which win)."""
+# the parameters of a command that name spec fields (tied is tied_embeddings)
+SPEC_OPTIONS = ("layers", "d_model", "heads", "vocab", "context", "kv_heads", "head_dim", "d_ff",
+                "mlp", "norm", "attn_bias", "mlp_bias", "positions", "tied")
+
+
+def overrides(settings: list[str] | None, parameters: dict[str, Any]) -> Overrides:
+    """The spec fields that a command's options set (from its ``parameters``, by the names in
+    SPEC_OPTIONS), each labelled with the option that set it: ``--set FIELD=VALUE`` first,
+    then the named options (which win)."""
     from specsheet.sources.settings import parse_settings
 
     given = parse_settings(settings or [])
-    for name, value in options.items():
+    for name in SPEC_OPTIONS:
+        value = parameters.get(name)
         if value is None:
             continue
         field = "tied_embeddings" if name == "tied" else name

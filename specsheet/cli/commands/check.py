@@ -108,10 +108,7 @@ def check(
               for option, text in given.items() if text is not None}
     if not limits:
         raise SpecError(f"check needs at least one limit: {', '.join(given)}")
-    spec_options = overrides(
-        settings, layers=layers, d_model=d_model, heads=heads, vocab=vocab, context=context,
-        kv_heads=kv_heads, head_dim=head_dim, d_ff=d_ff, mlp=mlp, norm=norm,
-        attn_bias=attn_bias, mlp_bias=mlp_bias, positions=positions, tied=tied)
+    spec_options = overrides(settings, locals())
     refs: list[str | None] = list(models or [])
     if hf is not None or not refs:
         refs.append(source(None, hf))

@@ -81,10 +81,7 @@ def count(
     --context 1024'.
     """
     output = output_format(fmt, json_)
-    given = overrides(
-        settings, layers=layers, d_model=d_model, heads=heads, vocab=vocab, context=context,
-        kv_heads=kv_heads, head_dim=head_dim, d_ff=d_ff, mlp=mlp, norm=norm,
-        attn_bias=attn_bias, mlp_bias=mlp_bias, positions=positions, tied=tied)
+    given = overrides(settings, locals())
     (report,) = reports([source(model, hf)], given, tokens, dtype, kv_dtype,
                         "lower --tokens or raise the context with --context", quant, group_size,
                         timeout)
