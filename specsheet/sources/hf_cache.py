@@ -41,3 +41,23 @@ def cached_config(repo_id: str) -> Path:
     raise SpecError(f"{repo_id}: no config.json in the local Hugging Face cache (looked in "
                     f"{folder}); download it with: huggingface-cli download {repo_id} "
                     "config.json")
+
+
+def cached_snapshot(repo_id: str) -> Path:
+    """The snapshot folder of ``repo_id`` (ORG/NAME) in the local Hugging Face cache: the one
+    refs/main names, else the newest. Never the network."""
+    if repo_id.count("/") != 1 or not all(repo_id.split("/")):
+        raise SpecError(f"hf: expected ORG/NAME (e.g. meta-llama/Llama-3.1-8B), got {repo_id!r}")
+    folder = hf_cache_dir() / ("models--" + repo_id.replace("/", "--"))
+    ref = folder / "refs" / "main"
+    if ref.is_file():
+        snapshot = folder / "snapshots" / ref.read_text().strip()
+        if snapshot.is_dir():
+            return snapshot
+    snapshots = folder / "snapshots"
+    found = sorted((p for p in snapshots.iterdir() if p.is_dir()),
+                   key=lambda p: p.stat().st_mtime, reverse=True) if snapshots.is_dir() else []
+    if found:
+        return found[0]
+    raise SpecError(f"{repo_id}: not in the local Hugging Face cache (looked in {folder}); "
+                    f"download it with: huggingface-cli download {repo_id}")
