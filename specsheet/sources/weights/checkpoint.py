@@ -209,7 +209,8 @@ def _suspects(key: tuple[str, int | None], groups: dict[tuple[str, int | None], 
     component, layer = key
     mine = groups.get(key, [])
     if layer is not None:
-        others = [g for (c, lay), g in groups.items() if c == component and lay != layer]
+        others = [g for (c, lay), g in groups.items()
+                  if c == component and lay is not None and lay != layer]
         if others:
             seen: dict[tuple[str, tuple[int, ...]], int] = {}
             for group in others:

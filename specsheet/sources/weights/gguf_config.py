@@ -104,4 +104,6 @@ def hf_config_from_gguf(metadata: dict[str, Any], names: Collection[str],
     if missing:
         raise SpecError(f"{origin}: the GGUF metadata of architecture {arch!r} lacks "
                         f"{', '.join(missing)}")
-    return {k: v for k, v in config.items() if v is not None}
+    # an absent q_lora_rank is a direct query projection (null in config.json), not the
+    # family's default
+    return {k: v for k, v in config.items() if v is not None or k == "q_lora_rank"}

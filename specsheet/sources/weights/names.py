@@ -151,11 +151,15 @@ def _layout(stored: dict[str, TensorInfo]) -> tuple[str | None, str | None, int,
     if w.dtype == "I8" and scale is not None:
         return "w8a8", "weight", w.elements, None
     if w.dtype in ("F8_E4M3", "F8_E5M2"):
-        if scale is None or scale.elements <= 1:
-            return "fp8", "weight", w.elements, None
-        if scale.shape[-1] == 1:
+        # per tensor: a scale of [1] or []; per channel: [N, 1]; per 128 x 128 block: a 2-D
+        # grid of scales (DeepSeek-V3's weight_scale_inv is always one)
+        if "weight_scale_inv" in stored or (
+                scale is not None and len(scale.shape) == 2 and len(w.shape) >= 2
+                and (scale.shape[-1] != 1 or scale.shape[-2] != w.shape[-2])):
+            return "fp8-block", "weight", w.elements, None
+        if scale is not None and len(scale.shape) == 2:
             return "fp8-channel", "weight", w.elements, None
-        return "fp8-block", "weight", w.elements, None
+        return "fp8", "weight", w.elements, None
     if w.dtype == "U8" and scale is not None and scale.dtype == "F8_E4M3":  # ModelOpt NVFP4
         return "nvfp4", "weight", w.elements * 2, None
     return None, None, 0, None
