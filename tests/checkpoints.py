@@ -298,7 +298,7 @@ def write_checkpoint(folder: Path, config: dict[str, Any], shapes: Shapes,
 
 def write_gguf(path: Path, arch: str, spec: ModelSpec, types: dict[str, str],
                vocab_tokens: int | None = None, extra: dict[str, Any] | None = None,
-               data: bool = True) -> Path:
+               data: bool = True, merges: int = 0) -> Path:
     """A GGUF file of ``spec``'s tensors (GGUF names), each of the GGML type ``types`` gives,
     with the metadata llama.cpp's converter writes, by gguf.GGUFWriter. Without ``data``, the
     header alone, then the file extended (sparse) to the size the data would take."""
@@ -317,6 +317,10 @@ def write_gguf(path: Path, arch: str, spec: ModelSpec, types: dict[str, str],
         w.add_vocab_size(spec.vocab)
     else:
         w.add_token_list([f"tok{i}" for i in range(vocab_tokens)])
+        w.add_token_scores([float(-i) for i in range(vocab_tokens)])
+        w.add_token_types([1] * vocab_tokens)
+    if merges:
+        w.add_token_merges([f"t{i} k{i}" for i in range(merges)])
     if spec.experts:
         w.add_expert_count(spec.experts)
         w.add_expert_used_count(spec.experts_per_token)
