@@ -8,8 +8,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import struct
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -30,6 +32,8 @@ from checkpoints import (
     write_safetensors,
 )
 from commands import ROOT, clean_env
+from hypothesis import given
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from specsheet.cli.app import app
@@ -442,3 +446,69 @@ def test_errors_name_the_file(tmp_path: Path) -> None:
     path.write_bytes(b"\xff" * 8 + b"{}")
     with pytest.raises(SpecError, match="x.safetensors: header length"):
         read_safetensors(path)
+
+
+# ---- fuzz: the two header parsers end in a result or a SpecError, never anything else -------
+
+def _parse(parser: Any, content: bytes) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "fuzz"
+        path.write_bytes(content)
+        try:
+            header = parser(path)
+        except SpecError as e:
+            assert "\n" not in str(e) and str(path) in str(e)
+            return
+        assert sum(t.nbytes for t in header.tensors) <= len(content)
+
+
+_DTYPES = st.sampled_from(["F32", "BF16", "I32", "U8", "F4", "F12", "", "bf16"])
+_SHAPES = st.lists(st.integers(-2, 2**40) | st.floats() | st.booleans() | st.none(),
+                   max_size=4) | st.integers() | st.none() | st.text(max_size=3)
+_OFFSETS = st.lists(st.integers(-2, 2**20) | st.none(), min_size=0, max_size=3)
+_ENTRIES = st.fixed_dictionaries({"dtype": _DTYPES, "shape": _SHAPES,
+                                  "data_offsets": _OFFSETS}) | st.integers() | st.text()
+
+
+@given(header=st.dictionaries(st.text(max_size=8), _ENTRIES, max_size=5),
+       slack=st.integers(-16, 64), data=st.integers(0, 256), raw=st.binary(max_size=64),
+       use_raw=st.booleans())
+def test_fuzz_the_safetensors_header(header: dict[str, Any], slack: int, data: int, raw: bytes,
+                                     use_raw: bool) -> None:
+    text = raw if use_raw else json.dumps(header).encode()
+    length = max(len(text) + slack, 0)
+    _parse(read_safetensors, length.to_bytes(8, "little") + text + bytes(data))
+
+
+def _small_gguf() -> bytes:
+    folder = Path(tempfile.mkdtemp())
+    config = small_config("llama-3.2-1b")
+    config.update(num_hidden_layers=1, vocab_size=32)
+    spec = spec_of(config)
+    path = write_gguf(folder / "small.gguf", "llama", spec, gguf_types(spec, "q8_0"),
+                      vocab_tokens=32)
+    content = path.read_bytes()
+    shutil.rmtree(folder)
+    return content
+
+
+SMALL_GGUF = _small_gguf()
+
+
+@given(edits=st.lists(st.tuples(st.integers(0, len(SMALL_GGUF) - 1), st.integers(0, 255)),
+                      max_size=8),
+       cut=st.integers(0, len(SMALL_GGUF)), tail=st.binary(max_size=200),
+       counts=st.tuples(st.integers(0, 2**64 - 1), st.integers(0, 2**64 - 1)),
+       mode=st.sampled_from(["edit", "random"]))
+def test_fuzz_the_gguf_header(edits: list[tuple[int, int]], cut: int, tail: bytes,
+                              counts: tuple[int, int], mode: str) -> None:
+    if mode == "edit":  # a real file with bytes changed and cut short
+        content = bytearray(SMALL_GGUF)
+        for at, value in edits:
+            content[at] = value
+        content = content[:max(cut, 24)] if edits else content[:cut]
+    else:  # a valid start and anything after it
+        content = bytearray(b"GGUF" + struct.pack("<IQQ", 3, *counts) + tail)
+    _parse(read_gguf, bytes(content))
