@@ -512,3 +512,22 @@ def test_fuzz_the_gguf_header(edits: list[tuple[int, int]], cut: int, tail: byte
     else:  # a valid start and anything after it
         content = bytearray(b"GGUF" + struct.pack("<IQQ", 3, *counts) + tail)
     _parse(read_gguf, bytes(content))
+
+
+def test_documents_validate_against_the_schema(tmp_path: Path) -> None:
+    import jsonschema
+
+    from specsheet.views.documents import schema_text
+
+    validator = jsonschema.Draft202012Validator(json.loads(schema_text()))
+    config = small_config("llama-3.2-1b")
+    shapes = hf_tensors("llama", spec_of(config))
+    folder = write_checkpoint(tmp_path / "ok", config, shapes)
+    validator.validate(inspect(str(folder))[1])
+    del shapes["model.layers.0.mlp.up_proj.weight"]
+    validator.validate(inspect(str(write_checkpoint(tmp_path / "bad", config, shapes)))[1])
+    alone = write_safetensors(tmp_path / "alone.safetensors", shapes)
+    assert inspect(str(alone))[1]["check"] is None  # no config beside it
+    validator.validate(inspect(str(alone))[1])
+    path, _ = gguf_file(tmp_path, "qwen3-30b-a3b", "qwen3moe", "q4_k_m")
+    validator.validate(inspect(str(path))[1])
