@@ -124,6 +124,43 @@ def build() -> dict[str, Any]:
         "margin": {"type": "integer"}, "ok": {"type": "boolean"},
     })
     version = {"const": SCHEMA_VERSION}
+    inspect_components = (*COMPONENTS, "other")
+    int_or_null = {"type": ["integer", "null"]}
+    inspect = obj({
+        "schema_version": version,
+        "format": {"enum": ["safetensors", "gguf"]},
+        "files": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+        "tensors": {"type": "integer", "minimum": 0, "description": "tensors in the files"},
+        "params": obj({"total": {"type": "integer", "minimum": 0},
+                       "components": ints(*inspect_components)},
+                      "Parameters of the unquantized model the tensors store, by component "
+                      "(other: what count does not include)."),
+        "bytes": obj({
+            "data": {"type": "integer", "minimum": 0},
+            "by_dtype": {"type": "object", "additionalProperties": {"type": "integer"}},
+            "by_component": ints(*inspect_components),
+            "predicted": {**int_or_null, "description": "specsheet's bytes of the tensors "
+                          "count knows, in the matched format (null without a config)"},
+            "predicted_matches": {"type": ["boolean", "null"]},
+        }, "The tensors' data in bytes."),
+        "quant": {"type": ["string", "null"], "description": "the --quant format matched"},
+        "quant_layouts": {"type": "object", "additionalProperties": {"type": "integer"}},
+        "group_size": int_or_null,
+        "other_tensors": {"type": "array", "items": {"type": "string"}},
+        "check": {"oneOf": [{"type": "null"}, obj({
+            "config": {"type": "string"},
+            "matches": {"type": "boolean"},
+            "components": obj({name: obj({"file": {"type": "integer"},
+                                          "computed": {"type": "integer"},
+                                          "match": {"type": "boolean"}})
+                               for name in inspect_components}),
+            "differences": {"type": "array", "items": obj({
+                "component": {"enum": list(inspect_components)}, "layer": int_or_null,
+                "file": {"type": "integer"}, "computed": {"type": "integer"},
+                "tensors": {"type": "array", "items": {"type": "string"}}})},
+        })]},
+        "note": {"type": "string"},
+    }, "specsheet inspect PATH --json")
     checks = {"type": "array", "items": {"$ref": "#/$defs/check_entry"}, "minItems": 1}
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -132,7 +169,8 @@ def build() -> dict[str, Any]:
         "description": "The documents that specsheet writes with --json (schema_version 1). "
                        "Integers are exact; shares are fractions of 1; bytes are bytes.",
         "oneOf": [{"$ref": f"#/$defs/{name}"} for name in ("count", "compare", "check",
-                                                           "check_many", "presets")],
+                                                           "check_many", "presets",
+                                                           "inspect")],
         "$defs": {
             "spec": spec_schema(),
             "count": count,
@@ -154,6 +192,7 @@ def build() -> dict[str, Any]:
                 "published_total": {"type": ["integer", "null"]},
                 "total": {"type": "integer", "minimum": 1},
                 "spec": {"$ref": "#/$defs/spec"}})}}, "specsheet presets --json"),
+            "inspect": inspect,
         },
     }
 

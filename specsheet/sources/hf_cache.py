@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from specsheet.errors import SpecError
+
 
 def is_commit(revision: str) -> bool:
     """True for a full commit hash (40 lower-case hex digits): a revision that needs no ref."""
@@ -96,3 +98,24 @@ def _read_ref(path: Path) -> str | None:
 def download_hint(repo_id: str) -> str:
     """How a user puts ``repo_id``'s config.json into the cache with the Hugging Face CLI."""
     return f"hf download {repo_id} config.json"
+
+
+def cached_snapshot(repo_id: str) -> Path:
+    """The snapshot folder of ``repo_id`` (ORG/NAME) in the local Hugging Face cache: the one
+    refs/main names, else the newest. Never the network."""
+    if repo_id.count("/") != 1 or not all(repo_id.split("/")):
+        raise SpecError(f"hf: expected ORG/NAME (e.g. meta-llama/Llama-3.1-8B), got {repo_id!r}")
+    folder = repo_folder(repo_id)
+    commit = _read_ref(folder / "refs" / "main")
+    if commit is not None and (folder / "snapshots" / commit).is_dir():
+        return folder / "snapshots" / commit
+    snapshots = folder / "snapshots"
+    try:
+        found = sorted((p for p in snapshots.iterdir() if p.is_dir()),
+                       key=lambda p: p.stat().st_mtime, reverse=True)
+    except OSError:
+        found = []
+    if found:
+        return found[0]
+    raise SpecError(f"{repo_id}: not in the local Hugging Face cache (looked in {folder}); "
+                    f"download it with: hf download {repo_id}")

@@ -14,6 +14,7 @@ from specsheet.figures import Report
 
 if TYPE_CHECKING:
     from specsheet.plan.budgets import CheckResult
+    from specsheet.sources.weights.checkpoint import Inspection
 
 SCHEMA_VERSION = 1
 SCHEMA_PATH = Path(__file__).with_name("schema.json")
@@ -128,3 +129,43 @@ def presets_document(reports: list[Report]) -> dict[str, Any]:
 def schema_text() -> str:
     """The JSON Schema of every document, as shipped."""
     return SCHEMA_PATH.read_text(encoding="utf-8")
+
+
+def inspect_document(inspection: Inspection) -> dict[str, Any]:
+    """The document of ``inspect``: a checkpoint's tensors by component, their bytes, the
+    quantization format they match, and the check against the config found beside them."""
+    check = inspection.check
+    checked: dict[str, Any] | None = None
+    if check is not None:
+        checked = {
+            "config": check.config,
+            "matches": check.matches,
+            "components": {name: {"file": file, "computed": computed,
+                                  "match": file == computed}
+                           for name, (file, computed) in check.components.items()},
+            "differences": [{"component": d.component, "layer": d.layer, "file": d.file,
+                             "computed": d.computed, "tensors": d.tensors}
+                            for d in check.differences],
+        }
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "format": inspection.format,
+        "files": inspection.files,
+        "tensors": len(inspection.named),
+        "params": {"total": sum(inspection.params.values()),
+                   "components": inspection.params},
+        "bytes": {
+            "data": inspection.data_bytes,
+            "by_dtype": inspection.bytes_by_dtype,
+            "by_component": inspection.bytes_by_component,
+            "predicted": inspection.predicted_bytes,
+            "predicted_matches": None if inspection.predicted_bytes is None
+            else inspection.predicted_bytes == inspection.known_bytes,
+        },
+        "quant": inspection.quant,
+        "quant_layouts": inspection.layouts,
+        "group_size": inspection.group_size,
+        "other_tensors": [n.tensor.name for n in inspection.named if n.component == "other"],
+        "check": checked,
+        "note": inspection.note,
+    }

@@ -25,6 +25,7 @@ from specsheet.views.formulas import (
 
 if TYPE_CHECKING:
     from specsheet.plan.budgets import CheckResult
+    from specsheet.sources.weights.checkpoint import Inspection
 
 RowStyle = Literal["", "sub", "total"]
 
@@ -364,3 +365,92 @@ def presets_view(reports: list[Report]) -> TableView:
                  exact(s.vocab), exact(s.context), exact(r.params.total),
                  r.model.description)
     return view
+
+
+# ---- inspect ----------------------------------------------------------------------------------
+
+COMPONENT_LABELS = {
+    "token_embedding": "Token embedding", "position_embedding": "Position embedding",
+    "embedding_projections": "Embedding projections", "attention": "Attention",
+    "mlp": "MLP", "norms": "Norms", "output_head": "Output head",
+    "other": "Other (not in count)",
+}
+
+
+def inspect_views(inspection: Inspection) -> list[TableView]:
+    """The tensors by component, the file's bytes and format, and the check's differences."""
+    check = inspection.check
+    total = sum(inspection.params.values())
+    name = inspection.files[0] if len(inspection.files) == 1 else \
+        f"{inspection.files[0]} and {len(inspection.files) - 1} more files"
+    headers: tuple[str, ...] = ("Component", "Tensors", "Element types", "Parameters", "Bytes")
+    numeric: tuple[bool, ...] = (False, True, False, True, True)
+    if check is not None:
+        headers += ("From the config", "Match")
+        numeric += (True, False)
+    view = TableView(title=f"{name}: {exact(len(inspection.named))} tensors, "
+                           f"{exact(total)} parameters", headers=headers, numeric=numeric)
+    for component, label in COMPONENT_LABELS.items():
+        tensors = [n for n in inspection.named if n.component == component]
+        params = inspection.params[component]
+        if not tensors and (check is None or not check.components[component][1]):
+            continue
+        types: dict[str, int] = {}
+        for n in tensors:
+            types[n.tensor.dtype] = types.get(n.tensor.dtype, 0) + 1
+        cells = [label, exact(len(tensors)),
+                 ", ".join(f"{t} × {c}" for t, c in types.items()),
+                 exact(params), exact(inspection.bytes_by_component[component])]
+        if check is not None:
+            file, computed = check.components[component]
+            cells += [exact(computed), "ok" if file == computed else "DIFFERS"]
+        view.add(*cells)
+    cells = ["Total", exact(len(inspection.named)), "", exact(total),
+             exact(inspection.data_bytes)]
+    if check is not None:
+        computed_total = sum(c for _, c in check.components.values())
+        cells += [exact(computed_total), "ok" if check.matches else "DIFFERS"]
+    view.add(*cells, style="total")
+    view.caption = ("Parameters as the unquantized model has them (a GPTQ qweight of [K/8, N] "
+                    "int32 is K × N); scales, zero points and indices count as bytes only.")
+    return [view, _inspect_summary(inspection), *_differences_view(inspection)]
+
+
+def _inspect_summary(inspection: Inspection) -> TableView:
+    view = TableView(title="The file", headers=("Figure", "Value", "Exact"),
+                     numeric=(False, True, True), optional=(False, True, False))
+    view.add(f"Format ({len(inspection.files)} file{'s' if len(inspection.files) > 1 else ''})",
+             inspection.format, "")
+    view.add("Data bytes", human_bytes(inspection.data_bytes), f"{exact(inspection.data_bytes)} B")
+    for dtype, nbytes in inspection.bytes_by_dtype.items():
+        view.add(f"  {dtype}", human_bytes(nbytes), f"{exact(nbytes)} B", style="sub")
+    layouts = ", ".join(f"{name} ({exact(n)} modules)" for name, n in inspection.layouts.items())
+    view.add("Quantization (--quant)", inspection.quant or "none", layouts)
+    if inspection.predicted_bytes is not None:
+        verdict = "matches" if inspection.predicted_bytes == inspection.known_bytes \
+            else "DIFFERS"
+        view.add(f"  specsheet's bytes ({verdict})", human_bytes(inspection.predicted_bytes),
+                 f"{exact(inspection.predicted_bytes)} B", style="sub")
+    check = inspection.check
+    if check is not None:
+        view.add("Config", check.config, "")
+        view.add("Check", "matches" if check.matches else
+                 f"{len(check.differences)} difference{'s' if len(check.differences) > 1 else ''}",
+                 "")
+    elif inspection.note:
+        view.add("Config", "none", inspection.note)
+    return view
+
+
+def _differences_view(inspection: Inspection) -> list[TableView]:
+    check = inspection.check
+    if check is None or not check.differences:
+        return []
+    view = TableView(title="Differences from the config",
+                     headers=("Component", "Layer", "File", "Config", "Tensors"),
+                     numeric=(False, True, True, True, False))
+    for d in check.differences:
+        shown = d.tensors[:5] + ([f"and {len(d.tensors) - 5} more"] if len(d.tensors) > 5 else [])
+        view.add(COMPONENT_LABELS[d.component], "" if d.layer is None else str(d.layer),
+                 exact(d.file), exact(d.computed), "; ".join(shown))
+    return [view]

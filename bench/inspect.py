@@ -1,0 +1,60 @@
+"""Time ``specsheet inspect`` on a GGUF file whose tokenizer holds 150,000 tokens.
+
+The file is written with gguf.GGUFWriter (a test dependency): Qwen2.5-0.5B's shapes in Q8_0,
+with a 151,936-entry vocabulary (tokens, scores, token types, 151,387 merges), the arrays
+llama.cpp's GGUFReader materializes and specsheet's reader skips. Prints the parse time of
+specsheet's header reader, of the whole command in process (best of 5), and of GGUFReader once.
+
+    python bench/inspect.py
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+# this file is named inspect.py: take its folder off the path, or it shadows the standard
+# library's inspect module for everything imported after it
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+
+def main() -> int:
+    import gguf
+    from checkpoints import small_config, spec_of, write_gguf
+    from typer.testing import CliRunner
+
+    from specsheet.cli.app import app
+    from specsheet.quant.layouts import gguf_types
+    from specsheet.sources.weights.gguf import read_gguf
+
+    config = small_config("qwen2.5-0.5b")
+    config["vocab_size"] = 151_936
+    spec = spec_of(config)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "vocab.gguf"
+        write_gguf(path, "qwen2", spec, gguf_types(spec, "q8_0"), vocab_tokens=spec.vocab,
+                   merges=151_387)
+        print(f"{path.stat().st_size:,} bytes, {spec.vocab:,} tokens")
+        best = min(_time(lambda: read_gguf(path)) for _ in range(5))
+        print(f"specsheet's GGUF header reader: {best * 1000:.1f} ms (best of 5)")
+        runner = CliRunner()
+        best = min(_time(lambda: runner.invoke(app, ["inspect", str(path), "--json"]))
+                   for _ in range(5))
+        print(f"specsheet inspect --json, in process: {best * 1000:.1f} ms (best of 5)")
+        print(f"gguf.GGUFReader: {_time(lambda: gguf.GGUFReader(path)) * 1000:.0f} ms")
+    return 0
+
+
+def _time(call: object) -> float:
+    start = time.perf_counter()
+    call()  # type: ignore[operator]
+    return time.perf_counter() - start
+
+
+if __name__ == "__main__":
+    sys.exit(main())

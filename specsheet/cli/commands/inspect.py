@@ -1,0 +1,53 @@
+"""``specsheet inspect PATH``: a checkpoint's real tensors, read from its headers, against the
+figures its config gives."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from specsheet.cli.options import FormatOpt, JsonOpt, emit, output_format
+from specsheet.errors import ExitCode, SpecError
+
+if TYPE_CHECKING:
+    from specsheet.views.tables import TableView
+
+SETTINGS: dict[str, Any] = {
+    "epilog": "Reads headers only: no weight data, no torch. Exit codes: 0 done (with --check: "
+              "every component matches), 1 with --check: a difference, 2 bad input."}
+
+
+def inspect(
+    path: Annotated[str, typer.Argument(
+        help="A .safetensors or .gguf file, a folder of them, a model.safetensors.index.json, "
+             "or hf:ORG/NAME (the local Hugging Face cache).", show_default=False)],
+    check: Annotated[bool, typer.Option(
+        "--check", help="Exit 1 when a component differs from the figures of the config found "
+             "beside the weights (config.json, or the GGUF's metadata); 2 without one.")] = False,
+    fmt: FormatOpt = None,
+    json_: JsonOpt = False,
+) -> None:
+    """A checkpoint's tensors by component, their element types, parameters and bytes, and
+    the figures its config gives, component by component.
+
+    Examples: 'specsheet inspect ./Llama-3.2-1B', 'specsheet inspect model.gguf --check',
+    'specsheet inspect hf:Qwen/Qwen3-0.6B --json'.
+    """
+    from specsheet.sources.weights.checkpoint import inspect_checkpoint
+    from specsheet.views.documents import inspect_document
+
+    output = output_format(fmt, json_)
+    inspection = inspect_checkpoint(path)
+    if check and inspection.check is None:
+        raise SpecError(f"{path}: --check needs a config to compare with: {inspection.note}")
+    document = inspect_document(inspection)
+
+    def views() -> list[TableView]:
+        from specsheet.views.tables import inspect_views
+
+        return inspect_views(inspection)
+
+    emit(output, document, [document], views)
+    if check and inspection.check is not None and not inspection.check.matches:
+        raise typer.Exit(ExitCode.CHECK_FAILED)

@@ -1,0 +1,131 @@
+"""Which files hold a checkpoint's weights: a ``.safetensors`` or ``.gguf`` file, a folder of
+them, a sharded checkpoint's ``model.safetensors.index.json``, or ``hf:ORG/NAME`` (a snapshot in
+the local Hugging Face cache). Only headers are read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal, NamedTuple
+
+from specsheet.errors import SpecError
+from specsheet.sources.weights.tensor import TensorInfo
+
+INDEX = "model.safetensors.index.json"
+Format = Literal["safetensors", "gguf"]
+
+
+class WeightFiles(NamedTuple):
+    """The headers of every file of a checkpoint."""
+
+    format: Format
+    files: list[Path]
+    tensors: list[TensorInfo]
+    metadata: dict[str, Any]  # GGUF metadata; safetensors' __metadata__ of the first file
+    folder: Path  # where a config.json would be
+
+
+def read_weights(ref: str) -> WeightFiles:
+    """The headers of the checkpoint ``ref`` names (a path or ``hf:ORG/NAME``)."""
+    if ref.startswith("hf:"):
+        from specsheet.sources.hf_cache import cached_snapshot
+
+        path = cached_snapshot(ref[3:])
+    else:
+        path = Path(ref)
+    if not path.exists():
+        raise SpecError(f"{path}: no such file or directory")
+    if path.is_dir():
+        return _folder(path)
+    if not path.is_file():
+        raise SpecError(f"{path}: not a regular file; expected a .safetensors or .gguf file, "
+                        "or a folder of them")
+    if path.name.endswith(".json"):
+        return _index(path)
+    if path.suffix == ".gguf" or _starts_with_gguf(path):
+        return _gguf([path], path.parent)
+    return _safetensors([path], path.parent)
+
+
+def _starts_with_gguf(path: Path) -> bool:
+    try:
+        with path.open("rb") as f:
+            return f.read(4) == b"GGUF"
+    except OSError as e:
+        raise SpecError(f"{path}: cannot read: {e.strerror or e}") from None
+
+
+def _folder(path: Path) -> WeightFiles:
+    if (path / INDEX).is_file():
+        return _index(path / INDEX)
+    shards = sorted(p for p in path.glob("*.safetensors") if p.is_file())
+    if shards:
+        return _safetensors(shards, path)
+    ggufs = sorted(p for p in path.glob("*.gguf") if p.is_file())
+    if ggufs:
+        return _gguf(ggufs, path)
+    raise SpecError(f"{path}: a directory without weights (no .safetensors, .gguf or {INDEX})")
+
+
+def _index(path: Path) -> WeightFiles:
+    """A sharded checkpoint: the index's weight_map names each tensor's shard."""
+    from specsheet.sources.files import parse_json, read_text
+
+    data = parse_json(read_text(path), str(path))
+    weight_map = data.get("weight_map") if isinstance(data, dict) else None
+    if not isinstance(weight_map, dict) or not all(
+            isinstance(v, str) for v in weight_map.values()):
+        raise SpecError(f"{path}: expected a mapping with a weight_map of tensor names to "
+                        "shard files")
+    shards: dict[str, Path] = {}
+    for shard in dict.fromkeys(weight_map.values()):
+        if Path(shard).name != shard or shard in ("", ".", ".."):
+            raise SpecError(f"{path}: shard {shard!r} is not a file name in the folder")
+        shards[shard] = path.parent / shard
+        if not shards[shard].is_file():
+            raise SpecError(f"{path}: names shard {shard!r}, which is missing from "
+                            f"{path.parent}")
+    if not shards:
+        raise SpecError(f"{path}: the weight_map names no tensors")
+    files = _safetensors(list(shards.values()), path.parent)
+    where = {t.name: Path(t.file).name for t in files.tensors}
+    for name, shard in weight_map.items():
+        if where.get(name) != shard:
+            raise SpecError(f"{path}: maps tensor {name!r} to {shard}, which does not hold it")
+    return files
+
+
+def _safetensors(paths: list[Path], folder: Path) -> WeightFiles:
+    from specsheet.sources.weights.safetensors import read_safetensors
+
+    tensors: list[TensorInfo] = []
+    metadata: dict[str, Any] = {}
+    for i, p in enumerate(paths):
+        header = read_safetensors(p)
+        tensors += header.tensors
+        if i == 0:
+            metadata = header.metadata
+    _unique(tensors)
+    return WeightFiles("safetensors", paths, tensors, metadata, folder)
+
+
+def _gguf(paths: list[Path], folder: Path) -> WeightFiles:
+    """One GGUF file, or the splits of one (metadata from the first)."""
+    from specsheet.sources.weights.gguf import read_gguf
+
+    tensors: list[TensorInfo] = []
+    metadata: dict[str, Any] = {}
+    for i, p in enumerate(paths):
+        header = read_gguf(p)
+        tensors += header.tensors
+        if i == 0:
+            metadata = header.metadata
+    _unique(tensors)
+    return WeightFiles("gguf", paths, tensors, metadata, folder)
+
+
+def _unique(tensors: list[TensorInfo]) -> None:
+    seen: dict[str, str] = {}
+    for t in tensors:
+        if t.name in seen:
+            raise SpecError(f"tensor {t.name!r} is in both {seen[t.name]} and {t.file}")
+        seen[t.name] = t.file

@@ -1,0 +1,200 @@
+"""Stored tensors mapped to specsheet's components, and quantized layouts counted as the
+unquantized model's parameters.
+
+Names are read by their parts, so that one set of rules covers the Hugging Face names of every
+family (``model.layers.3.self_attn.q_proj.weight``, GPT-2's ``h.3.attn.c_attn.weight``,
+GPT-NeoX's ``gpt_neox.layers.3.attention.query_key_value.weight``, OPT's
+``model.decoder.layers.3.fc1.weight``, Mixtral's ``block_sparse_moe.experts.5.w1.weight``) and
+GGUF's names (``blk.3.attn_q.weight``, ``token_embd.weight``, ``output.weight``). A name no rule
+claims, a layer past the model's last (DeepSeek-V3's multi-token-prediction layer), a vision or
+audio tower, and buffers that are not parameters (rotary ``inv_freq``, GPT-2's causal mask
+``attn.bias``, DeepSeek-V3's ``e_score_correction_bias``, GGUF's ``rope_freqs``) go to
+``other``.
+"""
+
+from __future__ import annotations
+
+import re
+from math import prod
+from typing import NamedTuple
+
+from specsheet.model.params import COMPONENTS
+from specsheet.sources.weights.tensor import TensorInfo
+
+OTHER = "other"
+ALL_COMPONENTS = (*COMPONENTS, OTHER)
+
+_LAYER = re.compile(r"(?:^|\.)(?:layers|layer|h|blocks|block|blk)\.(\d+)(?=\.|$)")
+_TOWERS = {"vision_tower", "vision_model", "visual", "vision", "multi_modal_projector",
+           "mm_projector", "audio_tower", "audio_model", "mtp", "speech_model"}
+_BUFFER = re.compile(r"(?:inv_freq|masked_bias|e_score_correction_bias|(?:^|\.)(?:attn|attention)"
+                     r"\.bias|(?:^|\.)exp_probs_b\.bias|^rope_freqs\.weight|_freqs_cis)$")
+_TOKEN = {"embed_tokens", "wte", "word_embeddings", "embed_in", "token_embd", "tok_embeddings"}
+_POSITION = {"wpe", "embed_positions", "position_embd", "position_embeddings"}
+_PROJECTION = {"project_in", "project_out"}
+_HEAD = {"lm_head", "embed_out"}
+_ATTENTION = {"self_attn", "attn", "attention", "self_attention"}
+_MLP = {"mlp", "ffn", "feed_forward", "block_sparse_moe", "moe", "experts", "shared_expert",
+        "shared_experts", "fc1", "fc2"}
+
+
+class Named(NamedTuple):
+    """A tensor with the component it belongs to and what it stands for."""
+
+    tensor: TensorInfo
+    component: str  # a params.COMPONENTS key or "other"
+    layer: int | None  # the block, or None outside the blocks
+    params: int  # parameters of the unquantized model it stores (0 for scales, zero points)
+    layout: str | None  # the quantized layout of its Linear (gptq-int4, fp8-block, ...), or None
+
+
+def layer_of(name: str) -> int | None:
+    match = _LAYER.search(name)
+    return int(match.group(1)) if match else None
+
+
+def component_of(name: str, layers: int | None = None) -> tuple[str, int | None]:
+    """The component of tensor ``name`` and its layer; ``layers``, when known, sends the
+    layers past the model's last to ``other``."""
+    layer = layer_of(name)
+    if layer is not None and layers is not None and layer >= layers:
+        return OTHER, layer
+    if _BUFFER.search(name):
+        return OTHER, layer
+    parts = name.lower().split(".")
+    module = parts[:-1] if len(parts) > 1 else parts
+    if any(p in _TOWERS for p in parts):
+        return OTHER, layer
+    if any("norm" in p or p.startswith("ln") for p in module):
+        return "norms", layer
+    if layer is None:
+        if any(p in _TOKEN for p in module):
+            return "token_embedding", None
+        if any(p in _POSITION for p in module):
+            return "position_embedding", None
+        if any(p in _PROJECTION for p in module):
+            return "embedding_projections", None
+        if any(p in _HEAD for p in module) or module == ["output"]:
+            return "output_head", None
+        return OTHER, None
+    if any(p in _ATTENTION or p.startswith("attn_") for p in module):
+        return "attention", layer
+    if any(p in _MLP or p.startswith("ffn_") for p in module):
+        return "mlp", layer
+    return OTHER, layer
+
+
+def _split(name: str) -> tuple[str, str]:
+    """A tensor name as (module, what it stores): ``weight``, ``qweight``, ``weight.absmax``,
+    gpt-oss's ``_blocks`` and ``_scales``."""
+    if ".weight." in name:
+        module, rest = name.split(".weight.", 1)
+        return module, "weight." + rest
+    for suffix in ("_blocks", "_scales"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)], suffix
+    module, _, last = name.rpartition(".")
+    return module, last
+
+
+# what a quantized Linear stores beside its packed weight: no parameters of their own
+_METADATA = {"qzeros", "scales", "g_idx", "SCB", "weight_format", "weight_scale",
+             "weight_scale_inv", "input_scale", "weight_shape", "weight_global_scale",
+             "input_global_scale", "weight_scale_2", "weight_zero_point", "weight_g_idx",
+             "_scales", "k_scale", "v_scale"}
+
+
+def _layout(stored: dict[str, TensorInfo]) -> tuple[str | None, str | None, int, int | None]:
+    """The layout of one module's stored tensors: (layout, the tensor holding the values,
+    the parameters it stands for, group size)."""
+    if "qweight" in stored:
+        qw = stored["qweight"]
+        scales, zeros = stored.get("scales"), stored.get("qzeros")
+        lead = prod(qw.shape[:-2])
+        if len(qw.shape) < 2:
+            return None, None, 0, None
+        rows, cols = qw.shape[-2], qw.shape[-1]
+        if scales is not None and len(scales.shape) >= 2 and scales.shape[-1] == cols:
+            # GPTQ: packed along K, [K·b/32, N]; the bits from qzeros [groups, N·b/32]
+            bits = 32 * zeros.shape[-1] // cols if zeros is not None and cols else 4
+            bits = bits if bits in (2, 3, 4, 8) else 4
+            k = rows * 32 // bits
+            groups = scales.shape[-2]
+            return f"gptq-int{bits}", "qweight", lead * k * cols, -1 if groups == 1 else \
+                k // groups if groups else None
+        # AWQ: packed along N, [K, N/8]; scales [K/g, N]
+        n = scales.shape[-1] if scales is not None else cols * 8
+        groups = scales.shape[-2] if scales is not None and len(scales.shape) >= 2 else 0
+        return "awq-int4", "qweight", lead * rows * n, rows // groups if groups else None
+    if "weight_packed" in stored:
+        wp = stored["weight_packed"]
+        if wp.dtype == "I32":  # compressed-tensors pack-quantized: 8 int4 values per int32
+            scale = stored.get("weight_scale")
+            k = wp.shape[-1] * 8 if wp.shape else 0
+            groups = scale.shape[-1] if scale is not None and scale.shape else 0
+            return "w4a16", "weight_packed", wp.elements * 8, \
+                (-1 if groups == 1 else k // groups) if groups else None
+        nv = "weight_global_scale" in stored or (
+            "weight_scale" in stored and stored["weight_scale"].dtype == "F8_E4M3")
+        return ("nvfp4" if nv else "mxfp4"), "weight_packed", wp.elements * 2, None
+    if "_blocks" in stored:  # gpt-oss: [..., K/32, 16] bytes of FP4 pairs, E8M0 _scales
+        return "mxfp4", "_blocks", stored["_blocks"].elements * 2, None
+    w = stored.get("weight")
+    if w is None:
+        return None, None, 0, None
+    if "weight.absmax" in stored:
+        nested = "weight.nested_absmax" in stored
+        return ("bnb-nf4-dq" if nested else "bnb-nf4"), "weight", w.elements * 2, None
+    if "SCB" in stored and w.dtype == "I8":
+        return "bnb-int8", "weight", w.elements, None
+    scale = stored.get("weight_scale", stored.get("weight_scale_inv"))
+    if w.dtype == "I8" and scale is not None:
+        return "w8a8", "weight", w.elements, None
+    if w.dtype in ("F8_E4M3", "F8_E5M2"):
+        # per tensor: a scale of [1] or []; per channel: [N, 1]; per 128 x 128 block: a 2-D
+        # grid of scales (DeepSeek-V3's weight_scale_inv is always one)
+        if "weight_scale_inv" in stored or (
+                scale is not None and len(scale.shape) == 2 and len(w.shape) >= 2
+                and (scale.shape[-1] != 1 or scale.shape[-2] != w.shape[-2])):
+            return "fp8-block", "weight", w.elements, None
+        if scale is not None and len(scale.shape) == 2:
+            return "fp8-channel", "weight", w.elements, None
+        return "fp8", "weight", w.elements, None
+    if w.dtype == "U8" and scale is not None and scale.dtype == "F8_E4M3":  # ModelOpt NVFP4
+        return "nvfp4", "weight", w.elements * 2, None
+    return None, None, 0, None
+
+
+class Layouts(NamedTuple):
+    named: list[Named]
+    layouts: dict[str, int]  # quantized layout -> modules stored in it
+    group_sizes: dict[int, int]  # group size -> modules (GPTQ, AWQ, w4a16)
+
+
+def name_tensors(tensors: list[TensorInfo], layers: int | None = None) -> Layouts:
+    """Every tensor with its component, layer and the parameters it stands for."""
+    modules: dict[str, dict[str, TensorInfo]] = {}
+    for t in tensors:
+        module, stores = _split(t.name)
+        modules.setdefault(module, {})[stores] = t
+    layouts: dict[str, int] = {}
+    groups: dict[int, int] = {}
+    params: dict[str, tuple[int, str | None]] = {}  # tensor name -> (params, layout)
+    for stored in modules.values():
+        layout, holder, count, group = _layout(stored)
+        if layout is None:
+            continue
+        layouts[layout] = layouts.get(layout, 0) + 1
+        if group is not None:
+            groups[group] = groups.get(group, 0) + 1
+        for stores, t in stored.items():
+            if stores == holder:
+                params[t.name] = (count, layout)
+            elif stores in _METADATA or stores.startswith("weight."):
+                params[t.name] = (0, layout)
+    named = []
+    for t in tensors:
+        component, layer = component_of(t.name, layers)
+        count, layout = params.get(t.name, (t.elements, None))
+        named.append(Named(t, component, layer, count, layout))
+    return Layouts(named, layouts, groups)

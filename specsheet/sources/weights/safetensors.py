@@ -1,0 +1,126 @@
+"""The header of a ``.safetensors`` file, read with the standard library.
+
+The format (github.com/huggingface/safetensors, README "Format"): 8 bytes, a little-endian
+unsigned length N; N bytes of UTF-8 JSON, a mapping of tensor name to ``{"dtype", "shape",
+"data_offsets": [begin, end)}`` (offsets relative to the data section that follows the header)
+and an optional ``__metadata__`` mapping of text to text; then the data. Only the header is
+read: the safetensors package itself cannot read one without numpy or torch.
+"""
+
+from __future__ import annotations
+
+from math import prod
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from specsheet.errors import SpecError
+from specsheet.sources.weights.tensor import TensorInfo, check_overlaps
+
+# bits of one element, by the dtype names of safetensors' Dtype enum (safetensors/src/tensor.rs)
+DTYPE_BITS: dict[str, int] = {
+    "BOOL": 8, "F4": 4, "F6_E2M3": 6, "F6_E3M2": 6, "U8": 8, "I8": 8, "F8_E5M2": 8,
+    "F8_E4M3": 8, "F8_E8M0": 8, "I16": 16, "U16": 16, "F16": 16, "BF16": 16, "I32": 32,
+    "U32": 32, "F32": 32, "C64": 64, "F64": 64, "I64": 64, "U64": 64,
+}
+MAX_HEADER_BYTES = 100 * 10**6  # the safetensors library refuses headers over 100 MB
+MAX_DIMS = 64  # no tensor has more; a longer shape is a damaged header
+
+
+class SafetensorsHeader(NamedTuple):
+    tensors: list[TensorInfo]
+    metadata: dict[str, Any]
+    data_bytes: int  # size of the data section (file size - 8 - header length)
+
+
+def read_safetensors(path: Path) -> SafetensorsHeader:
+    """The tensors of ``path`` from its header, checked: SpecError names the file and the fault
+    (a header length past the end, a header that is not a JSON mapping, unknown dtypes, shapes
+    that are not lists of integers of 0 or more, data offsets that disagree with the shape,
+    overlap or run past the data)."""
+    origin = str(path)
+    try:
+        size = path.stat().st_size
+        with path.open("rb") as f:
+            head = f.read(8)
+            if len(head) < 8:
+                raise SpecError(f"{origin}: {size} bytes is too short for a safetensors file "
+                                "(8 bytes of header length come first)")
+            length = int.from_bytes(head, "little")
+            if length > MAX_HEADER_BYTES:
+                raise SpecError(f"{origin}: header length {length:,} bytes is larger than any "
+                                f"safetensors header ({MAX_HEADER_BYTES // 10**6} MB at most); "
+                                "not a safetensors file, or a damaged one")
+            if 8 + length > size:
+                raise SpecError(f"{origin}: header length {length:,} bytes runs past the end "
+                                f"of the file ({size:,} bytes); the file is truncated or not "
+                                "safetensors")
+            raw = f.read(length)
+    except OSError as e:
+        raise SpecError(f"{origin}: cannot read: {e.strerror or e}") from None
+    if len(raw) < length:
+        raise SpecError(f"{origin}: truncated while reading the header")
+    header = _parse(raw, origin)
+    metadata = header.pop("__metadata__", None)
+    if metadata is None:
+        metadata = {}
+    elif not isinstance(metadata, dict):
+        raise SpecError(f"{origin}: __metadata__ is not a mapping of text to text")
+    data_bytes = size - 8 - length
+    tensors = [_tensor(name, entry, origin) for name, entry in header.items()]
+    check_overlaps(tensors, data_bytes, origin)
+    return SafetensorsHeader(tensors, metadata, data_bytes)
+
+
+def _parse(raw: bytes, origin: str) -> dict[str, Any]:
+    import json
+
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise SpecError(f"{origin}: the header is not UTF-8 (byte {8 + e.start}); not a "
+                        "safetensors file") from None
+    try:
+        header = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise SpecError(f"{origin}: the header is not valid JSON ({e.msg} at byte "
+                        f"{8 + e.pos}); not a safetensors file") from None
+    except (RecursionError, ValueError):
+        raise SpecError(f"{origin}: the header is not valid JSON; not a safetensors "
+                        "file") from None
+    if not isinstance(header, dict):
+        raise SpecError(f"{origin}: the header is not a JSON mapping of tensor names; not a "
+                        "safetensors file")
+    return header
+
+
+def _tensor(name: str, entry: object, origin: str) -> TensorInfo:
+    where = f"{origin}: tensor {name!r}"
+    if not isinstance(entry, dict):
+        raise SpecError(f"{where}: expected a mapping of dtype, shape and data_offsets")
+    dtype, shape, offsets = entry.get("dtype"), entry.get("shape"), entry.get("data_offsets")
+    if not isinstance(dtype, str) or dtype not in DTYPE_BITS:
+        from specsheet.errors import did_you_mean
+
+        hint = did_you_mean(dtype, DTYPE_BITS) if isinstance(dtype, str) else ""
+        raise SpecError(f"{where}: unknown dtype {dtype!r}{hint}; expected one of "
+                        f"{', '.join(DTYPE_BITS)}")
+    if not isinstance(shape, list) or len(shape) > MAX_DIMS or not all(
+            isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape):
+        raise SpecError(f"{where}: shape {_short(shape)} is not a list of integers of 0 or "
+                        "more")
+    if not (isinstance(offsets, list) and len(offsets) == 2 and all(
+            isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in offsets)
+            and offsets[0] <= offsets[1]):
+        raise SpecError(f"{where}: data_offsets {_short(offsets)} is not [begin, end] with "
+                        "0 <= begin <= end")
+    bits = prod(shape) * DTYPE_BITS[dtype]
+    begin, end = offsets
+    if bits % 8 or bits // 8 != end - begin:
+        raise SpecError(f"{where}: {dtype} {shape} takes {bits / 8:,g} bytes but its "
+                        f"data_offsets hold {end - begin:,}")
+    return TensorInfo(name, dtype, tuple(shape), end - begin, origin, begin)
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
