@@ -12,8 +12,8 @@ import typer
 from specsheet.errors import SpecError, TokensOverContext, did_you_mean
 from specsheet.figures import Report, build_report
 from specsheet.model.memory import DTYPE_BITS
+from specsheet.sources import DEFAULT_TIMEOUT
 from specsheet.sources.fields import Overrides
-from specsheet.sources.hub import DEFAULT_TIMEOUT
 from specsheet.sources.resolve import resolve
 
 if TYPE_CHECKING:
@@ -177,9 +177,12 @@ def overrides(settings: list[str] | None, parameters: dict[str, Any]) -> Overrid
     """The spec fields that a command's options set (from its ``parameters``, by the names in
     SPEC_OPTIONS), each labelled with the option that set it: ``--set FIELD=VALUE`` first,
     then the named options (which win)."""
-    from specsheet.sources.settings import parse_settings
+    if settings:
+        from specsheet.sources.settings import parse_settings
 
-    given = parse_settings(settings or [])
+        given = parse_settings(settings)
+    else:
+        given = Overrides(option_prefix="--")
     for name in SPEC_OPTIONS:
         value = parameters.get(name)
         if value is None:

@@ -8,7 +8,6 @@ from typing import Any
 
 from specsheet.errors import SpecError
 
-FILE_SUFFIXES = (".yaml", ".yml", ".json")
 MAX_FILE_BYTES = 16 * 2**20  # a config.json is a few KB
 
 

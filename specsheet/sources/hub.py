@@ -11,11 +11,10 @@ from pathlib import Path
 from typing import NamedTuple
 
 from specsheet.errors import SpecError
-from specsheet.sources.files import FILE_SUFFIXES
+from specsheet.sources import DEFAULT_TIMEOUT, FILE_SUFFIXES
 from specsheet.sources.hf_cache import download_hint, find_cached_config, hf_home, repo_folder
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
-DEFAULT_TIMEOUT = 10.0  # seconds for the whole exchange with the Hub
 TRUE_VALUES = {"1", "ON", "YES", "TRUE"}  # huggingface_hub's reading of a boolean variable
 
 # huggingface_hub's rules for a repository id: ORG/NAME of letters, digits, '-', '_' and '.',

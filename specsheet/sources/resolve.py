@@ -8,15 +8,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from specsheet.errors import SpecError, did_you_mean
 from specsheet.model.spec import REQUIRED_FIELDS, Model
+from specsheet.sources import DEFAULT_TIMEOUT, FILE_SUFFIXES
 from specsheet.sources.fields import build_spec, model_from_mapping, spelled
-from specsheet.sources.files import FILE_SUFFIXES, parse_json, parse_yaml, read_text
-from specsheet.sources.hub import DEFAULT_TIMEOUT, HubReference, hub_config, parse_reference
 from specsheet.sources.presets import preset_index
 from specsheet.sources.settings import check_overrides
+
+if TYPE_CHECKING:
+    from specsheet.sources.hub import HubReference
 
 # keys that only a Hugging Face config.json has
 HF_KEYS = {"architectures", "hidden_size", "num_hidden_layers", "n_embd", "n_layer",
@@ -46,6 +48,7 @@ def model_from_hf_config(data: Mapping[str, Any], origin: str, name: str,
 
 def load_file(path: Path, overrides: Mapping[str, Any] | None = None) -> Model:
     """Load a preset YAML file, a config.json, or a model folder holding a config.json."""
+    from specsheet.sources.files import parse_json, parse_yaml, read_text
     from specsheet.sources.hf_config.families import is_hf_config
 
     if path.is_dir() and (path / "config.json").is_file():
@@ -75,7 +78,9 @@ def load_hub(ref: HubReference, overrides: Mapping[str, Any] | None = None,
              timeout: float = DEFAULT_TIMEOUT) -> Model:
     """Load ORG/NAME's config.json from the local Hugging Face cache, else from the Hub (which
     puts it in the cache)."""
+    from specsheet.sources.files import parse_json, read_text
     from specsheet.sources.hf_config.families import is_hf_config
+    from specsheet.sources.hub import hub_config
 
     path = hub_config(ref, timeout)
     data = parse_json(read_text(path), str(path))
@@ -87,6 +92,8 @@ def load_hub(ref: HubReference, overrides: Mapping[str, Any] | None = None,
 
 def hub_reference(text: str) -> HubReference:
     """What follows ``hf:``: ORG/NAME or ORG/NAME@REVISION, else SpecError."""
+    from specsheet.sources.hub import parse_reference
+
     ref = parse_reference(text)
     if ref is None:
         raise SpecError(f"{text}: expected a Hugging Face repository, ORG/NAME or "
@@ -128,7 +135,9 @@ def resolve(ref: str | None, overrides: Mapping[str, Any] | None = None,
             notes.append(f"'{ref}' is read as the preset of that name; a path of that name "
                          f"exists too: write ./{ref} to read it")
         return load_preset(ref, overrides)
-    if not Path(ref).exists():
+    if "/" in ref and not Path(ref).exists():  # ORG/NAME: the cache, else the Hub
+        from specsheet.sources.hub import parse_reference
+
         hub = parse_reference(ref)
         if hub is not None:
             return load_hub(hub, overrides, timeout)

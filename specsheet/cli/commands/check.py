@@ -40,7 +40,7 @@ from specsheet.cli.options import (
 )
 from specsheet.errors import ExitCode, SpecError
 from specsheet.model.memory import DEFAULT_DTYPE
-from specsheet.sources.hub import DEFAULT_TIMEOUT
+from specsheet.sources import DEFAULT_TIMEOUT
 
 if TYPE_CHECKING:
     from specsheet.views.tables import TableView

@@ -22,8 +22,8 @@ from specsheet.cli.options import (
     reports,
 )
 from specsheet.model.memory import DEFAULT_DTYPE
+from specsheet.sources import DEFAULT_TIMEOUT
 from specsheet.sources.fields import Overrides
-from specsheet.sources.hub import DEFAULT_TIMEOUT
 from specsheet.views.documents import compare_document
 
 if TYPE_CHECKING:

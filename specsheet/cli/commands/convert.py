@@ -9,7 +9,7 @@ import typer
 from specsheet.cli import streams
 from specsheet.cli.files import write_whole
 from specsheet.cli.options import TimeoutOpt, complete_preset
-from specsheet.sources.hub import DEFAULT_TIMEOUT
+from specsheet.sources import DEFAULT_TIMEOUT
 from specsheet.sources.resolve import resolve
 
 SETTINGS: dict[str, Any] = {}

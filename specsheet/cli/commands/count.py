@@ -38,7 +38,7 @@ from specsheet.cli.options import (
     source,
 )
 from specsheet.model.memory import DEFAULT_DTYPE
-from specsheet.sources.hub import DEFAULT_TIMEOUT
+from specsheet.sources import DEFAULT_TIMEOUT
 from specsheet.views.documents import count_document
 
 if TYPE_CHECKING:
