@@ -106,3 +106,21 @@ def test_a_table_drops_repeated_columns_then_stacks() -> None:
     assert "    Exact value: 16,060,522,496" in narrow
     for text, width in ((wide, 160), (medium, 80), (narrow, 40)):
         assert max(len(line) for line in text.splitlines()) <= width
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory: pytest.TempPathFactory) -> str:
+    from checkpoints import hf_tensors, small_config, spec_of, write_checkpoint
+
+    config = small_config("mixtral-8x7b")
+    folder = write_checkpoint(tmp_path_factory.mktemp("ckpt") / "mixtral", config,
+                              hf_tensors("mixtral", spec_of(config)))
+    return str(folder)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_inspect(checkpoint: str, width: int) -> None:
+    text, doc = run(["inspect", checkpoint], width)
+    figures = [exact(doc["params"]["total"]), exact(doc["bytes"]["data"]),
+               *(exact(v) for v in doc["params"]["components"].values() if v)]
+    assert_whole(text, figures, width)
