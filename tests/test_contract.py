@@ -242,3 +242,15 @@ def test_convert_to_a_device_writes_to_it_and_never_replaces_it() -> None:
     result = specsheet("convert", "gpt2-small", "-o", str(full))
     assert result.returncode == 2 and "No space left on device" in result.stderr
     assert full.is_char_device()
+
+
+def test_a_cache_ref_that_is_not_utf8(tmp_path: Path) -> None:
+    folder = tmp_path / "hub" / "models--org--name"
+    (folder / "refs").mkdir(parents=True)
+    (folder / "refs" / "main").write_bytes(b"\xff\xfe\x00garbage")
+    (folder / "snapshots").mkdir()
+    result = specsheet("count", "org/name", "--json", HF_HOME=str(tmp_path),
+                       HF_HUB_OFFLINE="1")
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.startswith("specsheet: error: org/name: not in the local Hugging Face")
+    assert "Traceback" not in result.stderr
