@@ -50,7 +50,24 @@ def test_a_reader_that_stops_at_once_is_not_an_error() -> None:
     assert result.returncode == 0 and result.stderr == b""
 
 
+@pytest.mark.parametrize("args", ["--help", "--version", "count --help", "schema",
+                                  "inspect --help"])
+def test_help_and_version_to_a_reader_that_went_away(args: str) -> None:
+    """Help and version are written by click and the group's options, not by a command."""
+    result = shell(f"specsheet {args} | true")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == b""
+
+
 # ---- failed writes -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args", ["--help", "--version", "count --help", "schema"])
+def test_help_and_version_to_a_full_disk(args: str) -> None:
+    result = shell(f"specsheet {args} > /dev/full")
+    assert result.returncode == 74
+    assert result.stderr == b"specsheet: error: cannot write the output: No space left on device\n"
+
+
 
 @pytest.mark.parametrize("fmt", FORMATS, ids=["table", "json", "csv", "markdown"])
 def test_a_full_disk_is_its_own_exit_code(fmt: list[str]) -> None:

@@ -56,6 +56,15 @@ class SpecsheetGroup(TyperGroup):
                             f"the commands are {', '.join(COMMANDS)}")
         return build_command(cmd_name)
 
+    def make_context(self, info_name: str | None, args: list[str], parent: Any = None,
+                     **extra: Any) -> Any:
+        """Parse the group's own options; its --help and --version write here, so a reader that
+        went away leaves as ReaderGone (click would exit 1)."""
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except BrokenPipeError:
+            raise streams.ReaderGone() from None
+
     def invoke(self, ctx: Any) -> Any:
         """Run the subcommand. A reader that went away leaves as ReaderGone: click would turn
         the BrokenPipeError into exit 1, the "over budget" code."""
@@ -93,6 +102,10 @@ class SpecsheetGroup(TyperGroup):
             return ExitCode.OK
         except streams.OutputFailed as e:
             return _fail(f"cannot write the output: {e}", ExitCode.OUTPUT_FAILED)
+        except OSError as e:  # a write by click itself (help, usage) or by print
+            if not streams.is_write_failure(e):
+                return _internal_error(e)
+            return _fail(f"cannot write the output: {e.strerror}", ExitCode.OUTPUT_FAILED)
         except Exception as e:
             if type(e).__name__ == "NoArgsIsHelpError":  # bare 'specsheet': the help, on stderr
                 streams.say(e.format_message())  # type: ignore[attr-defined]
@@ -141,7 +154,7 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        print(f"specsheet {__version__}")
+        streams.write(f"specsheet {__version__}\n")
         raise typer.Exit()
 
 

@@ -81,6 +81,12 @@ def write(text: str) -> None:
         raise OutputFailed(e.strerror or str(e)) from None
 
 
+def is_write_failure(error: OSError) -> bool:
+    """An error that writing to a stream gives: no space, no such stream, too large, I/O."""
+    return error.errno in (errno.ENOSPC, errno.EBADF, errno.EFBIG, errno.EIO,
+                           getattr(errno, "EDQUOT", -1))
+
+
 def flush() -> None:
     """Flush stdout, with the failures of ``write``."""
     try:
