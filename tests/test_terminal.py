@@ -1,0 +1,48 @@
+"""specsheet in a real terminal (tmux): the width comes from the terminal, styles are on, and no
+figure is cut at 80 or 40 columns. .ci/run installs tmux where it is missing."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+import uuid
+
+import pytest
+from commands import SPECSHEET, clean_env
+
+TMUX = shutil.which("tmux")
+
+
+def in_terminal(args: list[str], width: int) -> str:
+    """The screen after running specsheet ARGS in a terminal ``width`` columns wide."""
+    if TMUX is None:
+        pytest.fail("tmux is needed for the terminal tests (apt-get install tmux)")
+    session = f"specsheet-{uuid.uuid4().hex[:8]}"
+    command = " ".join([*SPECSHEET, *args]) + "; echo EXIT=$?; sleep 30"
+    env = clean_env(TERM="xterm-256color")
+    subprocess.run([TMUX, "new-session", "-d", "-s", session, "-x", str(width), "-y", "200",
+                    command], env=env, check=True)
+    try:
+        for _ in range(100):
+            screen = subprocess.run([TMUX, "capture-pane", "-p", "-e", "-t", session],
+                                    capture_output=True, text=True, check=True).stdout
+            if "EXIT=" in screen:
+                return screen
+            time.sleep(0.1)
+        raise AssertionError(f"no exit after 10 s:\n{screen}")
+    finally:
+        subprocess.run([TMUX, "kill-session", "-t", session], check=False)
+
+
+@pytest.mark.parametrize("width", [80, 40])
+def test_check_in_a_real_terminal(width: int) -> None:
+    screen = in_terminal(["check", "llama3-8b", "--max-weights", "16GB", "--max-kv", "1GiB",
+                          "--max-params", "8B", "--max-flops", "20G"], width)
+    plain = subprocess.run(["sed", "s/\x1b\\[[0-9;]*m//g"], input=screen, capture_output=True,
+                           text=True, check=True).stdout
+    assert "EXIT=1" in plain
+    for figure in ("8,030,261,248", "16,060,522,496", "1,073,741,824", "19,304,284,160"):
+        assert figure in plain
+    assert "…" not in plain
+    assert "\x1b[" in screen  # a terminal gets styles
