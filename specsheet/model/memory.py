@@ -6,7 +6,9 @@ DeepSeek's inference code caches it; transformers caches the decompressed keys a
 A sliding-window layer holds at most ``sliding_window`` positions.
 
 Sizes are counted in bits per element and rounded up to whole bytes once, at the end
-(int4 packs two values in a byte). Quantization scales and zero points are not counted.
+(int4 packs two values in a byte). These are plain element types: the scales and zero points of
+a quantized checkpoint are quant/'s (``--quant``); an fp8 KV cache's per-tensor scales live with
+the weights, not in a request's cache.
 """
 
 from typing import NamedTuple
