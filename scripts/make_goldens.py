@@ -6,7 +6,7 @@ goldens this writes to tests/golden/:
 
     python -m venv /tmp/hf && /tmp/hf/bin/pip install torch transformers
     /tmp/hf/bin/python scripts/make_goldens.py [NAME ...]
-    /tmp/hf/bin/python scripts/make_goldens.py --defaults   # {"model_type": X} of each family
+    /tmp/hf/bin/python scripts/make_goldens.py --defaults [FAMILY ...]  # {"model_type": X}
 
 Each model is built from its config.json on PyTorch's meta device (no weights, no network):
 - parameters: numel() of every parameter (tied matrices once), sorted into components by the
@@ -67,7 +67,8 @@ def component(model: torch.nn.Module, name: str) -> str:
     if re.search(r"project_(in|out)\.", name):
         return "embedding_projections"
     if re.search(r"\.(mlp|block_sparse_moe|feed_forward|fc1|fc2)\.", name):
-        if re.search(r"\.(mlp|block_sparse_moe)\.gate\.(weight|bias)$", name):
+        if re.search(r"\.(mlp|block_sparse_moe|feed_forward)\.(gate|router)\.(weight|bias)$",
+                     name):
             return "mlp.router"
         if ".experts." in name:
             return "mlp.routed_experts"
@@ -178,16 +179,17 @@ def golden(path: Path | dict[str, Any]) -> dict[str, Any]:
 DEFAULT_FAMILIES = (
     "gpt2", "gpt_neox", "gptj", "opt", "bloom", "falcon", "llama", "mistral", "mixtral", "qwen2",
     "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2", "gemma3_text", "phi3", "starcoder2",
-    "olmo", "olmo2", "deepseek_v3",
+    "olmo", "olmo2", "deepseek_v3", "phi", "gpt_oss",
 )
 
 
 def main() -> int:
     GOLDEN.mkdir(exist_ok=True)
-    if sys.argv[1:] == ["--defaults"]:
-        # {"model_type": X} alone: what each configuration class's defaults build
+    if sys.argv[1:2] == ["--defaults"]:
+        # {"model_type": X} alone: what each configuration class's defaults build (all the
+        # families, or those named after --defaults)
         (GOLDEN / "defaults").mkdir(exist_ok=True)
-        for family in DEFAULT_FAMILIES:
+        for family in sys.argv[2:] or DEFAULT_FAMILIES:
             result = golden({"model_type": family})
             (GOLDEN / "defaults" / f"{family}.json").write_text(json.dumps(result, indent=2) + "\n")
             print(f"{family}: {result['total']:,} parameters", flush=True)

@@ -72,4 +72,11 @@ DEFAULTS: dict[str, dict[str, Any]] = {
                     "kv_lora_rank": 512, "q_lora_rank": 1536, "qk_rope_head_dim": 64,
                     "v_head_dim": 128, "qk_nope_head_dim": 128, "num_experts_per_tok": 8,
                     "first_k_dense_replace": 3, "max_position_embeddings": 4096},
+    "phi": {**_LLAMA, "vocab_size": 51200, "hidden_size": 2048, "intermediate_size": 8192,
+            "num_hidden_layers": 24, "qk_layernorm": False},
+    "gpt_oss": {**_LLAMA, "vocab_size": 201088, "hidden_size": 2880, "intermediate_size": 2880,
+                "num_hidden_layers": 36, "num_attention_heads": 64, "num_key_value_heads": 8,
+                "head_dim": 64, "num_local_experts": 128, "num_experts_per_tok": 4,
+                "max_position_embeddings": 131072, "sliding_window": 128,
+                "attention_bias": True},
 }

@@ -286,6 +286,32 @@ def _deepseek(c: HFConfig, v3: bool) -> Fields:
     return fields
 
 
+def _phi(c: HFConfig) -> Fields:
+    """Phi-1, 1.5 and 2: one LayerNorm per block (attention and MLP in parallel), a plain GELU
+    MLP, biases everywhere, an output head with a bias; partial rotary changes no count;
+    qk_layernorm adds LayerNorms one head wide on queries and keys."""
+    fields = _llama_like(c)
+    fields.update(mlp="plain", norm="layernorm", attn_bias=True, mlp_bias=True,
+                  norms_per_block=1, head_bias=True,
+                  qk_norm="head" if c.flag("qk_layernorm") else "none")
+    fields.pop("head_dim", None)  # PhiAttention takes hidden_size / heads
+    return fields
+
+
+def _gpt_oss(c: HFConfig) -> Fields:
+    """gpt-oss: attention_bias on q, k, v and o; a sink logit per head; every layer an MoE of
+    num_local_experts experts of intermediate_size with biases and a router with a bias;
+    sliding and full layers alternating (layer_types, else the odd-numbered from 1 full)."""
+    fields = _llama_like(c)
+    fields.update(mlp_bias=False, attention_sinks=True,
+                  experts=c.integer(("num_local_experts", "num_experts")),
+                  experts_per_token=c.integer("num_experts_per_tok"),
+                  expert_d_ff=fields["d_ff"], expert_bias=True, router_bias=True)
+    _layer_types_or(c, fields, c.optional_integer("sliding_window"),
+                    lambda i: bool((i + 1) % 2))
+    return fields
+
+
 FAMILIES: dict[str, Callable[[HFConfig], Fields]] = {
     "gpt2": _gpt2,
     "gpt_neox": _gpt_neox,
@@ -309,6 +335,8 @@ FAMILIES: dict[str, Callable[[HFConfig], Fields]] = {
     "olmo2": _olmo2,
     "deepseek_v2": lambda c: _deepseek(c, v3=False),
     "deepseek_v3": lambda c: _deepseek(c, v3=True),
+    "phi": _phi,
+    "gpt_oss": _gpt_oss,
 }
 
 def is_hf_config(data: object) -> bool:
