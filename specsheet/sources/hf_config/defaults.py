@@ -8,6 +8,9 @@ _LLAMA = {"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008,
           "tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False}
 _QWEN = {"vocab_size": 151936, "max_position_embeddings": 32768, "tie_word_embeddings": False,
          "use_sliding_window": False, "max_window_layers": 28}
+_COHERE = {**_LLAMA, "vocab_size": 256000, "hidden_size": 8192, "intermediate_size": 22528,
+           "num_hidden_layers": 40, "num_attention_heads": 64, "max_position_embeddings": 8192,
+           "tie_word_embeddings": True}
 DEFAULTS: dict[str, dict[str, Any]] = {
     "gpt2": {"vocab_size": 50257, "n_positions": 1024, "n_embd": 768, "n_layer": 12,
              "n_head": 12, "tie_word_embeddings": True},
@@ -79,4 +82,6 @@ DEFAULTS: dict[str, dict[str, Any]] = {
                 "head_dim": 64, "num_local_experts": 128, "num_experts_per_tok": 4,
                 "max_position_embeddings": 131072, "sliding_window": 128,
                 "attention_bias": True},
+    "cohere": {**_COHERE, "use_qk_norm": False},
+    "cohere2": {**_COHERE, "sliding_window": 4096, "sliding_window_pattern": 4},
 }

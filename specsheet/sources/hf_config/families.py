@@ -312,6 +312,27 @@ def _gpt_oss(c: HFConfig) -> Fields:
     return fields
 
 
+def _cohere(c: HFConfig) -> Fields:
+    """Command R (cohere): one LayerNorm per block (attention and MLP in parallel) with a
+    weight and no bias, counted as a weight-only norm; attention_bias on q, k, v and o; no MLP
+    biases; use_qk_norm adds the same norms over all heads' queries and keys; tied."""
+    fields = _llama_like(c)
+    fields.update(mlp_bias=False, norms_per_block=1,
+                  qk_norm="full" if c.flag("use_qk_norm") else "none")
+    return fields
+
+
+def _cohere2(c: HFConfig) -> Fields:
+    """Command R7B (cohere2): Command R's layers, sliding_window_pattern - 1 windowed layers
+    to each full one (layer_types when given)."""
+    fields = _llama_like(c)
+    fields.update(mlp_bias=False, norms_per_block=1)
+    pattern = c.integer("sliding_window_pattern")
+    _layer_types_or(c, fields, c.optional_integer("sliding_window"),
+                    lambda i: bool((i + 1) % pattern))
+    return fields
+
+
 FAMILIES: dict[str, Callable[[HFConfig], Fields]] = {
     "gpt2": _gpt2,
     "gpt_neox": _gpt_neox,
@@ -337,6 +358,8 @@ FAMILIES: dict[str, Callable[[HFConfig], Fields]] = {
     "deepseek_v3": lambda c: _deepseek(c, v3=True),
     "phi": _phi,
     "gpt_oss": _gpt_oss,
+    "cohere": _cohere,
+    "cohere2": _cohere2,
 }
 
 def is_hf_config(data: object) -> bool:
