@@ -84,4 +84,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
                 "attention_bias": True},
     "cohere": {**_COHERE, "use_qk_norm": False},
     "cohere2": {**_COHERE, "sliding_window": 4096, "sliding_window_pattern": 4},
+    "smollm3": {**_LLAMA, "vocab_size": 128256, "hidden_size": 2048, "intermediate_size": 11008,
+                "num_hidden_layers": 36, "num_attention_heads": 16, "num_key_value_heads": 4,
+                "max_position_embeddings": 32768, "use_sliding_window": False,
+                "no_rope_layer_interval": 4, "tie_word_embeddings": True},
 }

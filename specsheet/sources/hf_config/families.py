@@ -294,7 +294,6 @@ def _phi(c: HFConfig) -> Fields:
     fields.update(mlp="plain", norm="layernorm", attn_bias=True, mlp_bias=True,
                   norms_per_block=1, head_bias=True,
                   qk_norm="head" if c.flag("qk_layernorm") else "none")
-    fields.pop("head_dim", None)  # PhiAttention takes hidden_size / heads
     return fields
 
 
@@ -326,10 +325,30 @@ def _cohere2(c: HFConfig) -> Fields:
     """Command R7B (cohere2): Command R's layers, sliding_window_pattern - 1 windowed layers
     to each full one (layer_types when given)."""
     fields = _llama_like(c)
-    fields.update(mlp_bias=False, norms_per_block=1)
+    # Cohere2Config sets head_dim to hidden_size // heads whatever the file says
+    fields.update(mlp_bias=False, norms_per_block=1,
+                  head_dim=fields["d_model"] // fields["heads"])
     pattern = c.integer("sliding_window_pattern")
     _layer_types_or(c, fields, c.optional_integer("sliding_window"),
                     lambda i: bool((i + 1) % pattern))
+    return fields
+
+
+def _smollm3(c: HFConfig) -> Fields:
+    """SmolLM3: Llama's layers; its no-RoPE layers change no count. With use_sliding_window
+    and a sliding_window, the no-RoPE layers (0 in no_rope_layers, else every
+    no_rope_layer_interval-th) are the windowed ones (layer_types when given)."""
+    fields = _llama_like(c)
+    layers = fields["layers"]
+    rope = c.integers("no_rope_layers")
+    if not rope:
+        interval = c.integer("no_rope_layer_interval")
+        rope = [int((i + 1) % interval != 0) for i in range(layers)]
+    elif len(rope) != layers:
+        raise SpecError(f"{c.origin}: key 'no_rope_layers': expected {layers} entries (one per "
+                        f"layer), got {len(rope)}")
+    window = c.optional_integer("sliding_window") if c.flag("use_sliding_window") else None
+    _layer_types_or(c, fields, window, lambda i: not rope[i])
     return fields
 
 
@@ -360,6 +379,7 @@ FAMILIES: dict[str, Callable[[HFConfig], Fields]] = {
     "gpt_oss": _gpt_oss,
     "cohere": _cohere,
     "cohere2": _cohere2,
+    "smollm3": _smollm3,
 }
 
 def is_hf_config(data: object) -> bool:
