@@ -88,4 +88,5 @@ DEFAULTS: dict[str, dict[str, Any]] = {
                 "num_hidden_layers": 36, "num_attention_heads": 16, "num_key_value_heads": 4,
                 "max_position_embeddings": 32768, "use_sliding_window": False,
                 "no_rope_layer_interval": 4, "tie_word_embeddings": True},
+    "granite": _LLAMA,
 }

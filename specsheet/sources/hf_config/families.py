@@ -380,6 +380,7 @@ FAMILIES: dict[str, Callable[[HFConfig], Fields]] = {
     "cohere": _cohere,
     "cohere2": _cohere2,
     "smollm3": _smollm3,
+    "granite": _llama_like,  # its four multipliers scale activations, not counts
 }
 
 def is_hf_config(data: object) -> bool:
