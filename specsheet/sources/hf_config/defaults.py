@@ -89,4 +89,9 @@ DEFAULTS: dict[str, dict[str, Any]] = {
                 "max_position_embeddings": 32768, "use_sliding_window": False,
                 "no_rope_layer_interval": 4, "tie_word_embeddings": True},
     "granite": _LLAMA,
+    "glm4_moe": {**_LLAMA, "vocab_size": 151552, "hidden_size": 4096, "intermediate_size": 10944,
+                 "num_hidden_layers": 46, "num_attention_heads": 96, "num_key_value_heads": 8,
+                 "max_position_embeddings": 131072, "moe_intermediate_size": 1408,
+                 "num_experts_per_tok": 8, "n_shared_experts": 1, "n_routed_experts": 128,
+                 "first_k_dense_replace": 1, "use_qk_norm": False},
 }

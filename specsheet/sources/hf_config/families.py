@@ -33,7 +33,15 @@ def _layer_types_or(c: HFConfig, fields: Fields, window: int | None,
         _sliding(fields, window, (i for i in range(layers) if rule(i)))
 
 
-def _llama_like(c: HFConfig) -> Fields:
+def _llama_like_dims(c: HFConfig) -> Fields:
+    """Llama's keys for a family whose head_dim defaults to hidden_size // heads even when
+    heads do not divide hidden_size (the attention's getattr(config, "head_dim", ...))."""
+    d, heads = c.integer("hidden_size"), c.integer("num_attention_heads")
+    head_dim = c.optional_integer("head_dim") or d // heads
+    return {**_llama_like(c, check_head_dim=False), "head_dim": head_dim}
+
+
+def _llama_like(c: HFConfig, check_head_dim: bool = True) -> Fields:
     """The keys shared by Llama and its descendants: RMSNorm, gated MLP, rotary positions.
     num_key_value_heads defaults to the heads, head_dim to hidden_size / heads."""
     d, heads = c.integer("hidden_size"), c.integer("num_attention_heads")
@@ -55,7 +63,7 @@ def _llama_like(c: HFConfig) -> Fields:
     head_dim = c.optional_integer("head_dim")
     if head_dim is not None:
         fields["head_dim"] = head_dim
-    elif d % heads:
+    elif d % heads and check_head_dim:
         raise SpecError(f"{c.origin}: key 'num_attention_heads': {heads} does not divide "
                         f"hidden_size {d}, and head_dim is not given")
     return fields
@@ -352,6 +360,27 @@ def _smollm3(c: HFConfig) -> Fields:
     return fields
 
 
+def _glm4_moe(c: HFConfig) -> Fields:
+    """GLM-4.5 (glm4_moe): attention_bias on q, k and v only; use_qk_norm adds RMSNorms one
+    head wide; the first first_k_dense_replace layers dense, the others n_routed_experts
+    experts and n_shared_experts shared ones of moe_intermediate_size. head_dim defaults to
+    hidden_size // heads, rounded down as transformers does; the multi-token-prediction layers
+    (num_mtp_layers) are not built by transformers and not counted, nor is the router's
+    e_score_correction_bias (a buffer)."""
+    fields = _llama_like_dims(c)
+    bias = c.flag("attention_bias")
+    expert_d_ff = c.integer("moe_intermediate_size")
+    fields.update(qkv_bias=bias, o_bias=False, mlp_bias=False,
+                  qk_norm="head" if c.flag("use_qk_norm") else "none",
+                  experts=c.integer("n_routed_experts"),
+                  experts_per_token=c.integer("num_experts_per_tok"),
+                  expert_d_ff=expert_d_ff,
+                  shared_d_ff=c.integer("n_shared_experts", minimum=0) * expert_d_ff,
+                  dense_layers=list(range(min(c.integer("first_k_dense_replace", minimum=0),
+                                              fields["layers"]))))
+    return fields
+
+
 FAMILIES: dict[str, Callable[[HFConfig], Fields]] = {
     "gpt2": _gpt2,
     "gpt_neox": _gpt_neox,
@@ -381,6 +410,7 @@ FAMILIES: dict[str, Callable[[HFConfig], Fields]] = {
     "cohere2": _cohere2,
     "smollm3": _smollm3,
     "granite": _llama_like,  # its four multipliers scale activations, not counts
+    "glm4_moe": _glm4_moe,
 }
 
 def is_hf_config(data: object) -> bool:
