@@ -17,6 +17,9 @@ Each model is built from its config.json on PyTorch's meta device (no weights, n
   each layer holds (transformers keeps window - 1 after a long prefill; a request needs the window
   when it generates its next token, so windowed layers count window positions);
 - FLOPs: torch.utils.flop_counter.FlopCounterMode around one T-token forward, divided by T.
+  Where transformers' MoE runs every token through every expert (Llama 4), the golden also holds
+  flops_per_token_routed: the same minus the matrix multiplications of the E - k experts a
+  token does not choose, the figure specsheet gives.
 """
 
 from __future__ import annotations
@@ -137,6 +140,14 @@ def golden(path: Path | dict[str, Any]) -> dict[str, Any]:
         flops[str(tokens)] = count // tokens
         if tokens == 8:
             cache8 = cache
+    # Llama 4's MoE (Llama4TextMoe) runs every token through every expert, scaling the
+    # unchosen ones by 0; specsheet counts the k experts a token uses, so the golden also
+    # records the figure without the (E - k) unchosen experts' matrix multiplications
+    everyone = [m for m in model.modules() if type(m).__name__ == "Llama4TextMoe"]
+    if everyone:
+        per_expert = sum(p.numel() for p in everyone[0].experts.parameters()) // experts
+        unchosen = 2 * len(everyone) * (experts - k) * per_expert
+        result_routed = {t: f - unchosen for t, f in flops.items()}
     hf_per_token = sum(per for _, per in cache_lengths(cache8))
     layers = config.num_hidden_layers
     latent = getattr(config, "kv_lora_rank", None)
@@ -154,9 +165,16 @@ def golden(path: Path | dict[str, Any]) -> dict[str, Any]:
         "kv_bytes_per_token_bf16": 2 * per_token,
         "flops_per_token": flops,
     }
+    if everyone:
+        result["moe_computes_every_expert"] = True
+        result["flops_per_token_routed"] = result_routed
     window = data.get("sliding_window") or getattr(config, "sliding_window", None)
     types = getattr(config, "layer_types", None)
-    windowed = bool(window) and (types is None or "sliding_attention" in types)
+    if types is not None and "chunked_attention" in types:
+        # transformers' cache holds a chunked layer as a sliding window of the chunk size
+        window = config.attention_chunk_size
+    windowed = bool(window) and (types is None or "sliding_attention" in types
+                                 or "chunked_attention" in types)
     if windowed and not latent and getattr(config, "use_sliding_window", True) is not False:
         tokens = window + 100
         _, cache = forward(model, tokens, count_flops=False)
@@ -180,7 +198,7 @@ DEFAULT_FAMILIES = (
     "gpt2", "gpt_neox", "gptj", "opt", "bloom", "falcon", "llama", "mistral", "mixtral", "qwen2",
     "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2", "gemma3_text", "phi3", "starcoder2",
     "olmo", "olmo2", "deepseek_v3", "phi", "gpt_oss", "cohere", "cohere2", "smollm3", "granite",
-    "glm4_moe",
+    "glm4_moe", "llama4_text",
 )
 
 

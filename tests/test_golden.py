@@ -15,7 +15,7 @@ import pytest
 
 from specsheet.figures import build_report
 from specsheet.model.memory import kv_cache
-from specsheet.model.params import count_params
+from specsheet.model.params import count_params, mlp_weights
 from specsheet.model.spec import Model
 from specsheet.sources.resolve import load_file
 
@@ -52,8 +52,16 @@ def test_parameters_match_transformers(path: Path) -> None:
 
 def assert_cache_and_flops(model: Model, g: dict[str, Any]) -> None:
     """FLOPs per token at each golden T, KV bytes per token, and the request past a window."""
+    routed = g.get("flops_per_token_routed")
     for tokens, flops in g["flops_per_token"].items():
         report = build_report(model, tokens=int(tokens))
+        if routed:  # transformers runs every expert (Llama 4): the difference is exactly the
+            # matrix multiplications of the experts a token does not choose
+            spec = model.spec
+            unchosen = 2 * spec.moe_layers * (spec.experts - spec.experts_per_token) * \
+                mlp_weights(spec, spec.expert_d_ff)
+            assert flops - routed[tokens] == unchosen
+            flops = routed[tokens]
         assert report.flops.total == flops, f"T = {tokens}"
         assert report.kv.bytes_per_token == g["kv_bytes_per_token_bf16"]
     beyond = g.get("kv_beyond_window")

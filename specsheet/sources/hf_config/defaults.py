@@ -94,4 +94,10 @@ DEFAULTS: dict[str, dict[str, Any]] = {
                  "max_position_embeddings": 131072, "moe_intermediate_size": 1408,
                  "num_experts_per_tok": 8, "n_shared_experts": 1, "n_routed_experts": 128,
                  "first_k_dense_replace": 1, "use_qk_norm": False},
+    "llama4_text": {**_LLAMA, "vocab_size": 202048, "hidden_size": 5120, "intermediate_size": 8192,
+                    "intermediate_size_mlp": 16384, "num_hidden_layers": 48,
+                    "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128,
+                    "max_position_embeddings": 131072, "num_experts_per_tok": 1,
+                    "num_local_experts": 16, "interleave_moe_layer_step": 1,
+                    "no_rope_layer_interval": 4, "attention_chunk_size": 8192},
 }

@@ -381,6 +381,41 @@ def _glm4_moe(c: HFConfig) -> Fields:
     return fields
 
 
+def _llama4_text(c: HFConfig) -> Fields:
+    """Llama 4's language model: MoE layers (moe_layers, else every interleave_moe_layer_step-th)
+    of num_local_experts experts and one shared expert, both intermediate_size wide, with a
+    router without bias; the other layers dense MLPs of intermediate_size_mlp. Its q/k norm is
+    an L2 norm without parameters. The layers with RoPE (1 in no_rope_layers, else all but every
+    no_rope_layer_interval-th) attend in chunks of attention_chunk_size, which transformers'
+    cache holds as a sliding window of that size: specsheet counts them as windowed layers."""
+    fields = _llama_like(c)
+    layers = fields["layers"]
+    width = c.integer("intermediate_size")
+    step = c.integer("interleave_moe_layer_step")
+    moe = c.integers("moe_layers") if c.data.get("moe_layers") is not None \
+        else list(range(step - 1, layers, step))  # an empty list: no MoE layer at all
+    if any(i < 0 or i >= layers for i in moe):
+        raise SpecError(f"{c.origin}: key 'moe_layers': expected layer indices from 0 to "
+                        f"{layers - 1}, got {moe}")
+    fields.update(d_ff=c.integer("intermediate_size_mlp"), mlp_bias=False,
+                  experts=c.integer("num_local_experts"),
+                  experts_per_token=c.integer("num_experts_per_tok"), expert_d_ff=width,
+                  shared_d_ff=width, dense_layers=[i for i in range(layers) if i not in moe])
+    rope = c.integers("no_rope_layers")
+    if not rope:
+        interval = c.integer("no_rope_layer_interval")
+        rope = [int((i + 1) % interval != 0) for i in range(layers)]
+    elif len(rope) != layers:
+        raise SpecError(f"{c.origin}: key 'no_rope_layers': expected {layers} entries (one per "
+                        f"layer), got {len(rope)}")
+    chunk = c.optional_integer("attention_chunk_size")
+    types = c.layer_types(layers, ("chunked_attention", "full_attention"))
+    chunked = [i for i, t in enumerate(types) if t == "chunked_attention"] if types \
+        else [i for i in range(layers) if rope[i]]
+    _sliding(fields, chunk, chunked)
+    return fields
+
+
 FAMILIES: dict[str, Callable[[HFConfig], Fields]] = {
     "gpt2": _gpt2,
     "gpt_neox": _gpt_neox,
@@ -411,6 +446,7 @@ FAMILIES: dict[str, Callable[[HFConfig], Fields]] = {
     "smollm3": _smollm3,
     "granite": _llama_like,  # its four multipliers scale activations, not counts
     "glm4_moe": _glm4_moe,
+    "llama4_text": _llama4_text,
 }
 
 def is_hf_config(data: object) -> bool:
