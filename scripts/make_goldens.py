@@ -7,6 +7,7 @@ goldens this writes to tests/golden/:
     python -m venv /tmp/hf && /tmp/hf/bin/pip install torch transformers
     /tmp/hf/bin/python scripts/make_goldens.py [NAME ...]
     /tmp/hf/bin/python scripts/make_goldens.py --defaults [FAMILY ...]  # {"model_type": X}
+    /tmp/hf/bin/python scripts/make_goldens.py --variants [NAME ...]  # VARIANTS below
 
 Each model is built from its config.json on PyTorch's meta device (no weights, no network):
 - parameters: numel() of every parameter (tied matrices once), sorted into components by the
@@ -202,8 +203,50 @@ DEFAULT_FAMILIES = (
 )
 
 
+# variants of a published config (file in tests/data, the keys changed): a family's switches
+# that no published config in tests/data turns, checked against transformers all the same
+VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
+    "qwen2_moe-sparse-step-2": ("qwen1.5-moe-a2.7b", {"decoder_sparse_step": 2}),
+    "qwen2_moe-mlp-only-layers": ("qwen1.5-moe-a2.7b", {"mlp_only_layers": [0, 3, 23]}),
+    "qwen2_moe-step-and-mlp-only": ("qwen1.5-moe-a2.7b",
+                                    {"decoder_sparse_step": 2, "mlp_only_layers": [1, 4]}),
+    "qwen2_moe-no-shared-expert": ("qwen1.5-moe-a2.7b", {"shared_expert_intermediate_size": 0}),
+    "qwen2_moe-windows": ("qwen1.5-moe-a2.7b", {"use_sliding_window": True,
+                                                "sliding_window": 4096, "max_window_layers": 16}),
+    "qwen2_moe-no-qkv-bias": ("qwen1.5-moe-a2.7b", {"qkv_bias": False}),
+    "phi-qk-layernorm": ("phi-2", {"qk_layernorm": True}),
+    "cohere-qk-norm": ("aya-23-8b", {"use_qk_norm": True}),
+    "smollm3-windows": ("smollm3-3b", {"use_sliding_window": True, "sliding_window": 4096}),
+    "glm4_moe-qk-norm": ("glm-4.5-air", {"use_qk_norm": True, "attention_bias": False}),
+    "llama4-interleaved": ("llama-4-scout", {"interleave_moe_layer_step": 2,
+                                            "num_local_experts": 128}),
+}
+
+
+def variant(name: str) -> dict[str, Any]:
+    """A variant's config: its published config with the changed keys (in text_config when the
+    config has one)."""
+    base, changes = VARIANTS[name]
+    data: dict[str, Any] = json.loads((DATA / f"{base}.json").read_text())
+    if isinstance(data.get("text_config"), dict):
+        data = {**data, "text_config": {**data["text_config"], **changes}}
+    else:
+        data = {**data, **changes}
+    return data
+
+
 def main() -> int:
     GOLDEN.mkdir(exist_ok=True)
+    if sys.argv[1:2] == ["--variants"]:
+        (GOLDEN / "variants").mkdir(exist_ok=True)
+        for name in sys.argv[2:] or VARIANTS:
+            result = golden(variant(name))
+            result["model"] = name
+            result["variant_of"], result["changes"] = VARIANTS[name]
+            (GOLDEN / "variants" / f"{name}.json").write_text(json.dumps(result, indent=2)
+                                                               + "\n")
+            print(f"{name}: {result['total']:,} parameters", flush=True)
+        return 0
     if sys.argv[1:2] == ["--defaults"]:
         # {"model_type": X} alone: what each configuration class's defaults build (all the
         # families, or those named after --defaults)
