@@ -199,7 +199,7 @@ DEFAULT_FAMILIES = (
     "gpt2", "gpt_neox", "gptj", "opt", "bloom", "falcon", "llama", "mistral", "mixtral", "qwen2",
     "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2", "gemma3_text", "phi3", "starcoder2",
     "olmo", "olmo2", "deepseek_v3", "phi", "gpt_oss", "cohere", "cohere2", "smollm3", "granite",
-    "glm4_moe", "llama4_text",
+    "glm4_moe", "llama4_text", "exaone4",
 )
 
 

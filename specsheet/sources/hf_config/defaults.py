@@ -100,4 +100,6 @@ DEFAULTS: dict[str, dict[str, Any]] = {
                     "max_position_embeddings": 131072, "num_experts_per_tok": 1,
                     "num_local_experts": 16, "interleave_moe_layer_step": 1,
                     "no_rope_layer_interval": 4, "attention_chunk_size": 8192},
+    "exaone4": {**_LLAMA, "vocab_size": 102400, "intermediate_size": 16384,
+                "num_key_value_heads": 32, "sliding_window": 4096, "sliding_window_pattern": 4},
 }

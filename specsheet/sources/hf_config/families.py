@@ -416,6 +416,18 @@ def _llama4_text(c: HFConfig) -> Fields:
     return fields
 
 
+def _exaone4(c: HFConfig) -> Fields:
+    """EXAONE 4.0: no biases; RMSNorms after attention and after the MLP (no input norms) and
+    q/k norms one head wide; with a sliding_window, sliding_window_pattern - 1 windowed layers
+    to each full one (layer_types when given)."""
+    fields = _llama_like(c)
+    fields.update(attn_bias=False, mlp_bias=False, qk_norm="head")
+    window = c.optional_integer("sliding_window")
+    pattern = c.integer("sliding_window_pattern") if window else 0
+    _layer_types_or(c, fields, window, lambda i: bool((i + 1) % pattern))
+    return fields
+
+
 FAMILIES: dict[str, Callable[[HFConfig], Fields]] = {
     "gpt2": _gpt2,
     "gpt_neox": _gpt_neox,
@@ -447,6 +459,7 @@ FAMILIES: dict[str, Callable[[HFConfig], Fields]] = {
     "granite": _llama_like,  # its four multipliers scale activations, not counts
     "glm4_moe": _glm4_moe,
     "llama4_text": _llama4_text,
+    "exaone4": _exaone4,
 }
 
 def is_hf_config(data: object) -> bool:
