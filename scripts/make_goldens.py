@@ -6,7 +6,8 @@ goldens this writes to tests/golden/:
 
     python -m venv /tmp/hf && /tmp/hf/bin/pip install torch transformers
     /tmp/hf/bin/python scripts/make_goldens.py [NAME ...]
-    /tmp/hf/bin/python scripts/make_goldens.py --defaults   # {"model_type": X} of each family
+    /tmp/hf/bin/python scripts/make_goldens.py --defaults [FAMILY ...]  # {"model_type": X}
+    /tmp/hf/bin/python scripts/make_goldens.py --variants [NAME ...]  # VARIANTS below
 
 Each model is built from its config.json on PyTorch's meta device (no weights, no network):
 - parameters: numel() of every parameter (tied matrices once), sorted into components by the
@@ -17,6 +18,9 @@ Each model is built from its config.json on PyTorch's meta device (no weights, n
   each layer holds (transformers keeps window - 1 after a long prefill; a request needs the window
   when it generates its next token, so windowed layers count window positions);
 - FLOPs: torch.utils.flop_counter.FlopCounterMode around one T-token forward, divided by T.
+  Where transformers' MoE runs every token through every expert (Llama 4), the golden also holds
+  flops_per_token_routed: the same minus the matrix multiplications of the E - k experts a
+  token does not choose, the figure specsheet gives.
 """
 
 from __future__ import annotations
@@ -67,7 +71,8 @@ def component(model: torch.nn.Module, name: str) -> str:
     if re.search(r"project_(in|out)\.", name):
         return "embedding_projections"
     if re.search(r"\.(mlp|block_sparse_moe|feed_forward|fc1|fc2)\.", name):
-        if re.search(r"\.(mlp|block_sparse_moe)\.gate\.(weight|bias)$", name):
+        if re.search(r"\.(mlp|block_sparse_moe|feed_forward)\.(gate|router)\.(weight|bias)$",
+                     name):
             return "mlp.router"
         if ".experts." in name:
             return "mlp.routed_experts"
@@ -136,6 +141,14 @@ def golden(path: Path | dict[str, Any]) -> dict[str, Any]:
         flops[str(tokens)] = count // tokens
         if tokens == 8:
             cache8 = cache
+    # Llama 4's MoE (Llama4TextMoe) runs every token through every expert, scaling the
+    # unchosen ones by 0; specsheet counts the k experts a token uses, so the golden also
+    # records the figure without the (E - k) unchosen experts' matrix multiplications
+    everyone = [m for m in model.modules() if type(m).__name__ == "Llama4TextMoe"]
+    if everyone:
+        per_expert = sum(p.numel() for p in everyone[0].experts.parameters()) // experts
+        unchosen = 2 * len(everyone) * (experts - k) * per_expert
+        result_routed = {t: f - unchosen for t, f in flops.items()}
     hf_per_token = sum(per for _, per in cache_lengths(cache8))
     layers = config.num_hidden_layers
     latent = getattr(config, "kv_lora_rank", None)
@@ -153,9 +166,16 @@ def golden(path: Path | dict[str, Any]) -> dict[str, Any]:
         "kv_bytes_per_token_bf16": 2 * per_token,
         "flops_per_token": flops,
     }
+    if everyone:
+        result["moe_computes_every_expert"] = True
+        result["flops_per_token_routed"] = result_routed
     window = data.get("sliding_window") or getattr(config, "sliding_window", None)
     types = getattr(config, "layer_types", None)
-    windowed = bool(window) and (types is None or "sliding_attention" in types)
+    if types is not None and "chunked_attention" in types:
+        # transformers' cache holds a chunked layer as a sliding window of the chunk size
+        window = config.attention_chunk_size
+    windowed = bool(window) and (types is None or "sliding_attention" in types
+                                 or "chunked_attention" in types)
     if windowed and not latent and getattr(config, "use_sliding_window", True) is not False:
         tokens = window + 100
         _, cache = forward(model, tokens, count_flops=False)
@@ -178,16 +198,60 @@ def golden(path: Path | dict[str, Any]) -> dict[str, Any]:
 DEFAULT_FAMILIES = (
     "gpt2", "gpt_neox", "gptj", "opt", "bloom", "falcon", "llama", "mistral", "mixtral", "qwen2",
     "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2", "gemma3_text", "phi3", "starcoder2",
-    "olmo", "olmo2", "deepseek_v3",
+    "olmo", "olmo2", "deepseek_v3", "phi", "gpt_oss", "cohere", "cohere2", "smollm3", "granite",
+    "glm4_moe", "llama4_text", "exaone4",
 )
+
+
+# variants of a published config (file in tests/data, the keys changed): a family's switches
+# that no published config in tests/data turns, checked against transformers all the same
+VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
+    "qwen2_moe-sparse-step-2": ("qwen1.5-moe-a2.7b", {"decoder_sparse_step": 2}),
+    "qwen2_moe-mlp-only-layers": ("qwen1.5-moe-a2.7b", {"mlp_only_layers": [0, 3, 23]}),
+    "qwen2_moe-step-and-mlp-only": ("qwen1.5-moe-a2.7b",
+                                    {"decoder_sparse_step": 2, "mlp_only_layers": [1, 4]}),
+    "qwen2_moe-no-shared-expert": ("qwen1.5-moe-a2.7b", {"shared_expert_intermediate_size": 0}),
+    "qwen2_moe-windows": ("qwen1.5-moe-a2.7b", {"use_sliding_window": True,
+                                                "sliding_window": 4096, "max_window_layers": 16}),
+    "qwen2_moe-no-qkv-bias": ("qwen1.5-moe-a2.7b", {"qkv_bias": False}),
+    "phi-qk-layernorm": ("phi-2", {"qk_layernorm": True}),
+    "cohere-qk-norm": ("aya-23-8b", {"use_qk_norm": True}),
+    "smollm3-windows": ("smollm3-3b", {"use_sliding_window": True, "sliding_window": 4096}),
+    "glm4_moe-qk-norm": ("glm-4.5-air", {"use_qk_norm": True, "attention_bias": False}),
+    "llama4-interleaved": ("llama-4-scout", {"interleave_moe_layer_step": 2,
+                                            "num_local_experts": 128}),
+}
+
+
+def variant(name: str) -> dict[str, Any]:
+    """A variant's config: its published config with the changed keys (in text_config when the
+    config has one)."""
+    base, changes = VARIANTS[name]
+    data: dict[str, Any] = json.loads((DATA / f"{base}.json").read_text())
+    if isinstance(data.get("text_config"), dict):
+        data = {**data, "text_config": {**data["text_config"], **changes}}
+    else:
+        data = {**data, **changes}
+    return data
 
 
 def main() -> int:
     GOLDEN.mkdir(exist_ok=True)
-    if sys.argv[1:] == ["--defaults"]:
-        # {"model_type": X} alone: what each configuration class's defaults build
+    if sys.argv[1:2] == ["--variants"]:
+        (GOLDEN / "variants").mkdir(exist_ok=True)
+        for name in sys.argv[2:] or VARIANTS:
+            result = golden(variant(name))
+            result["model"] = name
+            result["variant_of"], result["changes"] = VARIANTS[name]
+            (GOLDEN / "variants" / f"{name}.json").write_text(json.dumps(result, indent=2)
+                                                               + "\n")
+            print(f"{name}: {result['total']:,} parameters", flush=True)
+        return 0
+    if sys.argv[1:2] == ["--defaults"]:
+        # {"model_type": X} alone: what each configuration class's defaults build (all the
+        # families, or those named after --defaults)
         (GOLDEN / "defaults").mkdir(exist_ok=True)
-        for family in DEFAULT_FAMILIES:
+        for family in sys.argv[2:] or DEFAULT_FAMILIES:
             result = golden({"model_type": family})
             (GOLDEN / "defaults" / f"{family}.json").write_text(json.dumps(result, indent=2) + "\n")
             print(f"{family}: {result['total']:,} parameters", flush=True)

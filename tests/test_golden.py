@@ -3,6 +3,11 @@
 Each tests/data/NAME.json is a published config.json; tests/golden/NAME.json holds what
 transformers' own model class gives for it (parameters by component, active parameters, the KV
 cache, FLOPs of T-token forwards). Regenerate with scripts/make_goldens.py in a scratch venv.
+
+tests/data/sources.json names where each config comes from: the model's repository and
+config.json URL, and in `note` the public copy it was taken from (for gated or unreachable
+files: a copy kept by another project, at a named commit) or, for a config built from a model
+card's numbers, the sources of those numbers and what was changed.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ import pytest
 
 from specsheet.figures import build_report
 from specsheet.model.memory import kv_cache
-from specsheet.model.params import count_params
+from specsheet.model.params import count_params, mlp_weights
 from specsheet.model.spec import Model
 from specsheet.sources.resolve import load_file
 
@@ -52,8 +57,16 @@ def test_parameters_match_transformers(path: Path) -> None:
 
 def assert_cache_and_flops(model: Model, g: dict[str, Any]) -> None:
     """FLOPs per token at each golden T, KV bytes per token, and the request past a window."""
+    routed = g.get("flops_per_token_routed")
     for tokens, flops in g["flops_per_token"].items():
         report = build_report(model, tokens=int(tokens))
+        if routed:  # transformers runs every expert (Llama 4): the difference is exactly the
+            # matrix multiplications of the experts a token does not choose
+            spec = model.spec
+            unchosen = 2 * spec.moe_layers * (spec.experts - spec.experts_per_token) * \
+                mlp_weights(spec, spec.expert_d_ff)
+            assert flops - routed[tokens] == unchosen
+            flops = routed[tokens]
         assert report.flops.total == flops, f"T = {tokens}"
         assert report.kv.bytes_per_token == g["kv_bytes_per_token_bf16"]
     beyond = g.get("kv_beyond_window")
@@ -122,3 +135,28 @@ def test_every_family_has_a_defaults_golden() -> None:
     # deepseek_v2's configuration class leaves num_experts_per_tok unset: transformers cannot
     # build it without that key, and specsheet asks for it
     assert {p.stem for p in DEFAULTS} == set(FAMILIES) - {"deepseek_v2"}
+
+
+VARIANTS = sorted((TESTS / "golden" / "variants").glob("*.json"))
+
+
+@pytest.mark.parametrize("path", VARIANTS, ids=lambda p: p.stem)
+def test_variants_of_published_configs(path: Path, tmp_path: Path) -> None:
+    """A family's switches that no config in tests/data turns (Qwen2-MoE's decoder_sparse_step
+    and mlp_only_layers, q/k norms, SmolLM3's windows, Llama 4's interleaved MoE layers): a
+    published config with a few keys changed, against transformers."""
+    g = golden(path)
+    data = json.loads((DATA / f"{g['variant_of']}.json").read_text())
+    if isinstance(data.get("text_config"), dict):
+        data["text_config"].update(g["changes"])
+    else:
+        data.update(g["changes"])
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(data))
+    model = load_file(config)
+    params = count_params(model.spec)
+    assert params.total == g["total"]
+    assert params.components() == {k: g["components"][k] for k in params.components()}
+    assert params.moe._asdict() == g["moe"]
+    assert params.active == g["active"]
+    assert_cache_and_flops(model, g)

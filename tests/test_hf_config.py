@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from specsheet.cli.app import app
+from specsheet.model.params import count_params
 from specsheet.sources.resolve import load_file
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -184,3 +185,29 @@ def test_set_options_reach_every_field() -> None:
     # Mixtral 8x7B with Llama 3's vocabulary in its embedding and its head
     assert doc["params"]["total"] == 46_702_792_704 + 2 * (128256 - 32000) * 4096
     assert doc["kv_cache"]["sliding_layers"] == 32
+
+
+def test_smollm3_windows_its_no_rope_layers(tmp_path: Path) -> None:
+    """SmolLM3Config windows the layers without RoPE (every fourth, or the 0s of
+    no_rope_layers) when use_sliding_window is set; otherwise none."""
+    data = json.loads((DATA / "smollm3-3b.json").read_text())
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**data, "use_sliding_window": True, "sliding_window": 4096}))
+    assert load_file(path).spec.sliding_layers == tuple(range(3, 36, 4))
+    rope = [1] * 35 + [0]
+    path.write_text(json.dumps({**data, "use_sliding_window": True, "sliding_window": 4096,
+                                "no_rope_layers": rope}))
+    assert load_file(path).spec.sliding_layers == (35,)
+    assert load_file(DATA / "smollm3-3b.json").spec.sliding_window == 0
+
+
+@pytest.mark.parametrize(("name", "key", "extra"), [
+    ("phi-2.json", "qk_layernorm", 2 * 2 * 80),  # two LayerNorms one head wide
+    ("aya-23-8b.json", "use_qk_norm", (32 + 8) * 128),  # weight only, over all heads
+])
+def test_qk_norm_switches(tmp_path: Path, name: str, key: str, extra: int) -> None:
+    data = json.loads((DATA / name).read_text())
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**data, key: True}))
+    on, off = load_file(path).spec, load_file(DATA / name).spec
+    assert count_params(on).block.norms - count_params(off).block.norms == extra

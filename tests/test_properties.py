@@ -30,6 +30,7 @@ def specs(draw: st.DrawFn) -> ModelSpec:
                      expert_d_ff=draw(st.integers(1, 4096)),
                      shared_d_ff=draw(st.integers(0, 4096)),
                      shared_expert_gate=draw(st.booleans()),
+                     expert_bias=draw(st.booleans()), router_bias=draw(st.booleans()),
                      dense_layers=sorted(draw(st.sets(st.integers(0, layers - 1),
                                                       max_size=3))))
     if draw(st.booleans()):  # sliding windows
@@ -57,6 +58,7 @@ def specs(draw: st.DrawFn) -> ModelSpec:
         mlp_bias=draw(st.booleans()),
         positions=draw(st.sampled_from(POSITION_KINDS)),
         tied_embeddings=draw(st.booleans()),
+        attention_sinks=draw(st.booleans()),
         qk_norm=draw(st.sampled_from(("none", "head", "full"))),
         norms_per_block=draw(st.integers(0, 4)),
         embedding_dim=draw(sizes),

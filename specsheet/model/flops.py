@@ -10,6 +10,8 @@ sliding-window layer too, and masks them):
       + 2 x T x L x h x (d_h + d_v)                     (4 x T x L x h x d_h when d_v = d_h)
 
 A token uses, in an MoE layer, the router, its k routed experts and the shared experts.
+Biases (of experts and routers too) are adds, and attention sinks join the softmax as one more
+logit per head: neither is a multiplication, and neither is counted.
 """
 
 from typing import NamedTuple

@@ -44,8 +44,8 @@ def attention_weights(spec: ModelSpec) -> int:
 
 def attention_biases(spec: ModelSpec) -> int:
     """Bias vectors of one layer's projections (qkv_bias: q, k, v or MLA's q_a and kv_a;
-    o_bias: the output)."""
-    biases = spec.d_model if spec.o_bias else 0
+    o_bias: the output), and with attention_sinks one sink logit per query head (h)."""
+    biases = (spec.d_model if spec.o_bias else 0) + (spec.heads if spec.attention_sinks else 0)
     if spec.qkv_bias:
         if spec.latent_attention:
             q = spec.q_lora_rank if spec.q_lora_rank else 0
@@ -69,6 +69,21 @@ def mlp_biases(spec: ModelSpec, width: int) -> int:
     return (2 * width if spec.mlp == "gated" else width) + spec.d_model
 
 
+def expert_params(spec: ModelSpec) -> int:
+    """One routed expert: its matrices, and with expert_bias their biases
+    (2·f_e + d gated, f_e + d plain)."""
+    width = spec.expert_d_ff
+    biases = 0
+    if spec.expert_bias and width:
+        biases = (2 * width if spec.mlp == "gated" else width) + spec.d_model
+    return mlp_weights(spec, width) + biases
+
+
+def router_params(spec: ModelSpec) -> int:
+    """One MoE layer's router: E x d, and E with router_bias."""
+    return spec.experts * (spec.d_model + (1 if spec.router_bias else 0))
+
+
 def layer_norms(spec: ModelSpec) -> int:
     """Norms of one layer: norms_per_block x d wide, q/k norms, MLA's latent norms."""
     qk = {"none": 0, "head": 2 * spec.head_dim,
@@ -81,7 +96,7 @@ class MoEParams(NamedTuple):
     """The MLP parameters of a mixture-of-experts model, all layers."""
 
     dense: int  # dense MLPs (of the dense layers)
-    router: int  # E x d per MoE layer
+    router: int  # E x d per MoE layer (+ E with a router bias)
     routed_experts: int  # E experts per MoE layer
     shared_experts: int  # shared experts and their gate
 
@@ -144,19 +159,20 @@ def count_params(spec: ModelSpec) -> ParamBreakdown:
     """Count every parameter of ``spec`` by component."""
     d, e = spec.d_model, spec.embedding_dim
     dense = mlp_weights(spec, spec.d_ff) + mlp_biases(spec, spec.d_ff)
-    expert = mlp_weights(spec, spec.expert_d_ff)  # routed experts carry no biases
+    expert = expert_params(spec)  # biases only with expert_bias (gpt-oss)
     shared = (mlp_weights(spec, spec.shared_d_ff) + mlp_biases(spec, spec.shared_d_ff)
               + (d if spec.shared_expert_gate else 0))
     moe_layers = spec.moe_layers
     moe = MoEParams(
         dense=spec.dense_mlp_layers * dense,
-        router=moe_layers * spec.experts * d,
+        router=moe_layers * router_params(spec),
         routed_experts=moe_layers * spec.experts * expert,
         shared_experts=moe_layers * shared,
     )
     attention = attention_weights(spec) + attention_biases(spec)
     norms = layer_norms(spec)
-    mlp_of_block = spec.experts * (d + expert) + shared if spec.experts else dense
+    mlp_of_block = router_params(spec) + spec.experts * expert + shared if spec.experts \
+        else dense
     token_embedding = spec.vocab * e
     head = (0 if spec.tied_embeddings else spec.vocab * e) + (spec.vocab if spec.head_bias else 0)
     breakdown = ParamBreakdown(

@@ -78,6 +78,8 @@ FIELD_DOCS: tuple[FieldDoc, ...] = (
     FieldDoc("tied_embeddings", "bool", "true",
              "the output head reuses the token embedding matrix (counted once)"),
     FieldDoc("head_bias", "bool", "false", "the output head carries a bias (GPT-J)"),
+    FieldDoc("attention_sinks", "bool", "false",
+             "a learned sink logit per query head in every layer (gpt-oss)"),
     FieldDoc("sliding_window", "count", "0", "positions a sliding-window layer attends to"),
     FieldDoc("sliding_layers", "layers", "all (with a window)", "the layers with a sliding window"),
     FieldDoc("experts", "count", "0", "routed experts per MoE layer (0: a dense model)"),
@@ -86,6 +88,10 @@ FIELD_DOCS: tuple[FieldDoc, ...] = (
     FieldDoc("shared_d_ff", "count", "0", "inner width of the shared experts, all together"),
     FieldDoc("shared_expert_gate", "bool", "false",
              "a d_model x 1 gate on the shared experts (Qwen2-MoE)"),
+    FieldDoc("expert_bias", "bool", "false",
+             "the routed experts' matrices carry biases (gpt-oss)"),
+    FieldDoc("router_bias", "bool", "false", "the MoE router carries a bias, one per expert "
+             "(gpt-oss)"),
     FieldDoc("dense_layers", "layers", "none", "layers of an MoE model with a dense MLP of d_ff"),
     FieldDoc("kv_lora_rank", "count", "0",
              "multi-head latent attention: the compressed key/value width (0: no MLA)"),
@@ -133,6 +139,7 @@ class ModelSpec:
     embedding_dim: int = 0  # token embedding width (0 only before create fills d_model)
     tied_embeddings: bool = True  # output head shares the token embedding
     head_bias: bool = False  # the output head carries a bias
+    attention_sinks: bool = False  # one learned sink logit per query head per layer
     sliding_window: int = 0  # positions a windowed layer attends to (0: no window)
     sliding_layers: tuple[int, ...] = ()  # the windowed layers
     experts: int = 0  # routed experts per MoE layer (0: dense)
@@ -140,6 +147,8 @@ class ModelSpec:
     expert_d_ff: int = 0  # inner width of one routed expert
     shared_d_ff: int = 0  # inner width of the shared experts together
     shared_expert_gate: bool = False  # a d x 1 gate on the shared experts
+    expert_bias: bool = False  # the routed experts' matrices carry biases
+    router_bias: bool = False  # the router carries a bias of E
     dense_layers: tuple[int, ...] = ()  # MoE models: layers with a dense MLP
     kv_lora_rank: int = 0  # MLA: compressed key/value width (0: standard attention)
     q_lora_rank: int = 0  # MLA: compressed query width (0: a direct q projection)
@@ -203,7 +212,8 @@ class ModelSpec:
             if value not in allowed:
                 raise SpecError(f"{name}: expected one of {', '.join(allowed)}, got {value!r}")
         for name in ("final_norm", "embedding_norm", "qkv_bias", "o_bias", "mlp_bias",
-                     "tied_embeddings", "head_bias", "shared_expert_gate"):
+                     "tied_embeddings", "head_bias", "shared_expert_gate", "attention_sinks",
+                     "expert_bias", "router_bias"):
             if not isinstance(getattr(self, name), bool):
                 raise SpecError(f"{name}: expected true or false, got {getattr(self, name)!r}")
         if self.heads % self.kv_heads:
@@ -239,7 +249,7 @@ class ModelSpec:
                                 "one expert")
             return
         for name in ("experts_per_token", "expert_d_ff", "shared_d_ff", "dense_layers",
-                     "shared_expert_gate"):
+                     "shared_expert_gate", "expert_bias", "router_bias"):
             if getattr(self, name):
                 raise SpecError(f"{name}: given for a dense model; set experts too")
 

@@ -152,11 +152,14 @@ def _attention(spec: ModelSpec, i: int) -> Iterator[Tensor]:
         yield from _linear(f"{blk}.attn_k", kv * spec.head_dim, d, qkv_bias, "attention", i)
         yield from _linear(f"{blk}.attn_v", kv * spec.v_head_dim, d, qkv_bias, "attention", i)
     yield from _linear(f"{blk}.attn_output", d, h * spec.v_head_dim, spec.o_bias, "attention", i)
+    if spec.attention_sinks:  # llama.cpp's name for gpt-oss's sinks, one per query head
+        yield Tensor(f"{blk}.attn_sinks.weight", (h,), "attention", "bias", i)
 
 
 def _mlp(spec: ModelSpec, prefix: str, suffix: str, width: int, bias: bool, layer: int,
          experts: int = 0) -> Iterator[Tensor]:
-    """gate [f, d] (gated only), up [f, d], down [d, f]; stacked [E, ...] for experts."""
+    """gate [f, d] (gated only), up [f, d], down [d, f]; stacked [E, ...] for experts (their
+    biases too, [E, f] and [E, d], as gpt-oss stores them)."""
     d = spec.d_model
     stack = (experts,) if experts else ()
     names = ("gate", "up") if spec.mlp == "gated" else ("up",)
@@ -164,10 +167,11 @@ def _mlp(spec: ModelSpec, prefix: str, suffix: str, width: int, bias: bool, laye
         yield Tensor(f"{prefix}.ffn_{part}{suffix}.weight", (*stack, width, d), "mlp", "linear",
                      layer)
         if bias:
-            yield Tensor(f"{prefix}.ffn_{part}{suffix}.bias", (width,), "mlp", "bias", layer)
+            yield Tensor(f"{prefix}.ffn_{part}{suffix}.bias", (*stack, width), "mlp", "bias",
+                         layer)
     yield Tensor(f"{prefix}.ffn_down{suffix}.weight", (*stack, d, width), "mlp", "linear", layer)
     if bias:
-        yield Tensor(f"{prefix}.ffn_down{suffix}.bias", (d,), "mlp", "bias", layer)
+        yield Tensor(f"{prefix}.ffn_down{suffix}.bias", (*stack, d), "mlp", "bias", layer)
 
 
 def _block(spec: ModelSpec, i: int) -> Iterator[Tensor]:
@@ -188,7 +192,9 @@ def _block(spec: ModelSpec, i: int) -> Iterator[Tensor]:
     yield from _attention(spec, i)
     if spec.experts and i not in spec.dense_layers:
         yield Tensor(f"{blk}.ffn_gate_inp.weight", (spec.experts, d), "mlp", "router", i)
-        yield from _mlp(spec, blk, "_exps", spec.expert_d_ff, False, i, spec.experts)
+        if spec.router_bias:
+            yield Tensor(f"{blk}.ffn_gate_inp.bias", (spec.experts,), "mlp", "bias", i)
+        yield from _mlp(spec, blk, "_exps", spec.expert_d_ff, spec.expert_bias, i, spec.experts)
         if spec.shared_d_ff:
             yield from _mlp(spec, blk, "_shexp", spec.shared_d_ff, spec.mlp_bias, i)
         if spec.shared_expert_gate:

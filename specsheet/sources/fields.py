@@ -92,7 +92,7 @@ _SHORTHANDS = {"attn_bias": ("qkv_bias", "o_bias")}
 _DEPENDENTS = {
     "sliding_window": ("sliding_layers",),
     "experts": ("experts_per_token", "expert_d_ff", "shared_d_ff", "shared_expert_gate",
-                "dense_layers"),
+                "dense_layers", "expert_bias", "router_bias"),
     "kv_lora_rank": ("q_lora_rank", "qk_rope_head_dim"),
 }
 

@@ -17,7 +17,8 @@ def attention_formula(spec: ModelSpec) -> str:
     """One layer's attention parameters in symbols: 4d² + 4d for GPT-2."""
     if spec.latent_attention:
         q = "q_a, q_b" if spec.q_lora_rank else "q"
-        return f"MLA: {q}, kv_a, kv_b, o" + (" + biases" if spec.qkv_bias or spec.o_bias else "")
+        return f"MLA: {q}, kv_a, kv_b, o" + (
+            " + biases" if spec.qkv_bias or spec.o_bias or spec.attention_sinks else "")
     square = spec.heads * spec.head_dim == spec.d_model and spec.v_head_dim == spec.head_dim
     mha = spec.kv_heads == spec.heads
     if square and mha:
@@ -32,7 +33,7 @@ def attention_formula(spec: ModelSpec) -> str:
         biases = "4d" if square and mha else f"{qkv} + {out}"
     else:
         biases = qkv if spec.qkv_bias else out if spec.o_bias else ""
-    return _terms(weights, biases)
+    return _terms(weights, biases, "h" if spec.attention_sinks else "")
 
 
 def mlp_formula(spec: ModelSpec, width: str = "f") -> str:
@@ -44,7 +45,8 @@ def mlp_formula(spec: ModelSpec, width: str = "f") -> str:
     else:
         weights = f"{matrices}d·{width}"
         biases = f"2{width} + d" if spec.mlp == "gated" else f"{width} + d"
-    return _terms(weights, biases if spec.mlp_bias and width != "f_e" else "")
+    bias = spec.expert_bias if width == "f_e" else spec.mlp_bias
+    return _terms(weights, biases if bias else "")
 
 
 def norm_formula(spec: ModelSpec) -> str:

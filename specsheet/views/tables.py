@@ -145,7 +145,8 @@ def breakdown_view(report: Report) -> TableView:
         if spec.dense_mlp_layers:
             line(f"  dense MLP, {_layers(spec.dense_mlp_layers)}", mlp_formula(spec), moe.dense,
                  "sub")
-        line(f"  router, {_layers(spec.moe_layers)}", "E × d per layer", moe.router, "sub")
+        router = "E × d + E (bias) per layer" if spec.router_bias else "E × d per layer"
+        line(f"  router, {_layers(spec.moe_layers)}", router, moe.router, "sub")
         line(f"  routed experts ({spec.experts} × {spec.moe_layers})",
              f"{mlp_formula(spec, 'f_e')} each", moe.routed_experts, "sub")
         if moe.shared_experts:

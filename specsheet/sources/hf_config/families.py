@@ -33,7 +33,15 @@ def _layer_types_or(c: HFConfig, fields: Fields, window: int | None,
         _sliding(fields, window, (i for i in range(layers) if rule(i)))
 
 
-def _llama_like(c: HFConfig) -> Fields:
+def _llama_like_dims(c: HFConfig) -> Fields:
+    """Llama's keys for a family whose head_dim defaults to hidden_size // heads even when
+    heads do not divide hidden_size (the attention's getattr(config, "head_dim", ...))."""
+    d, heads = c.integer("hidden_size"), c.integer("num_attention_heads")
+    head_dim = c.optional_integer("head_dim") or d // heads
+    return {**_llama_like(c, check_head_dim=False), "head_dim": head_dim}
+
+
+def _llama_like(c: HFConfig, check_head_dim: bool = True) -> Fields:
     """The keys shared by Llama and its descendants: RMSNorm, gated MLP, rotary positions.
     num_key_value_heads defaults to the heads, head_dim to hidden_size / heads."""
     d, heads = c.integer("hidden_size"), c.integer("num_attention_heads")
@@ -55,7 +63,7 @@ def _llama_like(c: HFConfig) -> Fields:
     head_dim = c.optional_integer("head_dim")
     if head_dim is not None:
         fields["head_dim"] = head_dim
-    elif d % heads:
+    elif d % heads and check_head_dim:
         raise SpecError(f"{c.origin}: key 'num_attention_heads': {heads} does not divide "
                         f"hidden_size {d}, and head_dim is not given")
     return fields
@@ -286,6 +294,140 @@ def _deepseek(c: HFConfig, v3: bool) -> Fields:
     return fields
 
 
+def _phi(c: HFConfig) -> Fields:
+    """Phi-1, 1.5 and 2: one LayerNorm per block (attention and MLP in parallel), a plain GELU
+    MLP, biases everywhere, an output head with a bias; partial rotary changes no count;
+    qk_layernorm adds LayerNorms one head wide on queries and keys."""
+    fields = _llama_like(c)
+    fields.update(mlp="plain", norm="layernorm", attn_bias=True, mlp_bias=True,
+                  norms_per_block=1, head_bias=True,
+                  qk_norm="head" if c.flag("qk_layernorm") else "none")
+    return fields
+
+
+def _gpt_oss(c: HFConfig) -> Fields:
+    """gpt-oss: attention_bias on q, k, v and o; a sink logit per head; every layer an MoE of
+    num_local_experts experts of intermediate_size with biases and a router with a bias;
+    sliding and full layers alternating (layer_types, else the odd-numbered from 1 full)."""
+    fields = _llama_like(c)
+    fields.update(mlp_bias=False, attention_sinks=True,
+                  experts=c.integer(("num_local_experts", "num_experts")),
+                  experts_per_token=c.integer("num_experts_per_tok"),
+                  expert_d_ff=fields["d_ff"], expert_bias=True, router_bias=True)
+    _layer_types_or(c, fields, c.optional_integer("sliding_window"),
+                    lambda i: bool((i + 1) % 2))
+    return fields
+
+
+def _cohere(c: HFConfig) -> Fields:
+    """Command R (cohere): one LayerNorm per block (attention and MLP in parallel) with a
+    weight and no bias, counted as a weight-only norm; attention_bias on q, k, v and o; no MLP
+    biases; use_qk_norm adds the same norms over all heads' queries and keys; tied."""
+    fields = _llama_like(c)
+    fields.update(mlp_bias=False, norms_per_block=1,
+                  qk_norm="full" if c.flag("use_qk_norm") else "none")
+    return fields
+
+
+def _cohere2(c: HFConfig) -> Fields:
+    """Command R7B (cohere2): Command R's layers, sliding_window_pattern - 1 windowed layers
+    to each full one (layer_types when given)."""
+    fields = _llama_like(c)
+    # Cohere2Config sets head_dim to hidden_size // heads whatever the file says
+    fields.update(mlp_bias=False, norms_per_block=1,
+                  head_dim=fields["d_model"] // fields["heads"])
+    pattern = c.integer("sliding_window_pattern")
+    _layer_types_or(c, fields, c.optional_integer("sliding_window"),
+                    lambda i: bool((i + 1) % pattern))
+    return fields
+
+
+def _smollm3(c: HFConfig) -> Fields:
+    """SmolLM3: Llama's layers; its no-RoPE layers change no count. With use_sliding_window
+    and a sliding_window, the no-RoPE layers (0 in no_rope_layers, else every
+    no_rope_layer_interval-th) are the windowed ones (layer_types when given)."""
+    fields = _llama_like(c)
+    layers = fields["layers"]
+    rope = c.integers("no_rope_layers")
+    if not rope:
+        interval = c.integer("no_rope_layer_interval")
+        rope = [int((i + 1) % interval != 0) for i in range(layers)]
+    elif len(rope) != layers:
+        raise SpecError(f"{c.origin}: key 'no_rope_layers': expected {layers} entries (one per "
+                        f"layer), got {len(rope)}")
+    window = c.optional_integer("sliding_window") if c.flag("use_sliding_window") else None
+    _layer_types_or(c, fields, window, lambda i: not rope[i])
+    return fields
+
+
+def _glm4_moe(c: HFConfig) -> Fields:
+    """GLM-4.5 (glm4_moe): attention_bias on q, k and v only; use_qk_norm adds RMSNorms one
+    head wide; the first first_k_dense_replace layers dense, the others n_routed_experts
+    experts and n_shared_experts shared ones of moe_intermediate_size. head_dim defaults to
+    hidden_size // heads, rounded down as transformers does; the multi-token-prediction layers
+    (num_mtp_layers) are not built by transformers and not counted, nor is the router's
+    e_score_correction_bias (a buffer)."""
+    fields = _llama_like_dims(c)
+    bias = c.flag("attention_bias")
+    expert_d_ff = c.integer("moe_intermediate_size")
+    fields.update(qkv_bias=bias, o_bias=False, mlp_bias=False,
+                  qk_norm="head" if c.flag("use_qk_norm") else "none",
+                  experts=c.integer("n_routed_experts"),
+                  experts_per_token=c.integer("num_experts_per_tok"),
+                  expert_d_ff=expert_d_ff,
+                  shared_d_ff=c.integer("n_shared_experts", minimum=0) * expert_d_ff,
+                  dense_layers=list(range(min(c.integer("first_k_dense_replace", minimum=0),
+                                              fields["layers"]))))
+    return fields
+
+
+def _llama4_text(c: HFConfig) -> Fields:
+    """Llama 4's language model: MoE layers (moe_layers, else every interleave_moe_layer_step-th)
+    of num_local_experts experts and one shared expert, both intermediate_size wide, with a
+    router without bias; the other layers dense MLPs of intermediate_size_mlp. Its q/k norm is
+    an L2 norm without parameters. The layers with RoPE (1 in no_rope_layers, else all but every
+    no_rope_layer_interval-th) attend in chunks of attention_chunk_size, which transformers'
+    cache holds as a sliding window of that size: specsheet counts them as windowed layers."""
+    fields = _llama_like(c)
+    layers = fields["layers"]
+    width = c.integer("intermediate_size")
+    step = c.integer("interleave_moe_layer_step")
+    moe = c.integers("moe_layers") if c.data.get("moe_layers") is not None \
+        else list(range(step - 1, layers, step))  # an empty list: no MoE layer at all
+    if any(i < 0 or i >= layers for i in moe):
+        raise SpecError(f"{c.origin}: key 'moe_layers': expected layer indices from 0 to "
+                        f"{layers - 1}, got {moe}")
+    fields.update(d_ff=c.integer("intermediate_size_mlp"), mlp_bias=False,
+                  experts=c.integer("num_local_experts"),
+                  experts_per_token=c.integer("num_experts_per_tok"), expert_d_ff=width,
+                  shared_d_ff=width, dense_layers=[i for i in range(layers) if i not in moe])
+    rope = c.integers("no_rope_layers")
+    if not rope:
+        interval = c.integer("no_rope_layer_interval")
+        rope = [int((i + 1) % interval != 0) for i in range(layers)]
+    elif len(rope) != layers:
+        raise SpecError(f"{c.origin}: key 'no_rope_layers': expected {layers} entries (one per "
+                        f"layer), got {len(rope)}")
+    chunk = c.optional_integer("attention_chunk_size")
+    types = c.layer_types(layers, ("chunked_attention", "full_attention"))
+    chunked = [i for i, t in enumerate(types) if t == "chunked_attention"] if types \
+        else [i for i in range(layers) if rope[i]]
+    _sliding(fields, chunk, chunked)
+    return fields
+
+
+def _exaone4(c: HFConfig) -> Fields:
+    """EXAONE 4.0: no biases; RMSNorms after attention and after the MLP (no input norms) and
+    q/k norms one head wide; with a sliding_window, sliding_window_pattern - 1 windowed layers
+    to each full one (layer_types when given)."""
+    fields = _llama_like(c)
+    fields.update(attn_bias=False, mlp_bias=False, qk_norm="head")
+    window = c.optional_integer("sliding_window")
+    pattern = c.integer("sliding_window_pattern") if window else 0
+    _layer_types_or(c, fields, window, lambda i: bool((i + 1) % pattern))
+    return fields
+
+
 FAMILIES: dict[str, Callable[[HFConfig], Fields]] = {
     "gpt2": _gpt2,
     "gpt_neox": _gpt_neox,
@@ -309,6 +451,15 @@ FAMILIES: dict[str, Callable[[HFConfig], Fields]] = {
     "olmo2": _olmo2,
     "deepseek_v2": lambda c: _deepseek(c, v3=False),
     "deepseek_v3": lambda c: _deepseek(c, v3=True),
+    "phi": _phi,
+    "gpt_oss": _gpt_oss,
+    "cohere": _cohere,
+    "cohere2": _cohere2,
+    "smollm3": _smollm3,
+    "granite": _llama_like,  # its four multipliers scale activations, not counts
+    "glm4_moe": _glm4_moe,
+    "llama4_text": _llama4_text,
+    "exaone4": _exaone4,
 }
 
 def is_hf_config(data: object) -> bool:

@@ -80,13 +80,15 @@ class HFConfig:
                             f"got {value!r}")
         return value
 
-    def layer_types(self, layers: int) -> list[str] | None:
-        """An explicit ``layer_types`` list, checked against the layer count."""
+    def layer_types(self, layers: int, kinds: tuple[str, ...] = (
+            "sliding_attention", "full_attention")) -> list[str] | None:
+        """An explicit ``layer_types`` list, checked against the layer count and the kinds of
+        layer the family has."""
         value = self.data.get("layer_types")
         if value is None:
             return None
         if not isinstance(value, list) or len(value) != layers or not all(
-                v in ("sliding_attention", "full_attention") for v in value):
+                v in kinds for v in value):
             raise SpecError(f"{self.origin}: key 'layer_types': expected {layers} entries of "
-                            "sliding_attention or full_attention")
+                            f"{' or '.join(kinds)}")
         return value
