@@ -32,8 +32,9 @@ def formats_of(case: dict[str, Any]) -> tuple[str, ...]:
     """Every output format for a computing command; a case that sets its own output (or runs
     another command) runs once."""
     args = case.get("args", ["count"])
-    return FORMATS if args[0] in ("count", "compare", "check") and "--format" not in args \
-        else ("table",)
+    if case.get("once") or args[0] not in ("count", "compare", "check") or "--format" in args:
+        return ("table",)
+    return FORMATS
 
 
 RUNS = [(case, fmt) for case in CASES for fmt in formats_of(case)]

@@ -68,8 +68,7 @@ def specs(draw: st.DrawFn) -> ModelSpec:
 
 
 
-@given(specs())
-def test_a_tensor_by_tensor_count_agrees(spec: ModelSpec) -> None:
+def check_a_tensor_by_tensor_count_agrees(spec: ModelSpec) -> None:
     """A second formulation written differently: quant.layouts lists every tensor of the model
     by name and shape (as a checkpoint stores them); their elements add up, component by
     component, to params.py's formulas."""
@@ -80,8 +79,7 @@ def test_a_tensor_by_tensor_count_agrees(spec: ModelSpec) -> None:
     assert by_component == p.components()
 
 
-@given(specs())
-def test_one_more_layer_adds_exactly_one_block(spec: ModelSpec) -> None:
+def check_one_more_layer_adds_exactly_one_block(spec: ModelSpec) -> None:
     """params(L + 1) - params(L) = one layer: the new layer is of the kind the last ones are
     (an MoE layer in an MoE model: the dense layers are listed, the new index is not)."""
     p = count_params(spec)
@@ -91,16 +89,14 @@ def test_one_more_layer_adds_exactly_one_block(spec: ModelSpec) -> None:
     assert deeper.active - p.active == p.block.total - unused
 
 
-@given(specs())
-def test_active_parameters(spec: ModelSpec) -> None:
+def check_active_parameters(spec: ModelSpec) -> None:
     p = count_params(spec)
     assert 0 < p.active <= p.total
     all_used = spec.experts_per_token == spec.experts or spec.moe_layers == 0
     assert (p.active == p.total) == all_used
 
 
-@given(specs(), st.integers(1, 1000))
-def test_more_vocabulary_adds_rows_to_the_tables(spec: ModelSpec, more: int) -> None:
+def check_more_vocabulary_adds_rows_to_the_tables(spec: ModelSpec, more: int) -> None:
     """V + n tokens: n more rows of e values in the embedding, and in an untied head (plus n
     biases with a head bias); nothing else moves."""
     p = count_params(spec)
@@ -111,10 +107,8 @@ def test_more_vocabulary_adds_rows_to_the_tables(spec: ModelSpec, more: int) -> 
     assert bigger.attention == p.attention and bigger.mlp == p.mlp
 
 
-@given(specs(), st.sampled_from(sorted(DTYPE_BITS)), st.sampled_from(sorted(DTYPE_BITS)))
-def test_plain_dtypes_store_their_bits_per_weight(
-    spec: ModelSpec, dtype: str, kv_dtype: str
-) -> None:
+def check_plain_dtypes_store_their_bits_per_weight(spec: ModelSpec, dtype: str,
+                                                   kv_dtype: str) -> None:
     """A plain dtype stores bits x parameters / 8 bytes, less than a byte of rounding, all of
     it in one element type; the cache figures are non-negative integers."""
     doc = report_dict(build_report(Model("m", spec, "test"), None, dtype, kv_dtype))
@@ -125,16 +119,14 @@ def test_plain_dtypes_store_their_bits_per_weight(
         assert isinstance(value, str) or (isinstance(value, int) and value >= 0)
 
 
-@given(specs(), st.integers(1, 1 << 20), st.integers(1, 1 << 20))
-def test_parameters_do_not_depend_on_tokens(spec: ModelSpec, t1: int, t2: int) -> None:
+def check_parameters_do_not_depend_on_tokens(spec: ModelSpec, t1: int, t2: int) -> None:
     r1 = build_report(Model("m", spec, "test"), min(t1, spec.context))
     r2 = build_report(Model("m", spec, "test"), min(t2, spec.context))
     assert r1.params == r2.params
     assert r1.weights_bytes == r2.weights_bytes
 
 
-@given(specs(), st.integers(1, 1 << 16), st.sampled_from(sorted(DTYPE_BITS)))
-def test_kv_cache_is_linear_in_tokens(spec: ModelSpec, tokens: int, dtype: str) -> None:
+def check_kv_cache_is_linear_in_tokens(spec: ModelSpec, tokens: int, dtype: str) -> None:
     """Linear in T up to the window (and beyond it without windows); int4 packs two values in
     a byte, so the request rounds up once, not per token."""
     if spec.sliding_layers:
@@ -147,16 +139,14 @@ def test_kv_cache_is_linear_in_tokens(spec: ModelSpec, tokens: int, dtype: str) 
     assert many.bytes_per_token == one.bytes_per_token
 
 
-@given(specs(), st.integers(1, 1 << 16))
-def test_only_the_attention_term_grows_with_context(spec: ModelSpec, tokens: int) -> None:
+def check_only_the_attention_term_grows_with_context(spec: ModelSpec, tokens: int) -> None:
     base = forward_flops(spec, 1)
     at_t = forward_flops(spec, tokens)
     assert at_t.total - base.total == (tokens - 1) * base.attention_context
     assert at_t.attention_context == tokens * base.attention_context
 
 
-@given(specs(), st.integers(1, 1 << 16))
-def test_windows_only_ever_shrink_the_cache(spec: ModelSpec, tokens: int) -> None:
+def check_windows_only_ever_shrink_the_cache(spec: ModelSpec, tokens: int) -> None:
     windowed = kv_cache(spec, tokens, "bf16")
     full = kv_cache(dataclasses.replace(spec, sliding_window=0, sliding_layers=()), tokens,
                     "bf16")
@@ -166,9 +156,35 @@ def test_windows_only_ever_shrink_the_cache(spec: ModelSpec, tokens: int) -> Non
         assert windowed.bytes_per_request == full.bytes_per_request
 
 
-@given(specs())
-def test_a_token_uses_at_most_all_experts(spec: ModelSpec) -> None:
+def check_a_token_uses_at_most_all_experts(spec: ModelSpec) -> None:
     """FLOPs of the MLPs: at most 2 x every MLP weight, at least 2 x the dense ones."""
     p = count_params(spec)
     mlp = forward_flops(spec, 1).mlp
     assert 2 * spec.dense_mlp_layers * mlp_weights(spec, spec.d_ff) <= mlp <= 2 * p.mlp
+
+
+# Each test draws its specs once and checks several independent facts about them (generating a
+# spec costs more than checking one).
+
+@given(specs())
+def test_how_the_count_is_built(spec: ModelSpec) -> None:
+    check_a_tensor_by_tensor_count_agrees(spec)
+    check_one_more_layer_adds_exactly_one_block(spec)
+    check_active_parameters(spec)
+    check_a_token_uses_at_most_all_experts(spec)
+
+
+@given(specs(), st.integers(1, 1000), st.sampled_from(sorted(DTYPE_BITS)),
+       st.sampled_from(sorted(DTYPE_BITS)))
+def test_vocabulary_and_dtypes(spec: ModelSpec, more: int, dtype: str, kv_dtype: str) -> None:
+    check_more_vocabulary_adds_rows_to_the_tables(spec, more)
+    check_plain_dtypes_store_their_bits_per_weight(spec, dtype, kv_dtype)
+
+
+@given(specs(), st.integers(1, 1 << 20), st.integers(1, 1 << 16),
+       st.sampled_from(sorted(DTYPE_BITS)))
+def test_what_the_context_moves(spec: ModelSpec, t1: int, tokens: int, dtype: str) -> None:
+    check_parameters_do_not_depend_on_tokens(spec, t1, tokens)
+    check_kv_cache_is_linear_in_tokens(spec, tokens, dtype)
+    check_only_the_attention_term_grows_with_context(spec, tokens)
+    check_windows_only_ever_shrink_the_cache(spec, tokens)

@@ -7,6 +7,7 @@ import io
 import json
 import re
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 from commands import ROOT, shell, specsheet
@@ -14,23 +15,40 @@ from commands import ROOT, shell, specsheet
 ANSI = "\x1b["
 
 
+class Ran(NamedTuple):
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def in_process(*args: str) -> Ran:
+    """specsheet ARGS through CliRunner, shaped like a finished process."""
+    from typer.testing import CliRunner
+
+    from specsheet.cli.app import app
+
+    result = CliRunner(env={"FORCE_COLOR": None}).invoke(app, list(args))
+    return Ran(result.exit_code, result.stdout, result.stderr)
+
+
 # ---- formats ----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("command", [["count", "gpt2-small"], ["compare", "gpt2-small", "tiny"],
                                      ["presets"], ["check", "tiny", "--max-params", "8k"]])
 def test_every_format_parses(command: list[str]) -> None:
-    as_json = specsheet(*command, "--format", "json")
+    """In process (the streams are tested as real processes in test_contract.py)."""
+    as_json = in_process(*command, "--format", "json")
     assert as_json.returncode == 0, as_json.stderr
     doc = json.loads(as_json.stdout)
     assert doc["schema_version"] == 1
-    assert json.loads(specsheet(*command, "--json").stdout) == doc
+    assert json.loads(in_process(*command, "--json").stdout) == doc
 
-    as_csv = specsheet(*command, "--format", "csv")
+    as_csv = in_process(*command, "--format", "csv")
     assert as_csv.returncode == 0, as_csv.stderr
     rows = list(csv.DictReader(io.StringIO(as_csv.stdout)))
     assert rows and all(len(row) == len(rows[0]) for row in rows)
 
-    as_md = specsheet(*command, "--format", "markdown")
+    as_md = in_process(*command, "--format", "markdown")
     assert as_md.returncode == 0, as_md.stderr
     first = as_md.stdout.split("\n\n**")[0]  # the first table of the document
     table = [line for line in first.splitlines() if line.startswith("|")]
