@@ -271,3 +271,44 @@ def test_a_cache_ref_that_is_not_utf8(tmp_path: Path) -> None:
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.startswith("specsheet: error: org/name: not in the local Hugging Face")
     assert "Traceback" not in result.stderr
+
+
+# ---- the rest of the review's examples, as processes ---------------------------------------------
+
+def test_compare_of_four_models_at_80_columns_keeps_its_labels() -> None:
+    result = specsheet("compare", "gpt2-small", "llama3-8b", "llama3-70b", "mixtral-8x7b",
+                       COLUMNS="80")
+    assert result.returncode == 0
+    for label in ("Parameters", "Weights (bf16)", "KV cache per request", "Forward FLOPs"):
+        assert label in result.stdout
+    assert "…" not in result.stdout
+    assert max(len(line) for line in result.stdout.splitlines()) <= 80
+
+
+@pytest.mark.parametrize("columns", ["0", "-1", "wide"])
+def test_a_columns_that_is_not_a_width_means_80(columns: str) -> None:
+    odd = specsheet("count", "gpt2-small", COLUMNS=columns)
+    assert odd.returncode == 0 and odd.stdout
+    assert odd.stdout == specsheet("count", "gpt2-small", COLUMNS="80").stdout
+
+
+def test_attn_bias_wins_over_a_preset_that_spells_out_its_biases() -> None:
+    base = json.loads(specsheet("count", "gemma2-9b", "--json").stdout)
+    biased = json.loads(specsheet("count", "gemma2-9b", "--attn-bias", "--json").stdout)
+    assert base["spec"]["qkv_bias"] is False and biased["spec"]["qkv_bias"] is True
+    # q 16 x 256, k and v 8 x 256 each, o 3,584: per layer, 42 layers
+    assert biased["params"]["total"] - base["params"]["total"] == 42 * (
+        16 * 256 + 2 * 8 * 256 + 3584)
+
+
+@pytest.mark.parametrize("limit", ["16Gi", "17,179,869,184", "17_179_869_184 B", "17.2 GB"])
+def test_limits_take_what_specsheet_prints(limit: str) -> None:
+    result = specsheet("check", "llama3-8b", "--max-weights", limit)
+    assert result.returncode == 0, result.stderr
+
+
+def test_the_cache_hint_names_the_current_cli(tmp_path: Path) -> None:
+    result = specsheet("count", "org/name", HF_HOME=str(tmp_path), HF_HUB_OFFLINE="1")
+    assert result.returncode == 2
+    assert "hf download org/name config.json" in result.stderr
+    assert "huggingface-cli" not in result.stderr
