@@ -342,19 +342,26 @@ def _cohere2(c: HFConfig) -> Fields:
     return fields
 
 
+def _rope_layers(c: HFConfig, layers: int) -> list[int]:
+    """1 for a layer with rotary positions, 0 for a no-RoPE layer: no_rope_layers when given,
+    else every no_rope_layer_interval-th layer has none (SmolLM3, Llama 4)."""
+    rope = c.integers("no_rope_layers")
+    if not rope:
+        interval = c.integer("no_rope_layer_interval")
+        return [int((i + 1) % interval != 0) for i in range(layers)]
+    if len(rope) != layers:
+        raise SpecError(f"{c.origin}: key 'no_rope_layers': expected {layers} entries (one per "
+                        f"layer), got {len(rope)}")
+    return rope
+
+
 def _smollm3(c: HFConfig) -> Fields:
     """SmolLM3: Llama's layers; its no-RoPE layers change no count. With use_sliding_window
     and a sliding_window, the no-RoPE layers (0 in no_rope_layers, else every
     no_rope_layer_interval-th) are the windowed ones (layer_types when given)."""
     fields = _llama_like(c)
     layers = fields["layers"]
-    rope = c.integers("no_rope_layers")
-    if not rope:
-        interval = c.integer("no_rope_layer_interval")
-        rope = [int((i + 1) % interval != 0) for i in range(layers)]
-    elif len(rope) != layers:
-        raise SpecError(f"{c.origin}: key 'no_rope_layers': expected {layers} entries (one per "
-                        f"layer), got {len(rope)}")
+    rope = _rope_layers(c, layers)
     window = c.optional_integer("sliding_window") if c.flag("use_sliding_window") else None
     _layer_types_or(c, fields, window, lambda i: not rope[i])
     return fields
@@ -401,13 +408,7 @@ def _llama4_text(c: HFConfig) -> Fields:
                   experts=c.integer("num_local_experts"),
                   experts_per_token=c.integer("num_experts_per_tok"), expert_d_ff=width,
                   shared_d_ff=width, dense_layers=[i for i in range(layers) if i not in moe])
-    rope = c.integers("no_rope_layers")
-    if not rope:
-        interval = c.integer("no_rope_layer_interval")
-        rope = [int((i + 1) % interval != 0) for i in range(layers)]
-    elif len(rope) != layers:
-        raise SpecError(f"{c.origin}: key 'no_rope_layers': expected {layers} entries (one per "
-                        f"layer), got {len(rope)}")
+    rope = _rope_layers(c, layers)
     chunk = c.optional_integer("attention_chunk_size")
     types = c.layer_types(layers, ("chunked_attention", "full_attention"))
     chunked = [i for i, t in enumerate(types) if t == "chunked_attention"] if types \

@@ -4,6 +4,7 @@ the local Hugging Face cache). Only headers are read."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
@@ -97,30 +98,28 @@ def _index(path: Path) -> WeightFiles:
 def _safetensors(paths: list[Path], folder: Path) -> WeightFiles:
     from specsheet.sources.weights.safetensors import read_safetensors
 
-    tensors: list[TensorInfo] = []
-    metadata: dict[str, Any] = {}
-    for i, p in enumerate(paths):
-        header = read_safetensors(p)
-        tensors += header.tensors
-        if i == 0:
-            metadata = header.metadata
-    _unique(tensors)
-    return WeightFiles("safetensors", paths, tensors, metadata, folder)
+    return _gather("safetensors", paths, folder, read_safetensors)
 
 
 def _gguf(paths: list[Path], folder: Path) -> WeightFiles:
     """One GGUF file, or the splits of one (metadata from the first)."""
     from specsheet.sources.weights.gguf import read_gguf
 
+    return _gather("gguf", paths, folder, read_gguf)
+
+
+def _gather(kind: Literal["safetensors", "gguf"], paths: list[Path], folder: Path,
+            read: Callable[[Path], Any]) -> WeightFiles:
+    """Every file's tensors (each name once), and the first file's metadata."""
     tensors: list[TensorInfo] = []
     metadata: dict[str, Any] = {}
     for i, p in enumerate(paths):
-        header = read_gguf(p)
+        header = read(p)
         tensors += header.tensors
         if i == 0:
             metadata = header.metadata
     _unique(tensors)
-    return WeightFiles("gguf", paths, tensors, metadata, folder)
+    return WeightFiles(kind, paths, tensors, metadata, folder)
 
 
 def _unique(tensors: list[TensorInfo]) -> None:
