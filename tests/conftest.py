@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 
 import pytest
-from hypothesis import settings
 
 
 @pytest.fixture(autouse=True)
@@ -28,8 +27,15 @@ def _no_hub(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFa
         monkeypatch.delenv(name, raising=False)
 
 
-# Property tests run 200 examples each by default (in CI too), which keeps the suite under a
-# minute on two cores; HYPOTHESIS_PROFILE=long runs 20,000 for a deeper local search.
-settings.register_profile("default", max_examples=200, deadline=None)
-settings.register_profile("long", max_examples=20000, deadline=None)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Property tests run 200 examples each by default (in CI too), which keeps the suite under
+    a minute on two cores; HYPOTHESIS_PROFILE=long runs 20,000 for a deeper local search.
+
+    Set here, where the tests are collected, rather than at import: under pytest-xdist the
+    controlling process runs no test and need not load hypothesis (seconds, when bytecode cannot
+    be cached)."""
+    from hypothesis import settings
+
+    settings.register_profile("default", max_examples=200, deadline=None)
+    settings.register_profile("long", max_examples=20000, deadline=None)
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
