@@ -293,6 +293,8 @@ MONOTONE = (
 def test_bytes_grow_with_bits(name: str) -> None:
     spec = load_preset(name).spec
     for chain in MONOTONE:
+        if spec.experts:  # mxfp4 quantizes only the experts of an MoE model, as gpt-oss does
+            chain = tuple(fmt for fmt in chain if fmt != "mxfp4")
         sizes = [quantized_bytes(spec, fmt).weights_bytes for fmt in chain]
         assert sizes == sorted(sizes) and len(set(sizes)) == len(sizes), chain
 

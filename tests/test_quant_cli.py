@@ -99,3 +99,13 @@ def test_every_command_that_computes_has_the_option() -> None:
     for name in ("count", "compare", "check"):
         options = {o for p in build_command(name).params for o in getattr(p, "opts", [])}
         assert {"--quant", "--group-size", "--dtype"} <= options, name
+
+
+def test_mxfp4_as_gpt_oss_ships_it() -> None:
+    """The routed experts in MXFP4 (17 bytes per 32 values), everything else in BF16: for
+    gpt-oss-20b, 24 layers x 32 experts x (gate_up 5,760 x 2,880 + down 2,880 x 2,880) values."""
+    experts = 24 * 32 * (5760 * 2880 + 2880 * 2880)
+    rest = 20_914_757_184 - experts
+    memory = run_json("count", "gpt-oss-20b", "--quant", "mxfp4")["memory"]
+    assert memory["tensor_types"] == {"U8": experts * 17 // 32, "BF16": rest * 2}
+    assert memory["weights_bytes"] == 13_761_264_768  # the 13.8 GB gpt-oss-20b ships

@@ -144,6 +144,7 @@ def reports(refs: list[str | None], given: Overrides, tokens: int | None, dtype:
     a name was read go to stderr."""
     from specsheet.cli import streams
 
+    timeout = checked_timeout(timeout)
     notes: list[str] = []
     try:
         return [build_report(resolve(ref, given, notes, timeout), tokens, dtype, kv_dtype,
@@ -154,6 +155,7 @@ def reports(refs: list[str | None], given: Overrides, tokens: int | None, dtype:
         message = str(e)
         for name, option in (("quant:", "option --quant:"), ("group size:", "option --group-size:"),
                              ("group_size:", "option --group-size:"),
+                             ("timeout:", "option --timeout:"),
                              ("dtype:", "option --dtype:"), ("kv-dtype:", "option --kv-dtype:")):
             if message.startswith(name):
                 raise SpecError(option + message[len(name):]) from None
@@ -171,6 +173,15 @@ _FLAGS = {"tied_embeddings": ("--tied", "--untied"), "attn_bias": ("--attn-bias"
 # the parameters of a command that name spec fields (tied is tied_embeddings)
 SPEC_OPTIONS = ("layers", "d_model", "heads", "vocab", "context", "kv_heads", "head_dim", "d_ff",
                 "mlp", "norm", "attn_bias", "mlp_bias", "positions", "tied")
+
+
+def checked_timeout(seconds: float) -> float:
+    """``--timeout``, checked whether or not the Hub is asked (a preset never asks it)."""
+    import math
+
+    if not (seconds > 0 and math.isfinite(seconds)):
+        raise SpecError(f"option --timeout: expected a number of seconds above 0, got {seconds}")
+    return seconds
 
 
 def overrides(settings: list[str] | None, parameters: dict[str, Any]) -> Overrides:

@@ -12,6 +12,8 @@ Which tensors are quantized:
   name ends in ``weight``, except norms, MoE routers (``ffn_gate_inp``) and position embeddings;
   the type of each comes from the file type's mixture, layer by layer, with llama.cpp's fallbacks
   when a row is not whole blocks. Everything else is F32, as ``convert_hf_to_gguf.py`` writes it.
+- MXFP4 in an MoE model: the routed experts only, as OpenAI's gpt-oss checkpoints store them
+  (attention, routers and embeddings in BF16); in a dense model, as below.
 - GPTQ, AWQ, compressed-tensors (w4a16, w8a8, fp8*, mxfp4, nvfp4): the Linear layers of the
   transformer blocks (attention, MLP, experts, shared experts); embeddings, the output head,
   routers and the shared-expert gate stay in the format's unquantized type.
@@ -523,10 +525,12 @@ def _quantized_linear(t: Tensor, fmt: QuantFormat, g: int, half: str) -> list[St
             _st(f"{base}.input_global_scale", "F32", (1,), t, True, e)]
 
 
-def _quantizes(fmt: QuantFormat, t: Tensor) -> bool:
+def _quantizes(fmt: QuantFormat, t: Tensor, moe: bool) -> bool:
     """Whether the toolchain of ``fmt`` quantizes ``t`` (see the module docstring)."""
     if fmt.family == "bnb":
         return t.role in ("linear", "router", "shared_gate", "projection")
+    if fmt.family == "mxfp4" and moe:  # as gpt-oss ships it: the routed experts only
+        return t.role == "linear" and len(t.shape) == 3
     return t.role == "linear"
 
 
@@ -534,7 +538,7 @@ def _safetensors_stored(spec: ModelSpec, fmt: QuantFormat, g: int,
                         unquantized: str) -> list[StoredTensor]:
     stored = []
     for t in model_tensors(spec):
-        if _quantizes(fmt, t):
+        if _quantizes(fmt, t, spec.experts > 0):
             stored += _quantized_linear(t, fmt, g, unquantized)
         else:
             stored.append(_st(t.name, unquantized, t.shape, t, False))

@@ -8,7 +8,7 @@ import typer
 
 from specsheet.cli import streams
 from specsheet.cli.files import write_whole
-from specsheet.cli.options import TimeoutOpt, complete_preset
+from specsheet.cli.options import TimeoutOpt, checked_timeout, complete_preset
 from specsheet.sources import DEFAULT_TIMEOUT
 from specsheet.sources.resolve import resolve
 
@@ -30,7 +30,7 @@ def convert(
     """
     from specsheet.sources.convert import to_yaml
 
-    text = to_yaml(resolve(model, timeout=timeout))
+    text = to_yaml(resolve(model, timeout=checked_timeout(timeout)))
     if output is None:
         streams.write(text)
         return
