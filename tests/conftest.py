@@ -27,13 +27,15 @@ def _no_hub(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFa
         monkeypatch.delenv(name, raising=False)
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+def pytest_configure(config: pytest.Config) -> None:
     """Property tests run 200 examples each by default (in CI too), which keeps the suite under
     a minute on two cores; HYPOTHESIS_PROFILE=long runs 20,000 for a deeper local search.
 
-    Set here, where the tests are collected, rather than at import: under pytest-xdist the
-    controlling process runs no test and need not load hypothesis (seconds, when bytecode cannot
-    be cached)."""
+    Loaded before the test modules are imported (hypothesis binds a test's settings when it is
+    decorated), in every process that runs tests; pytest-xdist's controller runs none, so it
+    need not load hypothesis (seconds, where bytecode cannot be cached)."""
+    if getattr(config, "workerinput", None) is None and config.getoption("numprocesses", None):
+        return
     from hypothesis import settings
 
     settings.register_profile("default", max_examples=200, deadline=None)
