@@ -1,0 +1,171 @@
+"""The Accelerator record, its validation, and the built-in catalog.
+
+Every figure is an integer in base units: bytes, bytes per second, FLOP per second (dense, never
+the 2:4-sparse figure), each with the vendor's source. ``memory_bytes`` is what the device
+reports where that differs from the marketing figure (an "80 GB" H100 reports 79.6 GiB).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from specsheet.errors import SpecError, did_you_mean
+
+_INDEX = Path(__file__).with_name("accelerators.json")
+
+#: Element types a peak may be given for, from widest to narrowest.
+PEAK_DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4")
+
+#: The fields of a hardware file: name -> what is expected, for messages.
+REQUIRED = {
+    "memory_bytes": "the device memory in bytes (an integer, or a quantity such as 80GiB)",
+    "bandwidth_bytes_per_s": "the memory bandwidth in bytes per second (3.35e12, 3.35TB)",
+    "peak_flops_per_s": "a mapping of element type to dense peak FLOP/s, e.g. {bf16: 989.4e12}",
+}
+OPTIONAL = {
+    "name": "a lowercase name with hyphens",
+    "label": "the vendor's product name",
+    "vendor": "the vendor",
+    "interconnect": "the link between GPUs, e.g. NVLink 4",
+    "interconnect_bytes_per_s": "the GPU-to-GPU bandwidth per GPU, one way, in bytes per second",
+    "sources": "a mapping of field to the datasheet that gives it",
+    "notes": "free text",
+}
+
+
+@dataclass(frozen=True)
+class Accelerator:
+    """One accelerator (a GPU, TPU or NPU package as its software sees one device)."""
+
+    name: str
+    label: str
+    vendor: str
+    memory_bytes: int
+    bandwidth_bytes_per_s: int
+    peak_flops_per_s: Mapping[str, int]  # element type -> dense FLOP/s
+    interconnect: str
+    interconnect_bytes_per_s: int  # per GPU, one way; 0 when it has no GPU-to-GPU link
+    sources: Mapping[str, str]
+    notes: str = ""
+
+    def peak(self, dtype: str) -> int:
+        """Dense peak FLOP/s for matrix multiplications in ``dtype``.
+
+        Narrow types fall back to the nearest wider type the device lists (an accelerator
+        without an fp8 unit runs fp8 weights at its bf16 rate), since that is what an engine
+        does: it up-casts to the type the tensor cores take.
+        """
+        if dtype in self.peak_flops_per_s:
+            return self.peak_flops_per_s[dtype]
+        order = ("fp4", "fp8", "int8", "fp16", "bf16", "tf32", "fp32")
+        start = order.index(dtype) if dtype in order else order.index("bf16")
+        for wider in order[start:]:
+            if wider in self.peak_flops_per_s:
+                return self.peak_flops_per_s[wider]
+        return max(self.peak_flops_per_s.values())
+
+
+def _quantity(value: object, field: str, origin: str, kind: str) -> int:
+    """A positive integer from an int, a float such as 3.35e12, or a quantity string."""
+    from specsheet.units import parse_quantity
+
+    if isinstance(value, bool):
+        number = None
+    elif isinstance(value, int):
+        number = value
+    elif isinstance(value, float):
+        number = int(value) if value == value and value not in (float("inf"), float("-inf")) \
+            else None
+    elif isinstance(value, str):
+        text = value.strip()
+        for suffix in ("/s", "ps", "flop/s", "flops"):
+            if text.lower().endswith(suffix) and kind == "bytes":
+                text = text[: -len(suffix)].strip()
+        try:
+            number = parse_quantity(text, "bytes" if kind == "bytes" else "count", field)
+        except SpecError:
+            number = None
+    else:
+        number = None
+    if number is None or number <= 0:
+        raise SpecError(f"{origin}: {field}: {value!r} is not a positive quantity; expected "
+                        f"{REQUIRED.get(field) or OPTIONAL.get(field) or 'a positive number'}")
+    return number
+
+
+def accelerator_from_mapping(data: object, origin: str) -> Accelerator:
+    """Validate a hardware file's mapping; SpecError names ``origin``, the field and the
+    expected form."""
+    if not isinstance(data, Mapping):
+        raise SpecError(f"{origin}: expected a mapping of hardware fields "
+                        f"({', '.join(REQUIRED)})")
+    known = {*REQUIRED, *OPTIONAL}
+    for key in data:
+        if key not in known:
+            raise SpecError(f"{origin}: unknown field {key!r}{did_you_mean(str(key), known)}; "
+                            f"expected {', '.join(sorted(known))}")
+    for key in REQUIRED:
+        if key not in data:
+            raise SpecError(f"{origin}: missing field {key!r}: {REQUIRED[key]}")
+    peaks = data["peak_flops_per_s"]
+    if not isinstance(peaks, Mapping) or not peaks:
+        raise SpecError(f"{origin}: peak_flops_per_s: expected {REQUIRED['peak_flops_per_s']}")
+    peak: dict[str, int] = {}
+    for dtype, value in peaks.items():
+        if dtype not in PEAK_DTYPES:
+            raise SpecError(f"{origin}: peak_flops_per_s: unknown element type {dtype!r}"
+                            f"{did_you_mean(str(dtype), PEAK_DTYPES)}; expected one of "
+                            f"{', '.join(PEAK_DTYPES)}")
+        peak[dtype] = _quantity(value, f"peak_flops_per_s.{dtype}", origin, "count")
+    link = data.get("interconnect_bytes_per_s", 0)
+    sources = data.get("sources", {})
+    if not isinstance(sources, Mapping):
+        raise SpecError(f"{origin}: sources: expected {OPTIONAL['sources']}")
+    texts = {}
+    for key in ("name", "label", "vendor", "interconnect", "notes"):
+        value = data.get(key, "")
+        if not isinstance(value, str):
+            raise SpecError(f"{origin}: {key}: expected {OPTIONAL[key]}, got {value!r}")
+        texts[key] = value.strip()
+    name = texts["name"] or Path(origin).stem
+    return Accelerator(
+        name=name,
+        label=texts["label"] or name,
+        vendor=texts["vendor"],
+        memory_bytes=_quantity(data["memory_bytes"], "memory_bytes", origin, "bytes"),
+        bandwidth_bytes_per_s=_quantity(data["bandwidth_bytes_per_s"],
+                                        "bandwidth_bytes_per_s", origin, "bytes"),
+        peak_flops_per_s=peak,
+        interconnect=texts["interconnect"],
+        interconnect_bytes_per_s=0 if link == 0 else _quantity(
+            link, "interconnect_bytes_per_s", origin, "bytes"),
+        sources={str(k): str(v) for k, v in sources.items()},
+        notes=texts["notes"],
+    )
+
+
+@cache
+def catalog_index() -> dict[str, dict[str, Any]]:
+    """Every built-in accelerator's mapping (as written in its YAML file), by name, sorted."""
+    import json
+
+    index: dict[str, dict[str, Any]] = json.loads(_INDEX.read_bytes())
+    return index
+
+
+def builtin(name: str) -> Accelerator:
+    """A built-in accelerator by name, or SpecError with a did-you-mean."""
+    index = catalog_index()
+    if name not in index:
+        raise SpecError(f"unknown GPU {name!r}{did_you_mean(name, index)}; 'specsheet "
+                        "hardware' lists them, or give a path to a hardware YAML file")
+    return accelerator_from_mapping(index[name], f"hardware {name}")
+
+
+def accelerator_yaml_dir() -> Path:
+    """Where the built-in hardware YAML files are."""
+    return Path(__file__).with_name("accelerators")
