@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from specsheet.hardware.catalog import Accelerator, accelerator_from_mapping, builtin, \
-    catalog_index
+from specsheet.hardware.catalog import Accelerator, accelerator_from_mapping, builtin, catalog_index
 from specsheet.sources.files import parse_yaml, read_text
 
 
