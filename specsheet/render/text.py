@@ -6,9 +6,11 @@ None of these imports rich, so scripts that ask for them pay nothing for it.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from specsheet.views.charts import ChartView
     from specsheet.views.tables import TableView
 
 Scalar = int | float | str | bool | None
@@ -24,9 +26,47 @@ def to_ascii(text: str) -> str:
     return text.translate(_ASCII)
 
 
-def to_json(document: dict[str, Any]) -> str:
-    """One JSON document, keys in schema order, integers exact."""
-    return json.dumps(document, indent=2) + "\n"
+def to_json(document: dict[str, Any], lines_of: str | None = None) -> str:
+    """One JSON document, keys in schema order, integers exact.
+
+    With ``lines_of``, that key's list (a sweep's points) is written an item per line, each
+    compact: the same JSON value, written in a fraction of the time, and a line per point for
+    grep. A section that several items share (the same dict) is encoded once."""
+    if lines_of is None:
+        return json.dumps(document, indent=2) + "\n"
+    from json.encoder import encode_basestring_ascii as quote
+
+    encoded: dict[int, str] = {}  # by id: every value lives in the document meanwhile
+    keys: dict[str, str] = {}
+
+    def encode(value: Any, depth: int = 0) -> str:
+        """An item and the document in it are walked key by key; what lies below (the
+        sections) is encoded whole by the json module's C encoder, once per object."""
+        kind = type(value)
+        if kind is dict and depth < 2:
+            parts = []
+            for k, v in value.items():
+                key = keys.get(k)
+                if key is None:
+                    key = keys[k] = json.dumps(k) + ": "
+                text = encoded.get(id(v))
+                parts.append(key + (encode(v, depth + 1) if text is None else text))
+            return "{" + ", ".join(parts) + "}"
+        if kind is int:
+            text = int.__repr__(value)
+        elif kind is str:
+            text = quote(value)
+        else:
+            text = json.dumps(value)
+        encoded[id(value)] = text
+        return text
+
+    head = [f"  {json.dumps(key)}: {json.dumps(value)}" for key, value in document.items()
+            if key != lines_of]
+    items = ",\n".join(f"    {encode(item)}" for item in document[lines_of])
+    name = json.dumps(lines_of)
+    body = f"  {name}: [\n{items}\n  ]" if items else f"  {name}: []"
+    return "{\n" + ",\n".join([*head, body]) + "\n}\n"
 
 
 def flatten(document: dict[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -75,10 +115,15 @@ def _md_cell(text: str) -> str:
     return text.strip().replace("|", "\\|") or " "
 
 
-def to_markdown(views: list[TableView]) -> str:
-    """Each view as a bold title, a GitHub-flavoured table and an italic caption."""
+def to_markdown(views: Sequence[TableView | ChartView]) -> str:
+    """Each table view as a bold title, a GitHub-flavoured table and an italic caption (charts
+    are for the terminal and pictures: the table beside a chart holds its figures)."""
+    from specsheet.views.tables import TableView
+
     parts = []
     for view in views:
+        if not isinstance(view, TableView):
+            continue
         lines = [f"**{view.title}**", ""]
         lines.append("| " + " | ".join(_md_cell(h) for h in view.headers) + " |")
         lines.append("|" + "|".join("---:" if n else ":---" for n in view.numeric) + "|")

@@ -11,9 +11,11 @@ from specsheet.cli.options import (
     DtypeOpt,
     FormatOpt,
     GroupSizeOpt,
+    HtmlOpt,
     JsonOpt,
     KvDtypeOpt,
     QuantOpt,
+    SvgOpt,
     TimeoutOpt,
     TokensOpt,
     complete_preset,
@@ -45,6 +47,8 @@ def compare(
     fmt: FormatOpt = None,
     timeout: TimeoutOpt = DEFAULT_TIMEOUT,
     json_: JsonOpt = False,
+    svg: SvgOpt = None,
+    html: HtmlOpt = None,
 ) -> None:
     """Models side by side: every figure of count, with ratios to the first model (one model
     gives one column, so a CI matrix can call it the same way for any number).
@@ -62,4 +66,4 @@ def compare(
 
         return [compare_view(compared)]
 
-    emit(output, document, document["models"], views)
+    emit(output, document, document["models"], views, svg=svg, html=html)
