@@ -215,6 +215,12 @@ def parse_series(text: str, kind: QuantityKind, option: str, minimum: int = 1,
                             "reach the stop; expected a factor above 1 (x2, x1.5)")
         if start == 0:
             raise SpecError(f"option {option}: a geometric range {text!r} cannot start at 0")
+        import math
+
+        count = math.floor(math.log(stop / start) / math.log(factor) + 1e-9) + 1
+        if count > limit:
+            raise SpecError(f"option {option}: {text!r} gives {count:,} points, more than "
+                            f"{limit:,}; take a larger factor or step")
         steps: list[int] = []
         exact = Fraction(start)
         while exact <= stop:
