@@ -85,7 +85,7 @@ def test_the_chart_fits_narrow_terminals(width: str, monkeypatch: pytest.MonkeyP
     out = invoke("sweep", "llama3.1-8b", "--tokens", "1k:128k:x2", "--gpu", "h100-sxm").stdout
     chart = out[out.index("weights + KV cache against"):].splitlines()
     plot = [line for line in chart if "┤" in line or "│" in line]
-    assert len(plot) == 12
+    assert len(plot) == 16
     assert all(len(line) <= int(width) for line in plot)
 
 

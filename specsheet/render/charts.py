@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
     from specsheet.views.charts import ChartView
 
-HEIGHT = 12  # rows of the plot
+HEIGHT = 16  # rows of the plot
 _EIGHTHS = " ▁▂▃▄▅▆▇█"
 # per segment: the full cell, whether the top cell shows eighths, the style
 _SEGMENTS = (("█", True, "cyan"), ("▒", False, "magenta"), ("▓", False, "yellow"))
