@@ -51,11 +51,13 @@ def main() -> int:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "160"}
     times: dict[str, list[float]] = {name: [] for name in COMMANDS}
     for args in COMMANDS.values():  # warm the file cache and the bytecode
-        subprocess.run([*SPECSHEET, *args], stdout=subprocess.DEVNULL, env=env, check=True)
+        subprocess.run([*SPECSHEET, *args], stdout=subprocess.DEVNULL, env=env, cwd=ROOT,
+                       check=True)
     for _ in range(rounds):
         for name, args in COMMANDS.items():
             start = time.perf_counter()
-            subprocess.run([*SPECSHEET, *args], stdout=subprocess.DEVNULL, env=env, check=True)
+            subprocess.run([*SPECSHEET, *args], stdout=subprocess.DEVNULL, env=env, cwd=ROOT,
+                       check=True)
             times[name].append(time.perf_counter() - start)
     med = {name: statistics.median(values) * 1000 for name, values in times.items()}
     print(f"medians of {rounds} interleaved runs")

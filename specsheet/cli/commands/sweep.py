@@ -168,7 +168,8 @@ def sweep(
         return [sweep_view(axes, points, accelerator), *memory_charts(axes, points, accelerator)]
 
     rows = [{"at": point["at"], "batch": p.batch, **point["report"]}
-            for point, p in zip(document["points"], points, strict=True)]
+            for point, p in zip(document["points"], points, strict=True)] \
+        if output == "csv" else []
     emit(output, document, rows, views, svg=svg, html=html, lines_of="points")
 
 
