@@ -122,8 +122,9 @@ def at_tokens(report: Report, tokens: int) -> Report:
     if tokens > spec.context:
         raise TokensOverContext(
             f"tokens: {tokens:,} exceeds the context of {model.name} ({spec.context:,} tokens)")
-    return report._replace(kv=kv_cache(spec, tokens, report.kv.dtype),
-                           flops=forward_flops(spec, tokens))
+    return Report(report.model, report.params, report.dtype, report.weights,
+                  kv_cache(spec, tokens, report.kv.dtype), forward_flops(spec, tokens),
+                  report.flops_2n)
 
 
 class Axis(NamedTuple):

@@ -47,7 +47,7 @@ def _once(shared: Shared | None, name: str, sources: tuple[object, ...],
 def count_document(report: Report, shared: Shared | None = None) -> dict[str, Any]:
     """The document of ``count``: every figure of one model. With ``shared``, sections built
     from the same parts as an earlier report's are that report's (the same dict)."""
-    p, kv, fl, model = report.params, report.kv, report.flops, report.model
+    p, model = report.params, report.model
     return {
         "schema_version": SCHEMA_VERSION,
         "name": model.name,
@@ -60,22 +60,32 @@ def count_document(report: Report, shared: Shared | None = None) -> dict[str, An
         "params": _once(shared, "params", (p,), lambda: _params_section(report)),
         "memory": _once(shared, "memory", (report.weights, p, report.dtype),
                         lambda: _memory_section(report)),
-        "kv_cache": {
-            "tokens": kv.tokens,
-            "dtype": kv.dtype,
-            "elements_per_token": kv.elements_per_token,
-            "bytes_per_token": kv.bytes_per_token,
-            "bytes_per_request": kv.bytes_per_request,
-            "sliding_window": model.spec.sliding_window,
-            "sliding_layers": len(model.spec.sliding_layers),
-        },
-        "flops": {
-            "tokens": fl.tokens,
-            "forward_per_token": fl.total,
-            "components": fl.parts(),
-            "approx_2n_per_token": report.flops_2n,
-            "approx_2n_error_percent": report.flops_2n_error,
-        },
+        "kv_cache": _kv_section(report),
+        "flops": _flops_section(report),
+    }
+
+
+def _kv_section(report: Report) -> dict[str, Any]:
+    kv, spec = report.kv, report.model.spec
+    return {
+        "tokens": kv.tokens,
+        "dtype": kv.dtype,
+        "elements_per_token": kv.elements_per_token,
+        "bytes_per_token": kv.bytes_per_token,
+        "bytes_per_request": kv.bytes_per_request,
+        "sliding_window": spec.sliding_window,
+        "sliding_layers": len(spec.sliding_layers),
+    }
+
+
+def _flops_section(report: Report) -> dict[str, Any]:
+    fl = report.flops
+    return {
+        "tokens": fl.tokens,
+        "forward_per_token": fl.total,
+        "components": fl.parts(),
+        "approx_2n_per_token": report.flops_2n,
+        "approx_2n_error_percent": report.flops_2n_error,
     }
 
 
@@ -127,22 +137,42 @@ def sweep_document(axes: list[Axis], points: list[Point], batch: int | None,
     of ``count`` there. ``batch`` is the requests at once when it is not an axis (else None);
     ``gpu`` the accelerator whose memory the terminal's chart draws a line at."""
     shared: Shared = {}
+    entries = []
+    before: Report | None = None
+    document: dict[str, Any] = {}
+    for point in points:
+        report = point.report
+        if report is not before:  # points that differ only in the batch share their report
+            document = _point_report(report, before, document, shared, gpu)
+            before = report
+        entries.append({"at": point.at, "report": document})
     return {
         "schema_version": SCHEMA_VERSION,
         "axes": [{"name": a.name, "option": a.option, "values": list(a.values)} for a in axes],
         "batch": batch,
         "gpu": None if gpu is None else {"name": gpu.name, "label": gpu.label,
                                          "memory_bytes": gpu.memory_bytes},
-        "points": [{"at": p.at, "report": _point_report(p, shared, gpu)} for p in points],
+        "points": entries,
     }
 
 
-def _point_report(point: Point, shared: Shared, gpu: Accelerator | None) -> dict[str, Any]:
-    """The document of one point of a sweep: count's.
+def _point_report(report: Report, before: Report | None, document: dict[str, Any],
+                  shared: Shared, gpu: Accelerator | None) -> dict[str, Any]:
+    """The document of one point of a sweep: count's. A report that differs from the one
+    ``before`` it (whose ``document`` it was) only in the tokens takes a copy of that document
+    with the KV cache and FLOPs of its own.
 
     The hook for serving: once ``serve`` lands (plan/serving.py), a sweep given ``--gpu``
-    takes serve's document here instead of count's (the schema's ``sweep`` entry with it)."""
-    return count_document(point.report, shared)
+    takes serve's document here instead of count's (and the schema's ``sweep`` entry with
+    it)."""
+    if before is not None and report.model is before.model and \
+            report.params is before.params and report.weights is before.weights and \
+            report.dtype == before.dtype:
+        moved = document.copy()
+        moved["kv_cache"] = _kv_section(report)
+        moved["flops"] = _flops_section(report)
+        return moved
+    return count_document(report, shared)
 
 
 def check_entries(results: list[CheckResult]) -> list[dict[str, Any]]:

@@ -236,6 +236,7 @@ def _points(ref: str | None, axes: list[Axis], single: dict[str, Any], fixed: Ov
     spec fields that are axes; a report built once per model and formats, then moved along
     the tokens."""
     notes: list[str] = []
+    batch = single.get("batch", 1)
     models: dict[tuple[Any, ...], Model] = {}
     bases: dict[tuple[Any, ...], Report] = {}
     tokens_axis = any(a.name == "tokens" for a in axes)
@@ -243,26 +244,28 @@ def _points(ref: str | None, axes: list[Axis], single: dict[str, Any], fixed: Ov
     points = []
     advice = ("lower the stop of --tokens or raise the context with --context" if tokens_axis
               else "lower --tokens or raise the context with --context")
+    names = [a.name for a in axes]
+    others = [i for i, name in enumerate(names) if name not in ("tokens", "batch")]
     try:
         with option_errors(advice):
-            for values in product(*(a.values for a in reversed(axes))):
-                at = dict(zip((a.name for a in reversed(axes)), values, strict=True))
-                at = {a.name: at[a.name] for a in axes}  # in the order of the axes
-                where = {**single, **at}
-                fields = tuple((a.name, at[a.name]) for a in field_axes)
-                model = models.get(fields)
-                if model is None:
-                    model = models[fields] = resolve(ref, _with(fixed, field_axes, at, single),
-                                                     notes, timeout)
-                formats = (fields, where.get("dtype"), where.get("quant"), where["kv_dtype"])
-                base = bases.get(formats)
+            for combination in product(*(a.values for a in reversed(axes))):
+                values = combination[::-1]  # the first axis varies fastest
+                at = dict(zip(names, values, strict=True))
+                key = tuple(values[i] for i in others)  # what the report depends on
+                base = bases.get(key)
                 if base is None:
+                    where = {**single, **at}
+                    fields = tuple((a.name, at[a.name]) for a in field_axes)
+                    model = models.get(fields)
+                    if model is None:
+                        model = models[fields] = resolve(ref, _with(fixed, field_axes, at,
+                                                                    single), notes, timeout)
                     tokens = None if tokens_axis else where.get("tokens")
-                    base = bases[formats] = build_report(model, tokens, where.get("dtype"),
-                                                         where["kv_dtype"], where.get("quant"),
-                                                         group_size)
+                    base = bases[key] = build_report(model, tokens, where.get("dtype"),
+                                                     where["kv_dtype"], where.get("quant"),
+                                                     group_size)
                 report = at_tokens(base, int(at["tokens"] or 0)) if tokens_axis else base
-                points.append(Point(at, report, int(where["batch"])))
+                points.append(Point(at, report, int(at.get("batch", batch))))
     finally:
         say_notes(notes)
     return points
