@@ -101,8 +101,10 @@ def accelerator_from_mapping(data: object, origin: str) -> Accelerator:
     """Validate a hardware file's mapping; SpecError names ``origin``, the field and the
     expected form."""
     if not isinstance(data, Mapping):
+        got = ("a list" if isinstance(data, list) else "nothing (null)" if data is None
+               else repr(data))
         raise SpecError(f"{origin}: expected a mapping of hardware fields "
-                        f"({', '.join(REQUIRED)})")
+                        f"({', '.join(REQUIRED)}), got {got}")
     known = {*REQUIRED, *OPTIONAL}
     for key in data:
         if key not in known:
@@ -161,9 +163,22 @@ def builtin(name: str) -> Accelerator:
     """A built-in accelerator by name, or SpecError with a did-you-mean."""
     index = catalog_index()
     if name not in index:
-        raise SpecError(f"unknown GPU {name!r}{did_you_mean(name, index)}; 'specsheet "
-                        "hardware' lists them, or give a path to a hardware YAML file")
+        raise SpecError(f"unknown GPU {name!r}{did_you_mean(name, _flagships_first(index))}; "
+                        "'specsheet hardware' lists them, or give a path to a hardware YAML file")
     return accelerator_from_mapping(index[name], f"hardware {name}")
+
+
+def _flagships_first(index: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The built-in names, fastest bf16 part first, so that a name that begins several (``h100``)
+    suggests the flagship (``h100-sxm``) before its PCIe and NVL cousins; then the faster memory."""
+    def figure(name: str, field: str, dtype: str = "") -> int:
+        value = index[name].get(field)
+        if dtype:
+            value = value.get(dtype, 0) if isinstance(value, Mapping) else 0
+        return value if isinstance(value, int) else 0
+
+    return sorted(index, key=lambda name: (-figure(name, "peak_flops_per_s", "bf16"),
+                                           -figure(name, "bandwidth_bytes_per_s"), name))
 
 
 def accelerator_yaml_dir() -> Path:
