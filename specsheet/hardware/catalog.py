@@ -55,17 +55,17 @@ class Accelerator:
     def peak(self, dtype: str) -> int:
         """Dense peak FLOP/s for matrix multiplications in ``dtype``.
 
-        Narrow types fall back to the nearest wider type the device lists (an accelerator
-        without an fp8 unit runs fp8 weights at its bf16 rate), since that is what an engine
-        does: it up-casts to the type the tensor cores take.
+        A type the device has no unit for runs at its 16-bit rate (bf16, else fp16), then tf32,
+        then fp32: an engine up-casts fp8, int8 or fp4 weights to the type the tensor cores
+        take (an A100 runs fp8 weights at its bf16 rate, not its int8 one; an H100 runs mxfp4
+        weights through bf16 kernels). An unknown ``dtype`` is read as bf16.
         """
         if dtype in self.peak_flops_per_s:
             return self.peak_flops_per_s[dtype]
-        order = ("fp4", "fp8", "int8", "fp16", "bf16", "tf32", "fp32")
-        start = order.index(dtype) if dtype in order else order.index("bf16")
-        for wider in order[start:]:
-            if wider in self.peak_flops_per_s:
-                return self.peak_flops_per_s[wider]
+        wider = ("fp16", "bf16") if dtype == "fp16" else ("bf16", "fp16")
+        for fallback in (*wider, "tf32", "fp32"):
+            if fallback in self.peak_flops_per_s:
+                return self.peak_flops_per_s[fallback]
         return max(self.peak_flops_per_s.values())
 
 
