@@ -287,3 +287,16 @@ def test_the_installed_package_ships_the_hardware_files(tmp_path: Path) -> None:
     result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
                             text=True, check=False)
     assert result.stdout.strip() == "True", result.stderr
+
+
+def test_the_example_file_in_the_docs_reads(tmp_path: Path) -> None:
+    import re
+
+    text = (ROOT / "docs" / "hardware.md").read_text(encoding="utf-8")
+    match = re.search(r"```yaml\n(.*?)```", text, re.DOTALL)
+    assert match is not None
+    path = tmp_path / "my-gpu.yaml"
+    path.write_text(match.group(1), encoding="utf-8")
+    a = load_accelerator(str(path))
+    assert (a.memory_bytes, a.peak("bf16"), a.interconnect_bytes_per_s) == (
+        80 * 10**9, 700 * T, 450 * 10**9)
