@@ -162,6 +162,26 @@ def build() -> dict[str, Any]:
         "note": {"type": "string"},
     }, "specsheet inspect PATH --json")
     checks = {"type": "array", "items": {"$ref": "#/$defs/check_entry"}, "minItems": 1}
+    from specsheet.hardware.catalog import OPTIONAL, PEAK_DTYPES, REQUIRED
+
+    positive = {"type": "integer", "minimum": 1}
+    accelerator = obj({
+        "name": {"type": "string"},
+        "label": {"type": "string"},
+        "vendor": {"type": "string"},
+        "memory_bytes": {**positive, "description": REQUIRED["memory_bytes"]},
+        "bandwidth_bytes_per_s": {**positive, "description": REQUIRED["bandwidth_bytes_per_s"]},
+        "peak_flops_per_s": {
+            "type": "object", "minProperties": 1, "additionalProperties": False,
+            "properties": dict.fromkeys(PEAK_DTYPES, positive),
+            "description": "dense peak FLOP/s by element type (never the 2:4-sparse figure)"},
+        "interconnect": {"type": "string"},
+        "interconnect_bytes_per_s": {"type": "integer", "minimum": 0,
+                                     "description": OPTIONAL["interconnect_bytes_per_s"]},
+        "sources": {"type": "object", "additionalProperties": {"type": "string"},
+                    "description": OPTIONAL["sources"]},
+        "notes": {"type": "string"},
+    }, "one accelerator (docs/hardware.md)")
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": "urn:specsheet:documents:v1",
@@ -170,7 +190,8 @@ def build() -> dict[str, Any]:
                        "Integers are exact; shares are fractions of 1; bytes are bytes.",
         "oneOf": [{"$ref": f"#/$defs/{name}"} for name in ("count", "compare", "check",
                                                            "check_many", "presets",
-                                                           "inspect")],
+                                                           "inspect", "hardware",
+                                                           "hardware_one")],
         "$defs": {
             "spec": spec_schema(),
             "count": count,
@@ -193,6 +214,13 @@ def build() -> dict[str, Any]:
                 "total": {"type": "integer", "minimum": 1},
                 "spec": {"$ref": "#/$defs/spec"}})}}, "specsheet presets --json"),
             "inspect": inspect,
+            "accelerator": accelerator,
+            "hardware": obj({"schema_version": version, "accelerators": {
+                "type": "array", "items": {"$ref": "#/$defs/accelerator"}}},
+                "specsheet hardware --json"),
+            "hardware_one": obj({"schema_version": version,
+                                 "accelerator": {"$ref": "#/$defs/accelerator"}},
+                                "specsheet hardware NAME --json"),
         },
     }
 

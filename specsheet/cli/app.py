@@ -29,6 +29,7 @@ COMMANDS = {
     "convert": "Write a model as a preset YAML file, to keep and edit.",
     "inspect": "A checkpoint's real tensors by component, checked against its config.",
     "presets": "List the built-in presets.",
+    "hardware": "List the built-in accelerators, or show one with every figure and its source.",
     "schema": "Print the JSON Schema of the documents --json writes.",
 }
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from specsheet.figures import Report
 
 if TYPE_CHECKING:
+    from specsheet.hardware.catalog import Accelerator
     from specsheet.plan.budgets import CheckResult
     from specsheet.sources.weights.checkpoint import Inspection
 
@@ -124,6 +125,38 @@ def preset_entry(report: Report) -> dict[str, Any]:
 def presets_document(reports: list[Report]) -> dict[str, Any]:
     """The document of ``presets``: every built-in preset with its spec and total."""
     return {"schema_version": SCHEMA_VERSION, "presets": [preset_entry(r) for r in reports]}
+
+
+def accelerator_entry(accelerator: Accelerator) -> dict[str, Any]:
+    """One accelerator as every document shows it: each figure an exact integer in base units
+    (bytes, bytes per second, dense FLOP per second by element type, widest first), its
+    sources by field, and the notes."""
+    from specsheet.hardware.catalog import PEAK_DTYPES
+
+    peaks = accelerator.peak_flops_per_s
+    return {
+        "name": accelerator.name,
+        "label": accelerator.label,
+        "vendor": accelerator.vendor,
+        "memory_bytes": accelerator.memory_bytes,
+        "bandwidth_bytes_per_s": accelerator.bandwidth_bytes_per_s,
+        "peak_flops_per_s": {dtype: peaks[dtype] for dtype in PEAK_DTYPES if dtype in peaks},
+        "interconnect": accelerator.interconnect,
+        "interconnect_bytes_per_s": accelerator.interconnect_bytes_per_s,
+        "sources": dict(accelerator.sources),
+        "notes": accelerator.notes,
+    }
+
+
+def hardware_document(accelerators: list[Accelerator]) -> dict[str, Any]:
+    """The document of ``hardware``: every built-in accelerator."""
+    return {"schema_version": SCHEMA_VERSION,
+            "accelerators": [accelerator_entry(a) for a in accelerators]}
+
+
+def accelerator_document(accelerator: Accelerator) -> dict[str, Any]:
+    """The document of ``hardware NAME``: one accelerator, built-in or from a file."""
+    return {"schema_version": SCHEMA_VERSION, "accelerator": accelerator_entry(accelerator)}
 
 
 def schema_text() -> str:

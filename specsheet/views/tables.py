@@ -12,6 +12,7 @@ from specsheet.units import (
     human_bytes,
     human_count,
     human_flops,
+    human_si,
     percent,
     ratio,
     signed_percent,
@@ -24,6 +25,7 @@ from specsheet.views.formulas import (
 )
 
 if TYPE_CHECKING:
+    from specsheet.hardware.catalog import Accelerator
     from specsheet.plan.budgets import CheckResult
     from specsheet.sources.weights.checkpoint import Inspection
 
@@ -365,6 +367,61 @@ def presets_view(reports: list[Report]) -> TableView:
         view.add(r.model.name, str(s.layers), str(s.d_model), str(s.heads), str(s.kv_heads),
                  exact(s.vocab), exact(s.context), exact(r.params.total),
                  r.model.description)
+    return view
+
+
+# ---- hardware ---------------------------------------------------------------------------------
+
+def _per_s(n: int, unit: str) -> str:
+    return human_si(n, f"{unit}/s") if n else "-"
+
+
+def hardware_view(accelerators: list[Accelerator]) -> TableView:
+    """The catalog: one row per accelerator, its headline figures readable."""
+    view = TableView(
+        title="Hardware",
+        headers=("Name", "Label", "Memory", "Bandwidth", "bf16", "fp8", "fp4", "Interconnect"),
+        numeric=(False, False, True, True, True, True, True, True),
+        caption="Dense peak FLOP/s (never the 2:4-sparse figure); memory as the device reports "
+                "it where known; interconnect per GPU, one way. 'specsheet hardware NAME' shows "
+                "every figure and its source.",
+        optional=(False, True, False, False, False, False, False, False),
+    )
+    for a in accelerators:
+        peaks = a.peak_flops_per_s
+        view.add(a.name, a.label, human_si(a.memory_bytes, "B"),
+                 _per_s(a.bandwidth_bytes_per_s, "B"),
+                 *(_per_s(peaks.get(dtype, 0), "FLOP") for dtype in ("bf16", "fp8", "fp4")),
+                 _per_s(a.interconnect_bytes_per_s, "B"))
+    return view
+
+
+def accelerator_view(accelerator: Accelerator) -> TableView:
+    """One accelerator: every figure exact and readable, with its source."""
+    from specsheet.hardware.catalog import PEAK_DTYPES
+
+    a = accelerator
+    view = TableView(
+        title=f"{a.name}: {a.label}" if a.label != a.name else a.name,
+        headers=("Figure", "Value", "Readable", "Source"),
+        numeric=(False, True, True, False),
+        caption=a.notes,
+        optional=(False, False, True, False),
+    )
+    sources = a.sources
+    view.add("memory", exact(a.memory_bytes), human_si(a.memory_bytes, "B"),
+             sources.get("memory_bytes", ""))
+    view.add("bandwidth", exact(a.bandwidth_bytes_per_s), _per_s(a.bandwidth_bytes_per_s, "B"),
+             sources.get("bandwidth_bytes_per_s", ""))
+    peak_source = sources.get("peak_flops_per_s", "")
+    for dtype in PEAK_DTYPES:
+        if dtype in a.peak_flops_per_s:
+            value = a.peak_flops_per_s[dtype]
+            view.add(f"{dtype} dense peak", exact(value), _per_s(value, "FLOP"),
+                     sources.get(f"peak_flops_per_s.{dtype}", peak_source))
+    link = f"interconnect: {a.interconnect}" if a.interconnect else "interconnect"
+    view.add(link, exact(a.interconnect_bytes_per_s), _per_s(a.interconnect_bytes_per_s, "B"),
+             sources.get("interconnect_bytes_per_s", ""))
     return view
 
 
