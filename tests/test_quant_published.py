@@ -136,6 +136,8 @@ def test_gguf_file_size_minus_our_tensor_bytes_is_a_possible_header(row: dict[st
     assert header % GGUF_ALIGNMENT == 0
     infos = sum(8 + len(t.name.encode()) + 4 + 8 * len(t.shape) + 4 + 8 for t in stored)
     # a SentencePiece vocabulary: tokens (8-byte length + at least 1 byte), scores F32, types I32
+    tokenizer = row["tokenizer"]
+    assert tokenizer.startswith("SentencePiece") and f"{spec.vocab:,} tokens" in tokenizer
     lower = GGUF_FIXED_HEADER + infos + spec.vocab * (8 + 1 + 4 + 4)
     upper = lower + spec.vocab * 15 + 64 * 1024  # tokens of 16 bytes on average; 64 KiB of keys
     assert lower <= header <= upper
