@@ -1,6 +1,6 @@
 """specsheet's memory.weights_bytes against the bytes real quantized checkpoints hold.
 
-Each row of tests/data/quantized_checkpoints.json is one published checkpoint (or llama.cpp's
+Each row of tests/data/quantized_checkpoints.yaml is one published checkpoint (or llama.cpp's
 published table) with the figure exactly as published, its precision and its source. The checks
 take the precision at its word and nothing more:
 
@@ -23,13 +23,13 @@ optimum (until 2024-04-29) wrote on every quantized Linear.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 import specsheet
 from specsheet.model.spec import ModelSpec
@@ -37,8 +37,8 @@ from specsheet.quant import FORMATS, quantized_bytes
 from specsheet.sources.presets import preset_index
 
 ROOT = Path(__file__).resolve().parent.parent
-ROWS: list[dict[str, Any]] = json.loads(
-    (ROOT / "tests" / "data" / "quantized_checkpoints.json").read_text(encoding="utf-8"))["rows"]
+ROWS: list[dict[str, Any]] = yaml.safe_load(
+    (ROOT / "tests" / "data" / "quantized_checkpoints.yaml").read_text(encoding="utf-8"))["rows"]
 KINDS = {"tensor_bytes", "gguf_file_bytes", "tensor_size", "file_size", "bits_per_weight"}
 UNITS = {"bytes": 1, "MiB": 2**20, "GiB": 2**30, "GB": 10**9}
 GGUF_ALIGNMENT = 32  # gguf-py GGUF_DEFAULT_ALIGNMENT; none of these files sets general.alignment
