@@ -383,10 +383,11 @@ def gguf_types(spec: ModelSpec, ftype: str) -> dict[str, str]:
     return types
 
 
-def _gguf_stored(spec: ModelSpec, ftype: str, unquantized: str | None) -> list[StoredTensor]:
+def _gguf_stored(spec: ModelSpec, ftype: str, unquantized: str | None,
+                 tensors: tuple[Tensor, ...] | None = None) -> list[StoredTensor]:
     types = gguf_types(spec, ftype)
     stored = []
-    for t in model_tensors(spec):
+    for t in model_tensors(spec) if tensors is None else tensors:
         dtype = types[t.name]
         if dtype == "F32" and unquantized is not None:
             dtype = unquantized
@@ -534,10 +535,10 @@ def _quantizes(fmt: QuantFormat, t: Tensor, moe: bool) -> bool:
     return t.role == "linear"
 
 
-def _safetensors_stored(spec: ModelSpec, fmt: QuantFormat, g: int,
-                        unquantized: str) -> list[StoredTensor]:
+def _safetensors_stored(spec: ModelSpec, fmt: QuantFormat, g: int, unquantized: str,
+                        tensors: tuple[Tensor, ...] | None = None) -> list[StoredTensor]:
     stored = []
-    for t in model_tensors(spec):
+    for t in model_tensors(spec) if tensors is None else tensors:
         if _quantizes(fmt, t, spec.experts > 0):
             stored += _quantized_linear(t, fmt, g, unquantized)
         else:
@@ -562,8 +563,14 @@ def _group(fmt: QuantFormat, group_size: int | None) -> int:
 
 
 def quantized_bytes(spec: ModelSpec, format_name: str, group_size: int | None = None,
-                    dtype_unquantized: str | None = None) -> QuantizedWeights:
+                    dtype_unquantized: str | None = None,
+                    tensors: tuple[Tensor, ...] | None = None) -> QuantizedWeights:
     """Every tensor ``spec`` stores in ``format_name``, in exact bytes.
+
+    ``tensors`` (default: ``model_tensors(spec)``) stores some of the model's tensors instead,
+    named as model_tensors names them; a shape may be a slice of the model's (one GPU's share
+    under tensor parallelism: plan/serving.py), and each is stored as the toolchain stores a
+    tensor of that shape.
 
     ``group_size``: values that share a scale, for gptq-*, awq-int4 and w4a16 (default 128;
     -1: one group per row, K). ``dtype_unquantized`` (fp32, fp16, bf16) overrides the type of
@@ -580,9 +587,9 @@ def quantized_bytes(spec: ModelSpec, format_name: str, group_size: int | None = 
                             f"{', '.join(UNQUANTIZED_DTYPES)}")
         override = UNQUANTIZED_DTYPES[dtype_unquantized]
     if fmt.family == "gguf":
-        stored = _gguf_stored(spec, fmt.name.removeprefix("gguf-"), override)
+        stored = _gguf_stored(spec, fmt.name.removeprefix("gguf-"), override, tensors)
     else:
-        stored = _safetensors_stored(spec, fmt, g, override or fmt.unquantized)
+        stored = _safetensors_stored(spec, fmt, g, override or fmt.unquantized, tensors)
     return summarize(fmt.name, count_params(spec).total, stored)
 
 
