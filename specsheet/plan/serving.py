@@ -574,3 +574,31 @@ def costs(plan: ServePlan, est: Estimates) -> dict[str, float | None]:
     words = output * est.tokens_per_word if est.tokens_per_word is not None else None
     return {"usd_per_request": request, "usd_per_million_output_tokens": output,
             "usd_per_million_input_tokens": prompt, "usd_per_million_output_words": words}
+
+
+def assumptions(plan: ServePlan, est: Estimates) -> list[str]:
+    """The estimates' assumptions, in words (docs/serving.md has the formulas)."""
+    spec = plan.report.model.spec
+    notes = [
+        "roofline: an upper bound on speed; real kernels, scheduling and communication are slower",
+        f"prefill: {plan.request.prompt:,} prompt tokens x forward FLOPs per token / (tp x "
+        f"{est.compute_dtype} peak x mfu {est.mfu:g}), every token attending to all prompt "
+        "tokens, plus 2 ring all-reduces of the activations per layer over the interconnect",
+        f"decode step: max(bytes read / (bandwidth x mbu {est.mbu:g}), FLOPs / (tp x peak x "
+        f"mfu)) at {est.concurrency:,} requests of {est.decode_context:,} tokens (prompt + "
+        "half the output)",
+        "pipeline stages run one after another for a token (one batch in flight)",
+        f"activation peak (estimate): max_num_batched_tokens {plan.request.batched_tokens:,} "
+        "x (2 x d + the widest layer intermediate on a GPU) x 2 bytes, plus the sampler's fp32 "
+        "logits on the last stage",
+        f"runtime overhead (estimate): {OVERHEAD_BYTES:,} bytes (1 GiB) per GPU for the CUDA "
+        "context, NCCL buffers and CUDA graphs",
+    ]
+    if spec.experts:
+        notes.append(f"experts read per step: E x (1 - (1 - k/E)^C) per layer under uniform "
+                     f"routing: {est.experts_touched:.1%} of the routed experts at C = "
+                     f"{est.concurrency:,}")
+    if est.concurrency > plan.concurrency_at(plan.request.prompt + plan.request.output):
+        notes.append(f"concurrency {est.concurrency:,} exceeds the requests of this shape "
+                     "the KV pool holds")
+    return notes

@@ -14,6 +14,7 @@ from specsheet.figures import Report
 
 if TYPE_CHECKING:
     from specsheet.plan.budgets import CheckResult
+    from specsheet.plan.serving import Estimates, ServePlan
     from specsheet.sources.weights.checkpoint import Inspection
 
 SCHEMA_VERSION = 1
@@ -169,3 +170,89 @@ def inspect_document(inspection: Inspection) -> dict[str, Any]:
         "check": checked,
         "note": inspection.note,
     }
+
+
+def serve_entry(plan: ServePlan, est: Estimates | None,
+                costs: dict[str, float | None]) -> dict[str, Any]:
+    """The figures of serving one model (without the schema version): exact memory per GPU of
+    the binding pipeline stage, the fit, and the roofline estimates (null when nothing fits)."""
+    from specsheet.plan.serving import BLOCK_SIZE, assumptions
+
+    report, hw, layout, request = plan.report, plan.hardware, plan.layout, plan.request
+    s = plan.binding
+    estimates: dict[str, Any] | None = None
+    if est is not None:
+        estimates = {
+            "concurrency": est.concurrency,
+            "prompt_tokens": request.prompt,
+            "output_tokens": request.output,
+            "compute_dtype": est.compute_dtype,
+            "peak_flops_per_s": est.peak_flops_per_s,
+            "mfu": est.mfu,
+            "mbu": est.mbu,
+            "prefill_s": est.prefill_s,
+            "prefill_compute_s": est.prefill_compute_s,
+            "prefill_allreduce_s": est.prefill_allreduce_s,
+            "decode_context": est.decode_context,
+            "decode_step_s": est.decode_step_s,
+            "decode_bytes_per_step": est.decode_bytes,
+            "decode_flops_per_step": est.decode_flops,
+            "experts_touched": est.experts_touched,
+            "tokens_per_s_per_request": est.tokens_per_s_per_request,
+            "tokens_per_s_total": est.tokens_per_s_total,
+            "usd_per_gpu_hour": est.price,
+            "tokens_per_word": est.tokens_per_word,
+            **costs,
+            "assumptions": assumptions(plan, est),
+        }
+    return {
+        "model": {"name": report.model.name, "origin": report.model.origin,
+                  "format": report.weights.format, "dtype": report.dtype,
+                  "kv_dtype": report.kv.dtype},
+        "hardware": {"name": hw.name, "label": hw.label, "memory_bytes": hw.memory_bytes,
+                     "bandwidth_bytes_per_s": hw.bandwidth_bytes_per_s,
+                     "peak_flops_per_s": dict(hw.peak_flops_per_s),
+                     "interconnect_bytes_per_s": hw.interconnect_bytes_per_s},
+        "parallel": layout._asdict(),
+        "request": {"max_model_len": request.max_model_len,
+                    "max_num_batched_tokens": request.batched_tokens,
+                    "max_num_seqs": request.max_seqs,
+                    "memory_utilization": None if plan.kv_memory_given
+                    else float(plan.utilization)},
+        "memory_per_gpu": {
+            "stage": s.stage,
+            "layers": s.layers,
+            "capacity_bytes": s.capacity_bytes,
+            "budget_bytes": s.budget_bytes,
+            "weights_bytes": s.weights_bytes,
+            "activation_bytes": s.activation_bytes,
+            "overhead_bytes": s.overhead_bytes,
+            "kv_pool_bytes": s.kv_pool_bytes,
+            "kv_pool_given": plan.kv_memory_given,
+            "kv_bytes_per_token": s.kv_bytes_per_token,
+            "kv_bytes_per_request": s.kv_bytes_per_request,
+        },
+        "kv_blocks": {
+            "block_size": BLOCK_SIZE,
+            "page_bytes": s.page_bytes,
+            "groups": [{"window": g.window, "layers": g.layers} for g in s.groups],
+            "layers_per_group": s.layers_per_group,
+            "num_blocks": s.num_blocks,
+            "blocks_per_request": s.blocks_per_request,
+            "vllm_max_concurrency": plan.vllm_max_concurrency,
+        },
+        "stages": [{"stage": st.stage, "layers": st.layers, "weights_bytes": st.weights_bytes,
+                    "activation_bytes": st.activation_bytes, "kv_pool_bytes": st.kv_pool_bytes,
+                    "num_blocks": st.num_blocks, "max_concurrency": st.max_concurrency}
+                   for st in plan.stages],
+        "fits": plan.fits,
+        "max_concurrency": plan.max_concurrency,
+        "max_context": plan.max_context,
+        "estimates": estimates,
+    }
+
+
+def serve_document(plan: ServePlan, est: Estimates | None,
+                   costs: dict[str, float | None]) -> dict[str, Any]:
+    """The document of ``serve``."""
+    return {"schema_version": SCHEMA_VERSION, **serve_entry(plan, est, costs)}

@@ -25,6 +25,7 @@ from specsheet.views.formulas import (
 
 if TYPE_CHECKING:
     from specsheet.plan.budgets import CheckResult
+    from specsheet.plan.serving import Estimates, ServePlan
     from specsheet.sources.weights.checkpoint import Inspection
 
 RowStyle = Literal["", "sub", "total"]
@@ -455,3 +456,101 @@ def _differences_view(inspection: Inspection) -> list[TableView]:
         view.add(COMPONENT_LABELS[d.component], "" if d.layer is None else str(d.layer),
                  exact(d.file), exact(d.computed), "; ".join(shown))
     return [view]
+
+
+# ---- serve ------------------------------------------------------------------------------------
+
+def stacked_bar(start: int, end: int, whole: int, width: int = 24) -> str:
+    """The part from ``start`` to ``end`` of ``whole`` as a segment of a ``width``-character bar,
+    so that the rows of a table stack into one bar."""
+    first = round(width * start / whole) if whole else 0
+    last = round(width * end / whole) if whole else 0
+    return (" " * first + "█" * max(0, last - first)).ljust(width)
+
+
+def _seconds(value: float) -> str:
+    if value >= 1:
+        return f"{value:,.2f} s"
+    if value >= 1e-3:
+        return f"{value * 1e3:.3g} ms"
+    return f"{value * 1e6:.3g} µs"
+
+
+def _usd(value: float | None) -> str:
+    if value is None:
+        return "- (give --price)"
+    return f"${value:,.4f}" if value < 1 else f"${value:,.2f}"
+
+
+def serve_views(plan: ServePlan, est: Estimates | None,
+                costs: dict[str, float | None]) -> list[TableView]:
+    """Memory per GPU as a stacked bar against the capacity, then the fit, then the estimates."""
+    s, layout, hw = plan.binding, plan.layout, plan.hardware
+    name = plan.report.model.name
+    where = f"{layout.gpus} x {hw.name}" + (f", tp {layout.tp}" if layout.tp > 1 else "") + (
+        f", pp {layout.pp}" if layout.pp > 1 else "") + (
+        f", ep {layout.ep}" if layout.ep > 1 else "")
+    stage = f" (stage {s.stage} of {layout.pp}: {_layers(s.layers)})" if layout.pp > 1 else ""
+    memory = TableView(
+        title=f"{name} ({plan.report.weights.format}) on {where}: memory per GPU{stage}",
+        headers=("Part", "Bytes", "Of capacity", "", "Exact"),
+        numeric=(False, True, True, False, True),
+        optional=(False, False, True, True, False),
+    )
+    cap = s.capacity_bytes
+    parts = [("Weights", s.weights_bytes), ("Activation peak (estimate)", s.activation_bytes),
+             ("Runtime overhead (estimate)", s.overhead_bytes),
+             (f"KV pool ({plan.report.kv.dtype})" + (" (given)" if plan.kv_memory_given else ""),
+              s.kv_pool_bytes)]
+    at = 0
+    for label, value in parts:
+        memory.add(label, human_bytes(value), percent(value, cap),
+                   stacked_bar(min(at, cap), min(at + value, cap), cap), exact(value))
+        at += value
+    if not plan.kv_memory_given:
+        memory.add(f"Budget: {float(plan.utilization):g} x capacity",
+                   human_bytes(s.budget_bytes), percent(s.budget_bytes, cap),
+                   stacked_bar(0, min(s.budget_bytes, cap), cap), exact(s.budget_bytes),
+                   style="sub")
+    memory.add(f"Capacity ({hw.label})", human_bytes(cap), "100%", stacked_bar(0, cap, cap),
+               exact(cap), style="total")
+    memory.caption = ("Each bar is one part's place in the GPU's memory, stacked left to right. "
+                      "The activation peak and the overhead are estimates (docs/serving.md).")
+
+    fit = TableView(title=f"Fit at max-model-len {exact(plan.request.max_model_len)}: "
+                          f"{'fits' if plan.fits else 'DOES NOT FIT'}",
+                    headers=("Figure", "Value"), numeric=(False, True))
+    fit.add("KV cache per token (one GPU)", f"{exact(s.kv_bytes_per_token)} B")
+    fit.add("KV cache per request (blocks of 16)",
+            f"{human_bytes(s.kv_bytes_per_request)} ({exact(s.blocks_per_request)} blocks)")
+    fit.add("KV blocks in the pool", exact(s.num_blocks))
+    fit.add("Maximum concurrency (requests)",
+            f"{exact(plan.max_concurrency)} (vLLM logs {plan.vllm_max_concurrency:.2f}x)")
+    fit.add("Longest request alone (tokens)", exact(plan.max_context))
+    fit.caption = ("As vLLM sizes its pool: blocks = pool // (block bytes x layers per group), "
+                   "concurrency = blocks / blocks per request (docs/serving.md).")
+    views = [memory, fit]
+    if est is None:
+        return views
+    shape = (f"{exact(plan.request.prompt)} in, {exact(plan.request.output)} out, "
+             f"{exact(est.concurrency)} at once")
+    times = TableView(title=f"Estimates (roofline, mfu {est.mfu:g}, mbu {est.mbu:g}): {shape}",
+                      headers=("Estimate", "Value"), numeric=(False, True))
+    times.add("Time to first token (prefill)", _seconds(est.prefill_s))
+    if est.prefill_allreduce_s:
+        times.add("  of which all-reduce", _seconds(est.prefill_allreduce_s), style="sub")
+    times.add("Decode step", _seconds(est.decode_step_s))
+    times.add("Tokens/s per request", f"{est.tokens_per_s_per_request:,.1f}")
+    times.add("Tokens/s in total", f"{est.tokens_per_s_total:,.0f}")
+    if plan.report.model.spec.experts:
+        times.add("Routed experts read per step", f"{est.experts_touched:.1%}")
+    times.add("Cost per request", _usd(costs["usd_per_request"]))
+    times.add("Cost per million output tokens", _usd(costs["usd_per_million_output_tokens"]))
+    times.add("Cost per million input tokens", _usd(costs["usd_per_million_input_tokens"]))
+    if costs["usd_per_million_output_words"] is not None:
+        times.add(f"Cost per million output words ({est.tokens_per_word:g} tokens a word)",
+                  _usd(costs["usd_per_million_output_words"]))
+    times.caption = ("Estimates: a roofline is an upper bound on speed (and so a lower bound "
+                     "on cost); docs/serving.md states every formula.")
+    views.append(times)
+    return views
