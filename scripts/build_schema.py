@@ -241,8 +241,15 @@ def build() -> dict[str, Any]:
         })]},
         "note": {"type": "string"},
     }, "specsheet inspect PATH --json")
-    checks = {"type": "array", "items": {"$ref": "#/$defs/check_entry"}, "minItems": 1}
+    checks = {"type": "array", "items": {"$ref": "#/$defs/check_entry"},
+              "description": "the size limits (empty when only serving limits are given)"}
     serve = serve_schema()
+    scalar = {"type": ["number", "boolean", "null"]}
+    serve_checked = obj({**serve["properties"], "checks": {"type": "array", "items": obj({
+        "figure": {"type": "string"}, "option": {"type": "string"}, "value": scalar,
+        "limit": scalar, "ok": {"type": "boolean"}})}},
+        "The serve entry with the serving limits of check --gpu (fits always checked).")
+    checked_ref = {"$ref": "#/$defs/serve_checked"}
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": "urn:specsheet:documents:v1",
@@ -264,15 +271,16 @@ def build() -> dict[str, Any]:
             "check_entry": check_entry,
             "check": optional(obj({"schema_version": version, "ok": {"type": "boolean"},
                                    "checks": checks, "model": {"$ref": "#/$defs/count"},
-                                   "serve": serve_ref},
+                                   "serve": checked_ref},
                                   "specsheet check MODEL --json (one model)"), "serve"),
             "check_many": obj({"schema_version": version, "ok": {"type": "boolean"},
                                "models": {"type": "array", "minItems": 2, "items": optional(obj({
                                    "ok": {"type": "boolean"}, "checks": checks,
                                    "model": {"$ref": "#/$defs/count"},
-                                   "serve": serve_ref}), "serve")}},
+                                   "serve": checked_ref}), "serve")}},
                               "specsheet check A B ... --json (several models)"),
             "serve_entry": serve,
+            "serve_checked": serve_checked,
             "serve": obj({"schema_version": version, **serve["properties"]},
                          "specsheet serve MODEL --gpu NAME --json"),
             "presets": obj({"schema_version": version, "presets": {"type": "array", "items": obj({

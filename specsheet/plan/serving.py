@@ -602,3 +602,38 @@ def assumptions(plan: ServePlan, est: Estimates) -> list[str]:
         notes.append(f"concurrency {est.concurrency:,} exceeds the requests of this shape "
                      "the KV pool holds")
     return notes
+
+
+class ServeCheck(NamedTuple):
+    """One serving limit of ``specsheet check``: the figure, its limit and the verdict."""
+
+    figure: str  # the figure's JSON path in the serve entry
+    option: str
+    label: str
+    value: float | int | bool | None  # None: no estimate (nothing fits)
+    limit: float | int | bool
+    ok: bool
+
+
+def serve_checks(plan: ServePlan, est: Estimates | None, min_concurrency: int | None = None,
+                 max_ttft: float | None = None,
+                 min_tokens_per_s: float | None = None) -> list[ServeCheck]:
+    """The model fits (always checked), and each limit given: at least ``min_concurrency``
+    requests of max_model_len at once, a time to first token of at most ``max_ttft`` seconds,
+    at least ``min_tokens_per_s`` tokens/s per request (estimates; no estimate fails)."""
+    checks = [ServeCheck("fits", "--gpu", "Fits", plan.fits, True, plan.fits)]
+    if min_concurrency is not None:
+        checks.append(ServeCheck("max_concurrency", "--min-concurrency",
+                                 "Requests of max-model-len at once", plan.max_concurrency,
+                                 min_concurrency, plan.max_concurrency >= min_concurrency))
+    if max_ttft is not None:
+        ttft = None if est is None else est.prefill_s
+        checks.append(ServeCheck("estimates.prefill_s", "--max-ttft",
+                                 "Time to first token, s (estimate)", ttft, max_ttft,
+                                 ttft is not None and ttft <= max_ttft))
+    if min_tokens_per_s is not None:
+        rate = None if est is None else est.tokens_per_s_per_request
+        checks.append(ServeCheck("estimates.tokens_per_s_per_request", "--min-tokens-per-s",
+                                 "Tokens/s per request (estimate)", rate, min_tokens_per_s,
+                                 rate is not None and rate >= min_tokens_per_s))
+    return checks

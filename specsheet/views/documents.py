@@ -14,7 +14,7 @@ from specsheet.figures import Report
 
 if TYPE_CHECKING:
     from specsheet.plan.budgets import CheckResult
-    from specsheet.plan.serving import Estimates, ServePlan
+    from specsheet.plan.serving import Estimates, ServeCheck, ServePlan
     from specsheet.sources.weights.checkpoint import Inspection
 
 SCHEMA_VERSION = 1
@@ -85,9 +85,17 @@ def count_document(report: Report) -> dict[str, Any]:
     }
 
 
-def compare_document(reports: list[Report]) -> dict[str, Any]:
-    """The document of ``compare``: the models' documents in the order given."""
-    return {"schema_version": SCHEMA_VERSION, "models": [count_document(r) for r in reports]}
+def compare_document(reports: list[Report],
+                     served: list[tuple[ServePlan, Estimates | None,
+                                        dict[str, float | None]]] | None = None
+                     ) -> dict[str, Any]:
+    """The document of ``compare``: the models' documents in the order given; with --gpu,
+    ``serve``: each model's serve entry in the same order."""
+    document: dict[str, Any] = {"schema_version": SCHEMA_VERSION,
+                                "models": [count_document(r) for r in reports]}
+    if served is not None:
+        document["serve"] = [serve_entry(*entry) for entry in served]
+    return document
 
 
 def check_entries(results: list[CheckResult]) -> list[dict[str, Any]]:
@@ -99,18 +107,36 @@ def check_entries(results: list[CheckResult]) -> list[dict[str, Any]]:
     ]
 
 
-def check_document(checked: list[tuple[Report, list[CheckResult]]]) -> dict[str, Any]:
+def serve_check_entries(results: list[ServeCheck]) -> list[dict[str, Any]]:
+    """One entry per serving limit: its path in the serve entry, option, value, limit, verdict
+    (a value of null: no estimate, nothing fits)."""
+    return [{"figure": r.figure, "option": r.option, "value": r.value, "limit": r.limit,
+             "ok": r.ok} for r in results]
+
+
+def check_document(checked: list[tuple[Report, list[CheckResult]]],
+                   served: list[tuple[ServePlan, Estimates | None, dict[str, float | None],
+                                      list[ServeCheck]]] | None = None) -> dict[str, Any]:
     """The document of ``check``: the verdict over every model, and each model's checks.
 
     One model keeps the single-model form (``checks`` and ``model`` at the top); several give
-    ``models``: a list of ``{"ok", "checks", "model"}``.
+    ``models``: a list of ``{"ok", "checks", "model"}``. With --gpu each also holds ``serve``
+    (the serve entry, with ``checks`` of the serving limits).
     """
-    entries = [{"ok": all(r.ok for r in results), "checks": check_entries(results),
-                "model": count_document(report)} for report, results in checked]
+    entries: list[dict[str, Any]] = [
+        {"ok": all(r.ok for r in results), "checks": check_entries(results),
+         "model": count_document(report)} for report, results in checked]
+    for entry, (plan, est, costs, results) in zip(entries, served or [], strict=False):
+        entry["serve"] = {**serve_entry(plan, est, costs),
+                          "checks": serve_check_entries(results)}
+        entry["ok"] = entry["ok"] and all(r.ok for r in results)
     ok = all(entry["ok"] for entry in entries)
     if len(entries) == 1:
-        return {"schema_version": SCHEMA_VERSION, "ok": ok, "checks": entries[0]["checks"],
-                "model": entries[0]["model"]}
+        single = {"schema_version": SCHEMA_VERSION, "ok": ok, "checks": entries[0]["checks"],
+                  "model": entries[0]["model"]}
+        if "serve" in entries[0]:
+            single["serve"] = entries[0]["serve"]
+        return single
     return {"schema_version": SCHEMA_VERSION, "ok": ok, "models": entries}
 
 

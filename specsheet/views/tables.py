@@ -25,7 +25,7 @@ from specsheet.views.formulas import (
 
 if TYPE_CHECKING:
     from specsheet.plan.budgets import CheckResult
-    from specsheet.plan.serving import Estimates, ServePlan
+    from specsheet.plan.serving import Estimates, ServeCheck, ServePlan
     from specsheet.sources.weights.checkpoint import Inspection
 
 RowStyle = Literal["", "sub", "total"]
@@ -251,7 +251,9 @@ def count_views(report: Report) -> list[TableView]:
 
 # ---- compare ----------------------------------------------------------------------------------
 
-def compare_view(reports: list[Report]) -> TableView:
+def compare_view(reports: list[Report],
+                 served: list[tuple[ServePlan, Estimates | None, dict[str, float | None]]]
+                 | None = None) -> TableView:
     """A column per model, a row per figure; later models show their ratio to the first."""
     names = tuple(r.model.name for r in reports)
     view = TableView(
@@ -317,7 +319,45 @@ def compare_view(reports: list[Report]) -> TableView:
                for r in reports), style="sub")
     view.caption = ("Ratios in parentheses are to the first model; shares are of each model's "
                     "total." if len(reports) > 1 else "Shares are of the model's total.")
+    if served:
+        _serve_rows(view, served)
     return view
+
+
+def _serve_rows(view: TableView,
+                served: list[tuple[ServePlan, Estimates | None, dict[str, float | None]]]) -> None:
+    """The serve rows of ``compare --gpu``: memory per GPU and the fit (exact), then the
+    estimates."""
+    plan0 = served[0][0]
+    layout = plan0.layout
+    view.add(f"Served on {layout.gpus} x {plan0.hardware.name}",
+             *(f"tp {p.layout.tp} · pp {p.layout.pp}" for p, _, _ in served))
+    view.add("  weights per GPU", *(human_bytes(p.binding.weights_bytes) for p, _, _ in served),
+             style="sub")
+    view.add("  KV pool per GPU", *(human_bytes(p.binding.kv_pool_bytes) for p, _, _ in served),
+             style="sub")
+    view.add("  KV per request (max-model-len)",
+             *(f"{human_bytes(p.binding.kv_bytes_per_request)} at "
+               f"{human_count(p.request.max_model_len)}" for p, _, _ in served), style="sub")
+    view.add("  fits", *("yes" if p.fits else "NO" for p, _, _ in served), style="sub")
+    view.add("  max concurrency", *(exact(p.max_concurrency) for p, _, _ in served),
+             style="sub")
+    view.add("  longest request alone", *(exact(p.max_context) for p, _, _ in served),
+             style="sub")
+
+    def estimate(label: str, text: Callable[[Estimates, dict[str, float | None]], str]) -> None:
+        view.add(f"  {label} (estimate)",
+                 *("-" if e is None else text(e, c) for _, e, c in served), style="sub")
+
+    estimate("time to first token", lambda e, c: _seconds(e.prefill_s))
+    estimate("tokens/s per request", lambda e, c: f"{e.tokens_per_s_per_request:,.1f}")
+    estimate("tokens/s in total", lambda e, c: f"{e.tokens_per_s_total:,.0f}")
+    if any(c.get("usd_per_million_output_tokens") is not None for _, _, c in served):
+        estimate("$ per million output tokens",
+                 lambda e, c: _usd(c["usd_per_million_output_tokens"]))
+    if any(c.get("usd_per_million_output_words") is not None for _, _, c in served):
+        estimate("$ per million output words",
+                 lambda e, c: _usd(c["usd_per_million_output_words"]))
 
 
 def _flop_part(name: str) -> Callable[[Report], int]:
@@ -554,3 +594,36 @@ def serve_views(plan: ServePlan, est: Estimates | None,
                      "on cost); docs/serving.md states every formula.")
     views.append(times)
     return views
+
+
+def serve_check_view(plan: ServePlan, est: Estimates | None, costs: dict[str, float | None],
+                     results: list[ServeCheck]) -> TableView:
+    """The serving limits of ``check --gpu``: each figure, its limit and the verdict."""
+    failed = sum(not r.ok for r in results)
+    layout = plan.layout
+    view = TableView(
+        title=f"{plan.report.model.name} on {layout.gpus} x {plan.hardware.name} "
+              f"(tp {layout.tp}, pp {layout.pp}): "
+              f"{'all limits hold' if not failed else f'{failed} over budget'}",
+        headers=("Figure", "Value", "Limit", "Verdict"),
+        numeric=(False, True, True, False))
+
+    def cell(value: float | int | bool | None) -> str:
+        if value is None:
+            return "- (does not fit)"
+        if isinstance(value, bool):
+            return "yes" if value else "no"
+        if isinstance(value, int):
+            return exact(value)
+        return f"{value:,.4g}"
+
+    for r in results:
+        limit = cell(r.limit)
+        if r.option.startswith("--min"):
+            limit = f">= {limit}"
+        elif r.option.startswith("--max"):
+            limit = f"<= {limit}"
+        view.add(r.label, cell(r.value), limit, "ok" if r.ok else "OVER")
+    view.caption = (f"At max-model-len {exact(plan.request.max_model_len)}; time and speed "
+                    "are roofline estimates (docs/serving.md).")
+    return view
