@@ -69,6 +69,8 @@ def serve_schema() -> dict[str, Any]:
         "experts_touched": {"type": "number", "minimum": 0, "maximum": 1},
         "tokens_per_s_per_request": {"type": "number", "minimum": 0},
         "tokens_per_s_total": {"type": "number", "minimum": 0},
+        "tokens_per_s_end_to_end": {"type": "number", "minimum": 0,
+                                    "description": "output tokens/s with the prefills counted"},
         "usd_per_gpu_hour": usd,
         "tokens_per_word": {"type": ["number", "null"]},
         "usd_per_request": usd,

@@ -521,6 +521,12 @@ class Estimates(NamedTuple):
     def tokens_per_s_total(self) -> float:
         return self.concurrency / self.decode_step_s
 
+    def tokens_per_s_end_to_end(self, output: int) -> float:
+        """Output tokens/s of C requests served from start to end, prefills included (as an
+        offline benchmark counts them): C x O / (C x prefill + O x decode step)."""
+        return self.concurrency * output / (self.concurrency * self.prefill_s
+                                            + output * self.decode_step_s)
+
 
 def estimate(plan: ServePlan, concurrency: int, mfu: float, mbu: float,
              price: float | None = None, tokens_per_word: float | None = None) -> Estimates:

@@ -582,6 +582,8 @@ def serve_views(plan: ServePlan, est: Estimates | None,
     times.add("Decode step", _seconds(est.decode_step_s))
     times.add("Tokens/s per request", f"{est.tokens_per_s_per_request:,.1f}")
     times.add("Tokens/s in total", f"{est.tokens_per_s_total:,.0f}")
+    times.add("  with the prefills counted",
+              f"{est.tokens_per_s_end_to_end(plan.request.output):,.0f}", style="sub")
     if plan.report.model.spec.experts:
         times.add("Routed experts read per step", f"{est.experts_touched:.1%}")
     times.add("Cost per request", _usd(costs["usd_per_request"]))
