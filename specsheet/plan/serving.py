@@ -19,7 +19,6 @@ estimates (``estimate``).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from fractions import Fraction
 from typing import NamedTuple
 
 from specsheet.errors import SpecError
@@ -28,7 +27,7 @@ from specsheet.hardware.catalog import Accelerator
 from specsheet.model.flops import forward_flops
 from specsheet.model.memory import DTYPE_BITS, bytes_for
 from specsheet.model.spec import ModelSpec
-from specsheet.quant.layouts import Tensor, model_tensors
+from specsheet.quant.tensors import Tensor, model_tensors
 
 BLOCK_SIZE = 16  # vLLM's default block size on CUDA: tokens per KV-cache block
 VOCAB_PADDING = 64  # vocab_parallel_embedding.DEFAULT_VOCAB_PADDING_SIZE
@@ -321,7 +320,7 @@ def activation_estimate(spec: ModelSpec, layout: Parallel, layers: range, last: 
 
 
 def stage_memory(report: Report, hardware: Accelerator, layout: Parallel, stage: int,
-                 max_model_len: int, utilization: Fraction, kv_memory: int | None,
+                 max_model_len: int, utilization: Share, kv_memory: int | None,
                  batched_tokens: int, max_seqs: int, group_size: int | None) -> StageMemory:
     """The memory of one GPU of pipeline stage ``stage``."""
     spec = report.model.spec
@@ -336,7 +335,7 @@ def stage_memory(report: Report, hardware: Accelerator, layout: Parallel, stage:
                                      batched_tokens, max_seqs)
     capacity = hardware.memory_bytes
     if kv_memory is None:
-        budget = int(utilization * capacity)  # floor: both are positive
+        budget = utilization.of(capacity)
         pool = max(0, budget - weights - activation - OVERHEAD_BYTES)
     else:
         budget, pool = capacity, kv_memory
@@ -375,7 +374,7 @@ class ServePlan(NamedTuple):
     hardware: Accelerator
     layout: Parallel
     request: Request
-    utilization: Fraction
+    utilization: Share
     kv_memory_given: bool
     stages: tuple[StageMemory, ...]
 
@@ -439,24 +438,41 @@ def _large(hardware: Accelerator) -> bool:
     return hardware.memory_bytes >= 70 * GIB and "a100" not in hardware.name.lower()
 
 
-def parse_utilization(text: str) -> Fraction:
-    """U in (0, 1] as an exact fraction of its decimal text."""
-    try:
-        value = Fraction(text)
-    except (ValueError, ZeroDivisionError):
-        raise SpecError(f"memory-utilization: expected a number in (0, 1], got {text!r}") \
-            from None
-    if not 0 < value <= 1:
-        raise SpecError(f"memory-utilization: expected a number in (0, 1], got {text}")
+class Share(NamedTuple):
+    """An exact share in (0, 1] written as a decimal: numerator / denominator (0.9 = 9 / 10).
+    (fractions.Fraction would cost the start-up its import of decimal.)"""
+
+    numerator: int
+    denominator: int
+
+    def of(self, whole: int) -> int:
+        """floor(share x whole), exactly."""
+        return whole * self.numerator // self.denominator
+
+    def __float__(self) -> float:
+        return self.numerator / self.denominator
+
+
+def parse_utilization(text: str) -> Share:
+    """U in (0, 1] from its decimal text (0.9, .95, 1), exactly."""
+    whole, _, decimals = text.strip().partition(".")
+    digits = whole + decimals
+    if not digits or not digits.isascii() or not digits.isdigit():
+        raise SpecError(f"memory-utilization: expected a number in (0, 1] such as 0.9, got "
+                        f"{text!r}")
+    value = Share(int(digits), 10 ** len(decimals))
+    if not 0 < value.numerator <= value.denominator:
+        raise SpecError(f"memory-utilization: expected a number in (0, 1], got {text.strip()}")
     return value
 
 
 def plan_serving(report: Report, hardware: Accelerator, layout: Parallel, request: Request,
-                 utilization: Fraction = Fraction(DEFAULT_MEMORY_UTILIZATION),
+                 utilization: Share | None = None,
                  kv_memory: int | None = None, group_size: int | None = None) -> ServePlan:
     """Lay ``report``'s model out on ``layout`` GPUs of ``hardware`` (see the module docstring).
     ``report`` gives the weights' format and dtype and the KV dtype."""
     spec = report.model.spec
+    utilization = utilization or parse_utilization(DEFAULT_MEMORY_UTILIZATION)
     if request.max_model_len > spec.context:
         raise SpecError(f"max-model-len: {request.max_model_len:,} exceeds the context of "
                         f"{report.model.name} ({spec.context:,} tokens)")
