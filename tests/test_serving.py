@@ -309,3 +309,40 @@ def test_a_users_hardware_file_with_round_numbers(tmp_path: Path) -> None:
     # 8 KV heads x 256 x 2 bytes x 16 tokens a block, 32 layers in the group
     blocks = pool // (16 * 4096) // 32
     assert concurrency(doc)[:3] == (blocks, 512, blocks // 512)
+
+
+def tiny_tokenizer(path: Path) -> Path:
+    """A word-level tokenizer trained here: one token per word, and punctuation split off
+    (the Whitespace pre-tokenizer splits on \\w+|[^\\w\\s]+)."""
+    tokenizers = pytest.importorskip("tokenizers")
+    tokenizer = tokenizers.Tokenizer(tokenizers.models.WordLevel(unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = tokenizers.pre_tokenizers.Whitespace()
+    trainer = tokenizers.trainers.WordLevelTrainer(special_tokens=["[UNK]"])
+    tokenizer.train_from_iterator(["the cat sat on the mat ."], trainer)
+    tokenizer.save(str(path))
+    return path
+
+
+def test_text_measures_tokens_per_word_with_the_models_tokenizer(tmp_path: Path) -> None:
+    folder = tmp_path / "model"
+    folder.mkdir()
+    config = Path(__file__).resolve().parent / "data" / "llama-3.1-8b.json"
+    (folder / "config.json").write_bytes(config.read_bytes())
+    tiny_tokenizer(folder / "tokenizer.json")
+    text = tmp_path / "text.txt"
+    text.write_text("the cat sat. the dog sat on the mat.\n")  # 9 words; 11 tokens
+    doc = serve(str(folder), "--gpu", "h100-sxm", "--text", str(text), "--price", "3.6",
+                "--concurrency", "1")
+    est = doc["estimates"]
+    assert (est["text_tokens"], est["text_words"]) == (11, 9)
+    assert est["tokens_per_word"] == pytest.approx(11 / 9)
+    assert est["usd_per_million_output_words"] == pytest.approx(
+        est["usd_per_million_output_tokens"] * 11 / 9)
+    # a preset has no tokenizer beside it: --tokenizer names one
+    given = serve("llama3-8b", "--gpu", "h100-sxm", "--text", str(text), "--tokenizer",
+                  str(folder))
+    assert given["estimates"]["text_tokens"] == 11
+    missing = runner.invoke(app, ["serve", "llama3-8b", "--gpu", "h100-sxm", "--text",
+                                  str(text)])
+    assert missing.exit_code == 2
+    assert "has no tokenizer.json beside it; give --tokenizer PATH" in missing.stderr

@@ -68,6 +68,14 @@ TokensPerWordOpt = Annotated[float | None, typer.Option(
     "--tokens-per-word", help="Tokens per word of your text, for the cost per word.",
     show_default=False, rich_help_panel=SERVE)]
 
+TextOpt = Annotated[str | None, typer.Option(
+    "--text", help="A UTF-8 text file: measure tokens per word with the model's own "
+    "tokenizer.json (needs pip install 'specsheet[tokenizers]').", show_default=False,
+    rich_help_panel=SERVE)]
+TokenizerOpt = Annotated[str | None, typer.Option(
+    "--tokenizer", help="The tokenizer.json for --text (or a folder holding one) [default: "
+    "beside the model's config.json].", show_default=False, rich_help_panel=SERVE)]
+
 DEFAULT_MFU = 0.5
 DEFAULT_MBU = 0.8
 DEFAULT_PROMPT = 1024
@@ -95,6 +103,8 @@ class ServeOptions(NamedTuple):
     mbu: float = DEFAULT_MBU
     tokens_per_word: float | None = None
     group_size: int | None = None
+    text: str | None = None
+    tokenizer: str | None = None
 
 
 def _efficiency(value: float, option: str) -> float:
@@ -125,6 +135,10 @@ def check_options(options: ServeOptions) -> None:
             math.isfinite(options.tokens_per_word) and options.tokens_per_word > 0):
         raise SpecError(f"option --tokens-per-word: expected a number above 0, got "
                         f"{options.tokens_per_word:g}")
+    if options.text is not None and options.tokens_per_word is not None:
+        raise SpecError("give --text (to measure tokens per word) or --tokens-per-word, not both")
+    if options.tokenizer is not None and options.text is None:
+        raise SpecError("option --tokenizer: used only with --text")
 
 
 def plan_one(report: Report, options: ServeOptions
@@ -176,6 +190,12 @@ def plan_one(report: Report, options: ServeOptions
         concurrency = min(plan.concurrency_at(options.prompt + options.output), request.max_seqs)
     if not plan.fits or not concurrency:
         return plan, None, {}
+    text = None
+    if options.text is not None:
+        from specsheet.sources.tokenizer import count_text, find_tokenizer
+
+        counted = count_text(options.text, find_tokenizer(report.model, options.tokenizer))
+        text = (counted.tokens, counted.words)
     est = serving.estimate(plan, concurrency, options.mfu, options.mbu, _price(options.price),
-                           options.tokens_per_word)
+                           options.tokens_per_word, text)
     return plan, est, serving.costs(plan, est)

@@ -524,6 +524,8 @@ class Estimates(NamedTuple):
     experts_touched: float
     price: float | None
     tokens_per_word: float | None
+    text_tokens: int | None = None  # with a measured ratio: the text's tokens and words
+    text_words: int | None = None
 
     @property
     def prefill_s(self) -> float:
@@ -545,7 +547,8 @@ class Estimates(NamedTuple):
 
 
 def estimate(plan: ServePlan, concurrency: int, mfu: float, mbu: float,
-             price: float | None = None, tokens_per_word: float | None = None) -> Estimates:
+             price: float | None = None, tokens_per_word: float | None = None,
+             text: tuple[int, int] | None = None) -> Estimates:
     """Roofline estimates for the plan's request shape (docs/serving.md has every formula)."""
     report, hw, layout = plan.report, plan.hardware, plan.layout
     spec = report.model.spec
@@ -578,7 +581,9 @@ def estimate(plan: ServePlan, concurrency: int, mfu: float, mbu: float,
                      mfu=mfu, mbu=mbu, prefill_flops=prefill_flops, prefill_compute_s=compute,
                      prefill_allreduce_s=allreduce, decode_context=context,
                      decode_bytes=decode_bytes, decode_flops=decode_flops, decode_step_s=step,
-                     experts_touched=share, price=price, tokens_per_word=tokens_per_word)
+                     experts_touched=share, price=price,
+                     tokens_per_word=text[0] / text[1] if text else tokens_per_word,
+                     text_tokens=text[0] if text else None, text_words=text[1] if text else None)
 
 
 def costs(plan: ServePlan, est: Estimates) -> dict[str, float | None]:

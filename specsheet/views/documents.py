@@ -229,6 +229,8 @@ def serve_entry(plan: ServePlan, est: Estimates | None,
             "tokens_per_s_end_to_end": est.tokens_per_s_end_to_end(request.output),
             "usd_per_gpu_hour": est.price,
             "tokens_per_word": est.tokens_per_word,
+            "text_tokens": est.text_tokens,
+            "text_words": est.text_words,
             **costs,
             "assumptions": assumptions(plan, est),
         }

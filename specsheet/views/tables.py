@@ -589,9 +589,11 @@ def serve_views(plan: ServePlan, est: Estimates | None,
     times.add("Cost per request", _usd(costs["usd_per_request"]))
     times.add("Cost per million output tokens", _usd(costs["usd_per_million_output_tokens"]))
     times.add("Cost per million input tokens", _usd(costs["usd_per_million_input_tokens"]))
-    if costs["usd_per_million_output_words"] is not None:
-        times.add(f"Cost per million output words ({est.tokens_per_word:g} tokens a word)",
-                  _usd(costs["usd_per_million_output_words"]))
+    if est.tokens_per_word is not None:
+        measured = (f", measured: {exact(est.text_tokens)} tokens / {exact(est.text_words)} "
+                    "words" if est.text_tokens is not None and est.text_words else "")
+        times.add(f"Cost per million output words ({est.tokens_per_word:.3g} tokens a word"
+                  f"{measured})", _usd(costs["usd_per_million_output_words"]))
     times.caption = ("Estimates: a roofline is an upper bound on speed (and so a lower bound "
                      "on cost); docs/serving.md states every formula.")
     views.append(times)

@@ -36,6 +36,7 @@ from specsheet.cli.serving import (
     PriceOpt,
     PromptOpt,
     ServeOptions,
+    TextOpt,
     TokensPerWordOpt,
     TpOpt,
     UtilizationOpt,
@@ -77,6 +78,7 @@ def compare(
     mfu: MfuOpt = DEFAULT_MFU,
     mbu: MbuOpt = DEFAULT_MBU,
     tokens_per_word: TokensPerWordOpt = None,
+    text: TextOpt = None,
 ) -> None:
     """Models side by side: every figure of count, with ratios to the first model (one model
     gives one column, so a CI matrix can call it the same way for any number).
@@ -92,7 +94,7 @@ def compare(
         options = ServeOptions(gpu=gpu, gpus=gpus, tp=tp, pp=pp, ep=ep, prompt=prompt,
                                output=output_tokens, memory_utilization=memory_utilization,
                                price=price, mfu=mfu, mbu=mbu, tokens_per_word=tokens_per_word,
-                               group_size=group_size)
+                               group_size=group_size, text=text)
         check_options(options)
     compared = reports(list(models), Overrides(), tokens, dtype, kv_dtype,
                        "lower --tokens to the smallest context of the models compared", quant,

@@ -42,6 +42,8 @@ from specsheet.cli.serving import (
     PriceOpt,
     PromptOpt,
     ServeOptions,
+    TextOpt,
+    TokenizerOpt,
     TokensPerWordOpt,
     TpOpt,
     UtilizationOpt,
@@ -81,6 +83,8 @@ def serve(
     mfu: MfuOpt = DEFAULT_MFU,
     mbu: MbuOpt = DEFAULT_MBU,
     tokens_per_word: TokensPerWordOpt = None,
+    text: TextOpt = None,
+    tokenizer: TokenizerOpt = None,
     quant: QuantOpt = None,
     group_size: GroupSizeOpt = None,
     dtype: DtypeOpt = None,
@@ -106,7 +110,8 @@ def serve(
         gpu=gpu, gpus=gpus, tp=tp, pp=pp, ep=ep, max_model_len=max_model_len, prompt=prompt,
         output=output, concurrency=concurrency, memory_utilization=memory_utilization,
         kv_memory=kv_memory, batched_tokens=max_num_batched_tokens, max_seqs=max_num_seqs,
-        price=price, mfu=mfu, mbu=mbu, tokens_per_word=tokens_per_word, group_size=group_size)
+        price=price, mfu=mfu, mbu=mbu, tokens_per_word=tokens_per_word, group_size=group_size,
+        text=text, tokenizer=tokenizer)
     check_options(options)
     given = overrides(settings, {})
     (report,) = reports([source(model, hf)], given, None, dtype, kv_dtype,
