@@ -566,7 +566,9 @@ def serve_views(plan: ServePlan, est: Estimates | None,
     fit.add("KV blocks in the pool", exact(s.num_blocks))
     fit.add("Maximum concurrency (requests)",
             f"{exact(plan.max_concurrency)} (vLLM logs {plan.vllm_max_concurrency:.2f}x)")
-    fit.add("Longest request alone (tokens)", exact(plan.max_context))
+    context = plan.report.model.spec.context
+    fit.add("Longest request alone (tokens)", exact(plan.max_context) + (
+        " (the model's context)" if plan.max_context == context else ""))
     fit.caption = ("As vLLM sizes its pool: blocks = pool // (block bytes x layers per group), "
                    "concurrency = blocks / blocks per request (docs/serving.md).")
     views = [memory, fit]
