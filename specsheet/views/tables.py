@@ -501,11 +501,15 @@ def _differences_view(inspection: Inspection) -> list[TableView]:
 # ---- serve ------------------------------------------------------------------------------------
 
 def stacked_bar(start: int, end: int, whole: int, width: int = 24) -> str:
-    """The part from ``start`` to ``end`` of ``whole`` as a segment of a ``width``-character bar,
-    so that the rows of a table stack into one bar."""
+    """The part from ``start`` to ``end`` of ``whole`` as a segment of a ``width``-character bar
+    (the parts before it shaded light), so that the rows of a table stack into one bar, also
+    where a renderer trims the spaces of a cell (Markdown)."""
     first = round(width * start / whole) if whole else 0
     last = round(width * end / whole) if whole else 0
-    return (" " * first + "█" * max(0, last - first)).ljust(width)
+    if end > start:  # a part too small for a character still shows one
+        first = min(first, width - 1)
+        last = max(last, first + 1)
+    return ("░" * first + "█" * max(0, last - first)).ljust(width)
 
 
 def _seconds(value: float) -> str:
