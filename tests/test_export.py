@@ -34,6 +34,7 @@ def svg_text(path: Path) -> str:
     (["compare", "llama3-8b", "llama3-70b"], ["llama3-8b vs llama3-70b", "8.03B", "70.6B"]),
     (["sweep", "llama3.1-8b", "--tokens", "1k:128k:x2", "--gpu", "h100-sxm"],
      ["131,072", "33,240,391,680", "51.7%", "85.5 GB", "h100-sxm memory"]),
+    (["serve", "llama3-8b", "--gpu", "h100-sxm"], ["llama3-8b", "h100-sxm"]),
 ])
 def test_svg_parses_and_holds_the_figures(args: list[str], figures: list[str],
                                           tmp_path: Path) -> None:

@@ -30,6 +30,7 @@ def top_level(modules: set[str]) -> set[str]:
     ["check", "llama3-8b", "--max-weights", "17GB", "--json"],
     ["sweep", "llama3.1-8b", "--tokens", "1k:128k:x2", "--gpu", "h100-sxm", "--json"],
     ["sweep", "gpt2-small", "--d-model", "768,1536", "--format", "csv"],
+    ["serve", "llama3-70b", "--gpu", "h100-sxm", "--gpus", "8", "--json"],
 ])
 def test_machine_readable_paths_import_neither_rich_nor_yaml(args: list[str],
                                                             tmp_path: Path) -> None:
@@ -79,3 +80,15 @@ def test_the_sweep_table_draws_its_chart_with_rich_alone(tmp_path: Path) -> None
     assert "specsheet.render.charts" in modules
     assert "specsheet.render.export" not in modules
     assert not {"plotext", "matplotlib", "yaml"} & top_level(modules)
+
+
+def test_serve_json_loads_no_quantization_tables_and_no_fractions(tmp_path: Path) -> None:
+    """A plain-dtype serve cuts the model's tensors (quant.tensors) without loading the formats
+    or their layouts, and reads its memory share without fractions (and decimal)."""
+    modules = imported_modules("serve", "llama3-70b", "--gpu", "h100-sxm", "--gpus", "8",
+                               "--json", cwd=tmp_path)
+    assert "specsheet.quant.tensors" in modules
+    assert "specsheet.quant.formats" not in modules
+    assert "specsheet.quant.layouts" not in modules
+    assert "fractions" not in modules
+    assert "specsheet.views.tables" not in modules

@@ -27,9 +27,11 @@ COMMANDS = {
     "compare": "Models side by side, with ratios to the first.",
     "sweep": "One model's memory and compute along one or two axes, with a chart.",
     "check": "Check models against budgets: exit 0 within every limit, 1 over one.",
+    "serve": "Does a model fit on these GPUs, how many requests at once, how fast, at what cost.",
     "convert": "Write a model as a preset YAML file, to keep and edit.",
     "inspect": "A checkpoint's real tensors by component, checked against its config.",
     "presets": "List the built-in presets.",
+    "hardware": "List the built-in accelerators, or show one with every figure and its source.",
     "schema": "Print the JSON Schema of the documents --json writes.",
 }
 

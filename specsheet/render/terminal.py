@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     from specsheet.views.charts import ChartView
 
-_BAR_CHARS = frozenset(" █▉▊▋▌▍▎▏#+")
+_BAR_CHARS = frozenset(" █▉▊▋▌▍▎▏░#+.")
 def _is_bar(cell: str) -> bool:
     return bool(cell.strip()) and set(cell) <= _BAR_CHARS
 
