@@ -9,6 +9,8 @@ the ratios:
     table   sweep llama3.1-8b --tokens 1k:128k:x2 --gpu h100-sxm (8 points, rich and the chart)
             against count llama3.1-8b (the table)
 
+The package is byte-compiled first, as an install compiles it (hatch_build.py).
+
     python bench/sweep.py [--rounds N]
 """
 
@@ -48,6 +50,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=30, help="runs of each command (>= 20)")
     rounds = max(20, parser.parse_args().rounds)
+    import compileall
+
+    compileall.compile_dir(str(ROOT / "specsheet"), quiet=1)  # as an install compiles it
     env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "160"}
     times: dict[str, list[float]] = {name: [] for name in COMMANDS}
     for args in COMMANDS.values():  # warm the file cache and the bytecode

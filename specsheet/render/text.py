@@ -38,36 +38,43 @@ def to_json(document: dict[str, Any], lines_of: str | None = None) -> str:
 
     dumps = _compact_encoder()
     encoded: dict[int, str] = {}  # by id: every value lives in the document meanwhile
-    keys: dict[str, str] = {}
+    keys: dict[str, str] = {}  # '"key": ' by key
+    pieces: list[str] = []  # the text, joined once at the end (no copies of each item)
 
-    def encode(value: Any, depth: int = 0) -> str:
+    def write(value: Any, depth: int) -> None:
         """An item and the document in it are walked key by key; what lies below (the
         sections) is encoded whole by the json module's C encoder, once per object."""
-        kind = type(value)
-        if kind is dict and depth < 2:
-            parts = []
+        if type(value) is dict and depth < 2:
+            separator = "{"
             for k, v in value.items():
                 key = keys.get(k)
                 if key is None:
                     key = keys[k] = json.dumps(k) + ": "
-                text = encoded.get(id(v))
-                parts.append(key + (encode(v, depth + 1) if text is None else text))
-            return "{" + ", ".join(parts) + "}"
-        if kind is int:
-            text = int.__repr__(value)
-        elif kind is str:
-            text = quote(value)
-        else:
-            text = dumps(value)
-        encoded[id(value)] = text
-        return text
+                pieces.append(separator)
+                pieces.append(key)
+                write(v, depth + 1)
+                separator = ", "
+            pieces.append("}" if separator == ", " else "{}")
+            return
+        text = encoded.get(id(value))
+        if text is None:
+            kind = type(value)
+            text = encoded[id(value)] = int.__repr__(value) if kind is int else \
+                str(quote(value)) if kind is str else dumps(value)
+        pieces.append(text)
 
-    head = [f"  {json.dumps(key)}: {json.dumps(value)}" for key, value in document.items()
-            if key != lines_of]
-    items = ",\n".join(f"    {encode(item)}" for item in document[lines_of])
-    name = json.dumps(lines_of)
-    body = f"  {name}: [\n{items}\n  ]" if items else f"  {name}: []"
-    return "{\n" + ",\n".join([*head, body]) + "\n}\n"
+    pieces.append("{\n")
+    for key, value in document.items():
+        if key != lines_of:
+            pieces.append(f"  {json.dumps(key)}: {json.dumps(value)},\n")
+    items = document[lines_of]
+    pieces.append(f"  {json.dumps(lines_of)}: [" + ("\n    " if items else ""))
+    for index, item in enumerate(items):
+        if index:
+            pieces.append(",\n    ")
+        write(item, 0)
+    pieces.append("\n  ]\n}\n" if items else "]\n}\n")
+    return "".join(pieces)
 
 
 def _compact_encoder() -> Callable[[Any], str]:
