@@ -24,7 +24,6 @@ from specsheet.cli.options import (
     JsonOpt,
     MlpBiasOpt,
     ModelArg,
-    SetOpt,
     SvgOpt,
     TiedOpt,
     TimeoutOpt,
@@ -54,30 +53,35 @@ SETTINGS = {"epilog": CONVENTIONS}
 
 SERIES = ("a range START:STOP:xFACTOR or START:STOP:+STEP, a comma list, or one value")
 TokensSeries = Annotated[str | None, typer.Option(
-    "--tokens", "-t", help=f"Tokens T in a request: {SERIES}; k = 1,024 (1k:128k:x2) "
-    "[default: the model's context].", show_default=False)]
+    "--tokens", "-t", metavar="SERIES", help=f"Tokens T in a request: {SERIES}; k = 1,024 "
+    "(1k:128k:x2) [default: the model's context].", show_default=False)]
 BatchSeries = Annotated[str | None, typer.Option(
-    "--batch", "-b", help=f"Requests at once, each with its KV cache: {SERIES} [default: 1].",
-    show_default=False)]
+    "--batch", "-b", metavar="SERIES", help="Requests at once, each with its KV cache "
+    "[default: 1].", show_default=False)]
 QuantList = Annotated[str | None, typer.Option(
-    "--quant", "-q", help="Quantization formats, comma-separated (none: a plain dtype); see "
-    "count --help.", show_default=False)]
+    "--quant", "-q", metavar="LIST", help="Quantization formats, comma-separated (none: a "
+    "plain dtype); see count --help.", show_default=False)]
 DtypeList = Annotated[str | None, typer.Option(
-    "--dtype", help="Weight element types, comma-separated (bf16,fp8) [default: bf16].",
-    show_default=False)]
+    "--dtype", metavar="LIST", help="Weight element types, comma-separated (bf16,fp8) "
+    "[default: bf16].", show_default=False)]
 KvDtypeList = Annotated[str, typer.Option(
-    "--kv-dtype", help="KV-cache element types, comma-separated.")]
+    "--kv-dtype", metavar="LIST", help="KV-cache element types, comma-separated.")]
+SetSeries = Annotated[list[str] | None, typer.Option(
+    "--set", metavar="FIELD=VALUES", help="Set any spec field, or sweep it with a series: "
+    "--set experts_per_token=1,2,4 (repeatable; a layer list such as sliding_layers=0,2,4 is "
+    "one value; docs/models.md lists the fields).", show_default=False)]
 GpuOpt = Annotated[str | None, typer.Option(
-    "--gpu", help="Draw a line at this accelerator's memory (h100-sxm, or a hardware YAML "
-    "file), and give each point's share of it.", show_default=False)]
+    "--gpu", metavar="NAME", help="Draw a line at this accelerator's memory (h100-sxm, or a "
+    "hardware YAML file), and give each point's share of it.", show_default=False)]
 
 
 def _field(help: str) -> Any:
-    return typer.Option(help=f"{help}: {SERIES}.", rich_help_panel=SPEC, show_default=False)
+    return typer.Option(metavar="SERIES", help=f"{help}.", rich_help_panel=SPEC,
+                        show_default=False)
 
 
 def _choices(help: str) -> Any:
-    return typer.Option(help=f"{help}, comma-separated.", rich_help_panel=SPEC,
+    return typer.Option(metavar="LIST", help=f"{help}, comma-separated.", rich_help_panel=SPEC,
                         show_default=False)
 
 
@@ -111,7 +115,7 @@ def sweep(
     kv_heads: Annotated[str | None, _field("Key/value heads")] = None,
     head_dim: Annotated[str | None, _field("Head size")] = None,
     d_ff: Annotated[str | None, typer.Option(
-        "--d-ff", help=f"MLP width: {SERIES}.", rich_help_panel=SPEC,
+        "--d-ff", metavar="SERIES", help="MLP width.", rich_help_panel=SPEC,
         show_default=False)] = None,
     mlp: Annotated[str | None, _choices("MLP kinds: plain, gated")] = None,
     norm: Annotated[str | None, _choices("Norms: layernorm, rmsnorm, none")] = None,
@@ -119,7 +123,7 @@ def sweep(
     attn_bias: AttnBiasOpt = None,
     mlp_bias: MlpBiasOpt = None,
     tied: TiedOpt = None,
-    settings: SetOpt = None,
+    settings: SetSeries = None,
 ) -> None:
     """One model's memory and compute along one or two axes: the tokens, the batch, weight or
     KV dtypes, quantization formats, or any spec field. A row per point, a chart of weights +
