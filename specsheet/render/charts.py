@@ -88,16 +88,23 @@ def chart_lines(chart: ChartView, width: int, ascii_only: bool = False) -> list[
         lines.append(text)
     span = len(stacks) * (cell + gap)
     lines.append(Text(" " * label_width + " " + corner + line_char * span, style="dim"))
-    lines.append(Text(" " * (label_width + 2) + _ticks(chart.ticks, shown, cell + gap, span)))
-    legend = Text(" " * (label_width + 2))
-    for k, segment in enumerate(chart.segments):
-        full, _, seg_style = segments[k]
-        legend.append(full * 2, style=seg_style)
-        legend.append(f" {segment.label}   ")
-    if chart.line is not None:
-        legend.append(line_char * 2, style=_LINE_STYLE)
-        legend.append(f" {chart.line[0]}: {chart.format(chart.line[1])}")
+    # a column of several points is named by the first of them, the last column by its last
+    named = [s[0] for s in slices[:-1]] + [slices[-1][-1]]
+    lines.append(Text(" " * (label_width + 2) + _ticks(chart.ticks, named, cell + gap, span)))
     lines.append(Text(" " * (label_width + 2) + chart.axis, style="dim"))
+    keys = [(segments[k][0] * 2, segments[k][2], segment.label)
+            for k, segment in enumerate(chart.segments)]
+    if chart.line is not None:
+        keys.append((line_char * 2, _LINE_STYLE,
+                     f"{chart.line[0]}: {chart.format(chart.line[1])}"))
+    legend = Text(" " * (label_width + 2))
+    for sample, style, label in keys:  # on one line when it fits, else a line for each
+        if len(legend) + len(sample) + len(label) + 1 > width and legend.plain.strip():
+            lines.append(legend)
+            legend = Text(" " * (label_width + 2))
+        legend.append(sample, style=style)
+        legend.append(f" {label}   ")
+    legend.rstrip()
     lines.append(legend)
     return lines
 
@@ -127,22 +134,22 @@ def _cell(bounds: list[int], low: int, segments: tuple[tuple[str, bool, str], ..
     return " ", ""
 
 
-def _ticks(ticks: tuple[str, ...], shown: list[int], pitch: int, span: int) -> str:
-    """Tick labels under their columns, left to right, each where it fits without touching
-    the one before (the first and the last always try)."""
-    out = [" "] * (span + max((len(t) for t in ticks), default=0))
+def _ticks(ticks: tuple[str, ...], named: list[int], pitch: int, span: int) -> str:
+    """Tick labels under their columns, within ``span`` cells: the first and the last always
+    (the last ends at the plot's edge when it cannot start under its column), and between them
+    each label that leaves two spaces on either side, from the left."""
+    out = [" "] * span
+    columns = len(named)
+    last = ticks[named[-1]]
+    last_start = max(0, min((columns - 1) * pitch, span - len(last)))
     free = 0
-    order = list(range(len(shown)))
-    for j in order:
-        label = ticks[shown[j]]
+    for j in range(columns - 1):
+        label = ticks[named[j]]
         start = j * pitch
-        if start < free:
+        if start < free or (j and start + len(label) + 2 > last_start):
             continue
-        if j != order[-1] and len(shown) > 2:
-            # leave room for the last label
-            last_start = order[-1] * pitch
-            if start + len(label) + 1 > last_start and j != 0:
-                continue
         out[start:start + len(label)] = label
-        free = start + len(label) + 1
-    return "".join(out).rstrip()
+        free = start + len(label) + 2
+    if last_start >= free or columns == 1:
+        out[last_start:last_start + len(last)] = last
+    return "".join(out)[:span].rstrip()
