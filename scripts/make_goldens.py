@@ -70,9 +70,11 @@ def component(model: torch.nn.Module, name: str) -> str:
         return "position_embedding"
     if re.search(r"project_(in|out)\.", name):
         return "embedding_projections"
-    if re.search(r"\.(mlp|block_sparse_moe|feed_forward|fc1|fc2)\.", name):
-        if re.search(r"\.(mlp|block_sparse_moe|feed_forward)\.(gate|router)\.(weight|bias)$",
-                     name):
+    if re.search(r"\.(mlp|block_sparse_moe|feed_forward|ffn|fc1|fc2)\.", name):
+        # routers: a gate or router Linear (DBRX's router.layer), and ERNIE 4.5's
+        # e_score_correction_bias, a parameter of one value per expert beside the gate
+        if re.search(r"\.(mlp|block_sparse_moe|feed_forward|ffn)\.(gate|router)\."
+                     r"((layer\.)?(weight|bias)|moe_statics\.e_score_correction_bias)$", name):
             return "mlp.router"
         if ".experts." in name:
             return "mlp.routed_experts"
@@ -121,6 +123,8 @@ def golden(path: Path | dict[str, Any]) -> dict[str, Any]:
     experts = getattr(config, "num_local_experts", None) or getattr(config, "num_experts", None) \
         or getattr(config, "n_routed_experts", None)
     k = getattr(config, "num_experts_per_tok", None)
+    if config.model_type == "dbrx":  # its MoE keys are under ffn_config
+        experts, k = config.ffn_config.moe_num_experts, config.ffn_config.moe_top_k
     for name, module in model.named_modules():
         if name.endswith(".experts"):
             n = sum(p.numel() for p in module.parameters())
@@ -199,8 +203,11 @@ DEFAULT_FAMILIES = (
     "gpt2", "gpt_neox", "gptj", "opt", "bloom", "falcon", "llama", "mistral", "mixtral", "qwen2",
     "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2", "gemma3_text", "phi3", "starcoder2",
     "olmo", "olmo2", "deepseek_v3", "phi", "gpt_oss", "cohere", "cohere2", "smollm3", "granite",
-    "glm4_moe", "llama4_text", "exaone4",
+    "glm4_moe", "llama4_text", "exaone4", "glm4", "olmo3", "seed_oss", "ernie4_5", "ernie4_5_moe",
+    "phimoe", "granitemoe",
 )
+# hunyuan_v1_dense (head_dim defaults to None) and dbrx (its attention configuration has no
+# rope_theta) cannot be built from their configuration classes' defaults alone
 
 
 # variants of a published config (file in tests/data, the keys changed): a family's switches
