@@ -46,10 +46,36 @@ def load(path: Path | dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     data = path if isinstance(path, dict) else json.loads(path.read_text())
     if isinstance(data.get("text_config"), dict):
         data = data["text_config"]
-    return CONFIG_MAPPING[data["model_type"]].from_dict(data), data
+    # Kimi K2 (model_type kimi_k2) names transformers' DeepseekV3Config in its auto_map
+    model_type = {"kimi_k2": "deepseek_v3"}.get(data["model_type"], data["model_type"])
+    return CONFIG_MAPPING[model_type].from_dict(data), data
+
+
+def dbrx_experts_forward(self: Any, hidden_states: torch.Tensor, top_k_index: torch.Tensor,
+                         top_k_weights: torch.Tensor) -> torch.Tensor:
+    """DbrxExperts.forward by gathered batched matmuls: the same matrices, but without the
+    data-dependent torch.nonzero that the meta device cannot run. Each token multiplies by
+    the w1, v1 and w2 of its k chosen experts, as transformers' batched_mm path does for the
+    other MoE families."""
+    batch = hidden_states.shape[0]
+    x = hidden_states.reshape(-1, self.hidden_size)
+    k = top_k_index.shape[-1]
+    chosen = top_k_index.reshape(-1)
+    shape = (self.num_experts, self.ffn_hidden_size, self.hidden_size)
+    w1, v1, w2 = (m.view(shape)[chosen] for m in (self.mlp.w1, self.mlp.v1, self.mlp.w2))
+    xk = x.repeat_interleave(k, dim=0).unsqueeze(-1)  # (tokens x k, d, 1)
+    gate = self.mlp.activation_fn(torch.bmm(w1, xk).squeeze(-1))
+    up = torch.bmm(v1, xk).squeeze(-1)
+    out = torch.bmm((gate * up).unsqueeze(1), w2).squeeze(1)  # (tokens x k, d)
+    out = out * top_k_weights.reshape(-1, 1)
+    return out.view(-1, k, self.hidden_size).sum(dim=1).view(batch, -1, self.hidden_size)
 
 
 def build(config: Any) -> torch.nn.Module:
+    if config.model_type == "dbrx":
+        from transformers.models.dbrx import modeling_dbrx
+
+        modeling_dbrx.DbrxExperts.forward = dbrx_experts_forward  # type: ignore[method-assign]
     with torch.device("meta"):
         try:
             return AutoModelForCausalLM.from_config(config, experts_implementation="batched_mm")

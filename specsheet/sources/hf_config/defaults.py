@@ -135,3 +135,5 @@ DEFAULTS: dict[str, dict[str, Any]] = {
              "ffn_config.defaults": {"ffn_hidden_size": 3584, "moe_num_experts": 4,
                                      "moe_top_k": 1}},
 }
+# Kimi K2's config.json names DeepseekV3Config in its auto_map (transformers has no kimi_k2)
+DEFAULTS["kimi_k2"] = DEFAULTS["deepseek_v3"]

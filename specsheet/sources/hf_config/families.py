@@ -578,6 +578,8 @@ FAMILIES: dict[str, Callable[[HFConfig], Fields]] = {
     "olmo2": _olmo2,
     "deepseek_v2": lambda c: _deepseek(c, v3=False),
     "deepseek_v3": lambda c: _deepseek(c, v3=True),
+    # Kimi K2's config.json names transformers' DeepseekV3Config in its auto_map
+    "kimi_k2": lambda c: _deepseek(c, v3=True),
     "phi": _phi,
     "gpt_oss": _gpt_oss,
     "cohere": _cohere,
