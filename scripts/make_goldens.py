@@ -253,6 +253,21 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "glm4_moe-qk-norm": ("glm-4.5-air", {"use_qk_norm": True, "attention_bias": False}),
     "llama4-interleaved": ("llama-4-scout", {"interleave_moe_layer_step": 2,
                                             "num_local_experts": 128}),
+    "glm4-no-attention-bias": ("glm-4-9b-0414", {"attention_bias": False}),
+    "olmo3-gqa-attention-bias": ("olmo-3-7b", {"num_key_value_heads": 8,
+                                               "attention_bias": True}),
+    "hunyuan-attention-bias": ("hunyuan-4b", {"attention_bias": True}),
+    "seed_oss-out-and-mlp-bias": ("seed-oss-36b", {"attention_out_bias": True,
+                                                   "mlp_bias": True}),
+    "ernie4_5-use-bias": ("ernie-4.5-0.3b", {"use_bias": True}),
+    "ernie4_5_moe-interval-end-bias": ("ernie-4.5-21b-a3b", {
+        "moe_layer_interval": 2, "moe_layer_start_index": 2, "moe_layer_end_index": 20,
+        "moe_num_shared_experts": 0, "use_bias": True}),
+    "phimoe-no-biases-no-window": ("phi-3.5-moe", {"lm_head_bias": False, "sliding_window": None,
+                                                   "attention_bias": False}),
+    "granitemoe-attention-bias": ("granite-3.1-1b-a400m", {"attention_bias": True}),
+    "qwen2_moe-57b-sparse-step-3": ("qwen2-57b-a14b", {"decoder_sparse_step": 3,
+                                                       "mlp_only_layers": [1]}),
 }
 
 
