@@ -451,9 +451,10 @@ def _olmo3(c: HFConfig) -> Fields:
 
 def _hunyuan_v1_dense(c: HFConfig) -> Fields:
     """Hunyuan dense (hunyuan_v1_dense): Llama's layers with RMSNorms one head wide on queries
-    and keys; attention_bias on q, k, v and o; no MLP biases."""
-    fields = _llama_like_dims(c)
-    fields.update(qk_norm="head", mlp_bias=False)
+    and keys; attention_bias on q, k, v and o; no MLP biases. head_dim is required: its
+    configuration class defaults it to None, and transformers cannot build the model then."""
+    fields = _llama_like(c, check_head_dim=False)
+    fields.update(qk_norm="head", mlp_bias=False, head_dim=c.integer("head_dim"))
     return fields
 
 
