@@ -266,6 +266,12 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "phimoe-no-biases-no-window": ("phi-3.5-moe", {"lm_head_bias": False, "sliding_window": None,
                                                    "attention_bias": False}),
     "granitemoe-attention-bias": ("granite-3.1-1b-a400m", {"attention_bias": True}),
+    # DBRX's nested attn_config and ffn_config with their keys left out: their classes' defaults
+    # (one KV head; 4 experts of 3,584, one per token); rope_theta and clip_qkv given, without
+    # which transformers 5.24 cannot run DBRX's attention
+    "dbrx-nested-defaults": ("dbrx-instruct", {"attn_config": {"rope_theta": 500000.0,
+                                                               "clip_qkv": 8.0},
+                                               "ffn_config": {}}),
     "qwen2_moe-57b-sparse-step-3": ("qwen2-57b-a14b", {"decoder_sparse_step": 3,
                                                        "mlp_only_layers": [1]}),
 }
