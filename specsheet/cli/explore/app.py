@@ -1,0 +1,276 @@
+"""The explorer: a Textual app over a Design. The form on the left sets spec fields; the tables on
+the right are count's (views.tables, rendered by render.terminal) and follow every keystroke.
+
+Only ``specsheet explore`` imports this module (Textual takes about half a second to import).
+A field that makes no model shows the SpecError's line and keeps the last good figures.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.widgets import Checkbox, Footer, Header, Input, Label, Select, Static
+
+from specsheet import api
+from specsheet.cli.explore.design import (
+    CHOICE_FIELDS,
+    DOCS,
+    DTYPES,
+    NUMBER_FIELDS,
+    SWITCH_FIELDS,
+    Design,
+    parse_number,
+    parse_tokens,
+    report,
+    save,
+)
+from specsheet.errors import SpecError
+from specsheet.model.memory import DEFAULT_DTYPE
+from specsheet.model.spec import Model
+
+LABELS = {
+    "layers": "layers L", "d_model": "d_model d", "heads": "heads h", "vocab": "vocab V",
+    "context": "context n_max", "kv_heads": "kv heads", "head_dim": "head dim",
+    "d_ff": "d_ff", "experts": "experts", "experts_per_token": "experts/token",
+    "expert_d_ff": "expert d_ff", "shared_d_ff": "shared d_ff",
+    "sliding_window": "sliding window", "mlp": "MLP", "norm": "norm", "positions": "positions",
+    "qk_norm": "q/k norm", "tied_embeddings": "tied output head", "qkv_bias": "q, k, v bias",
+    "o_bias": "output bias", "mlp_bias": "MLP bias",
+}
+
+
+class ExploreApp(App[None]):
+    """``specsheet explore``: design a model and watch its figures."""
+
+    TITLE = "specsheet explore"
+    CSS = """
+    #form { width: 44; border-right: solid $primary; padding: 0 1; }
+    #form Horizontal { height: auto; }
+    #form .label { width: 16; padding: 0 1 0 0; }
+    #form Input, #form Select { width: 1fr; }
+    #form .heading { margin: 1 0 0 0; text-style: bold; }
+    #form Checkbox { margin: 0; }
+    #figures { padding: 0 1; }
+    #status { height: auto; margin: 0 0 1 0; }
+    #status.error { color: $error; text-style: bold; }
+    """
+    BINDINGS = [
+        Binding("ctrl+s", "save", "Save preset"),
+        Binding("ctrl+r", "reset", "Reset"),
+        Binding("ctrl+q", "quit", "Quit"),
+    ]
+
+    def __init__(self, start: Model, tokens: int | None = None, dtype: str | None = None,
+                 kv_dtype: str = DEFAULT_DTYPE, output: str | None = None) -> None:
+        super().__init__()
+        self.design = Design(start)
+        self.tokens = tokens  # None: the model's context
+        self.dtype = dtype or DEFAULT_DTYPE
+        self.kv_dtype = kv_dtype
+        self.output = output or ""
+        self.bad: dict[str, str] = {}  # fields whose text is not a value, and why
+        self.error = ""  # why the design shows the last good figures, if it does
+        self.note = ""  # what the last key did (a file saved)
+        self.saved = ""  # the file last saved
+        self.shown: tuple[api.Report, int] | None = None  # the report drawn, at that width
+        self.model = start
+        self.report: api.Report = report(start, tokens, self.dtype, kv_dtype)
+
+    # ---- layout ------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal():
+            with VerticalScroll(id="form"):
+                presets = api.presets()
+                start = self.design.start.name
+                yield self._row("preset", Select([(p, p) for p in presets], id="preset",
+                                                 prompt="pick a preset", compact=True,
+                                                 value=start if start in presets else Select.NULL))
+                yield self._row("name", Input(id="name", compact=True))
+                yield self._row("save to", Input(self.output, id="output", compact=True))
+                yield Label("The five numbers, then the details", classes="heading")
+                spec, given = self.design.start.spec, self.design.fields
+                for name in NUMBER_FIELDS:  # given values as text, derived ones as placeholders
+                    yield self._row(LABELS[name], Input(
+                        str(given[name]) if name in given else "", str(getattr(spec, name)),
+                        id=name, compact=True, tooltip=DOCS[name].help))
+                for name in CHOICE_FIELDS:
+                    yield self._row(LABELS[name], Select(
+                        [(c, c) for c in DOCS[name].choices], id=name, allow_blank=False,
+                        value=getattr(spec, name), compact=True, tooltip=DOCS[name].help))
+                for name in SWITCH_FIELDS:
+                    yield Checkbox(LABELS[name], getattr(spec, name), id=name, compact=True,
+                                   tooltip=DOCS[name].help)
+                yield Static("", id="extra")
+                yield Label("A request", classes="heading")
+                tokens = "" if self.tokens is None else str(self.tokens)
+                yield self._row("tokens T", Input(tokens, "the context", id="tokens",
+                                                  compact=True))
+                yield self._row("weights dtype", Select([(d, d) for d in DTYPES], id="dtype",
+                                                        value=self.dtype, allow_blank=False,
+                                                        compact=True))
+                yield self._row("KV dtype", Select([(d, d) for d in DTYPES], id="kv_dtype",
+                                                   value=self.kv_dtype, allow_blank=False,
+                                                   compact=True))
+            with VerticalScroll(id="figures"):
+                yield Static("", id="status", markup=False)
+                yield Static("", id="tables", markup=False)
+        yield Footer()
+
+    @staticmethod
+    def _row(label: str, widget: Any) -> Horizontal:
+        return Horizontal(Label(label, classes="label"), widget)
+
+    def on_mount(self) -> None:
+        self._refresh_derived()
+        self._show()
+
+    def on_resize(self) -> None:
+        self._show()
+
+    # ---- the form ----------------------------------------------------------------------------
+
+    def _fill_form(self) -> None:
+        """Show the design's fields: given values in the inputs, derived ones as placeholders;
+        choices and switches as the model has them. Nothing here changes the design."""
+        spec, given = self.model.spec, self.design.fields
+        with self.prevent(Input.Changed, Select.Changed, Checkbox.Changed):
+            for name in NUMBER_FIELDS:
+                field = self.query_one(f"#{name}", Input)
+                field.value = str(given[name]) if name in given else ""
+                field.placeholder = str(getattr(spec, name))
+            for name in CHOICE_FIELDS:
+                self.query_one(f"#{name}", Select).value = getattr(spec, name)
+            for name in SWITCH_FIELDS:
+                self.query_one(f"#{name}", Checkbox).value = getattr(spec, name)
+            self.query_one("#name", Input).value = self.design.name
+        self._refresh_derived()
+
+    def _refresh_derived(self) -> None:
+        """What follows from the last good model: placeholders of derived numbers, the automatic
+        name and file, the fields the form has no input for."""
+        spec = self.model.spec
+        for name in NUMBER_FIELDS:
+            self.query_one(f"#{name}", Input).placeholder = str(getattr(spec, name))
+        self.query_one("#name", Input).placeholder = self.design.auto_name
+        self.query_one("#output", Input).placeholder = f"{self.model.name}.yaml"
+        extra = self.design.extra_fields()
+        self.query_one("#extra", Static).update(
+            "kept: " + ", ".join(f"{k}={v}" for k, v in extra.items()) if extra else "")
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        name = event.input.id or ""
+        if name == "output":
+            self.output = event.value
+            return
+        changed = True
+        try:
+            if name == "name":
+                self.design.name = event.value.strip()
+            elif name == "tokens":
+                changed = self.tokens != (tokens := parse_tokens(event.value))
+                self.tokens = tokens
+            elif name in NUMBER_FIELDS:
+                changed = self.design.set(name, parse_number(name, event.value))
+        except SpecError as e:
+            self.bad[name] = str(e)
+            self._recompute()
+            return
+        if self.bad.pop(name, None) is not None or changed or self.error:
+            self._recompute()
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        name, value = event.select.id or "", event.value
+        if value is Select.NULL:
+            return
+        if name == "preset":
+            if value != self.design.start.name or self.design.edited:
+                self._restart(api.load(str(value)))
+            return
+        if name == "dtype" and value != self.dtype:
+            self.dtype = str(value)
+        elif name == "kv_dtype" and value != self.kv_dtype:
+            self.kv_dtype = str(value)
+        elif not (name in CHOICE_FIELDS and value != getattr(self.model.spec, name)
+                  and self.design.set(name, value)):
+            return  # a choice shows the model's value: showing it again gives nothing
+        self._recompute()
+
+    def on_checkbox_changed(self, event: Checkbox.Changed) -> None:
+        name = event.checkbox.id or ""
+        if (name in SWITCH_FIELDS and event.value != getattr(self.model.spec, name)
+                and self.design.set(name, event.value)):
+            self._recompute()
+
+    # ---- figures -----------------------------------------------------------------------------
+
+    def _recompute(self) -> None:
+        """Build the design's model and report; keep the last good ones while a field is not
+        a number or the design makes no model, and say why."""
+        self.note = ""
+        if self.bad:
+            self.error = next(iter(self.bad.values()))
+            self._show()
+            return
+        try:
+            model = self.design.model()
+            figures = report(model, self.tokens, self.dtype, self.kv_dtype)
+        except SpecError as e:
+            self.error = str(e)
+            self._show()
+            return
+        self.model, self.report, self.error = model, figures, ""
+        self._refresh_derived()
+        self._show()
+
+    def _show(self) -> None:
+        """The status line and count's two tables of the last good report."""
+        from specsheet.render.terminal import render_views
+        from specsheet.views.tables import count_views
+
+        status = self.query_one("#status", Static)
+        if self.error:
+            status.update(f"{self.error} (the figures are the last good design's)")
+            status.add_class("error")
+        else:
+            status.update(self.note or f"{self.model.name}: {self.model.origin}")
+            status.remove_class("error")
+        pane = self.query_one("#figures", VerticalScroll)
+        width = max(pane.content_region.width or pane.size.width, 60)
+        if self.shown != (self.report, width):  # a key that changes no figure draws nothing
+            self.shown = (self.report, width)
+            self.query_one("#tables", Static).update(
+                render_views(count_views(self.report), width))
+
+    # ---- keys --------------------------------------------------------------------------------
+
+    def _restart(self, start: Model) -> None:
+        self.design.restart(start)
+        self.bad = {}
+        self._recompute()
+        self._fill_form()
+
+    def action_reset(self) -> None:
+        """Back to where the design started."""
+        self._restart(self.design.start)
+
+    def action_save(self) -> None:
+        """Write the design as a preset YAML file; not while a field makes no model."""
+        status = self.query_one("#status", Static)
+        if self.error:
+            status.update(f"not saved: {self.error}")
+            return
+        path = self.output.strip() or f"{self.model.name}.yaml"
+        try:
+            save(self.model, path)
+        except SpecError as e:
+            status.update(f"not saved: {e}")
+            status.add_class("error")
+            return
+        self.saved = path
+        self.note = f"wrote {path}; 'specsheet count {path}' reads it"
+        self._show()
