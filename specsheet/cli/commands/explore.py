@@ -39,6 +39,7 @@ from specsheet.sources import DEFAULT_TIMEOUT
 
 SETTINGS: dict[str, Any] = {}
 INSTALL = "pip install 'specsheet[explore]'"
+MISSING = f"explore needs Textual, an optional extra: {INSTALL}"
 START = "gpt2-small"  # the lessons' worked example
 
 
@@ -78,12 +79,10 @@ def explore(
     as a preset YAML file, ctrl+r goes back to the start, ctrl+q quits.
     Example: 'specsheet explore llama3-8b --tokens 8192'.
     """
-    try:
-        from specsheet.cli.explore.app import ExploreApp
-    except ModuleNotFoundError as e:
-        if (e.name or "").split(".")[0] != "textual":
-            raise
-        raise SpecError(f"explore needs Textual, an optional extra: {INSTALL}") from None
+    import importlib.util
+
+    if importlib.util.find_spec("textual") is None:
+        raise SpecError(MISSING)
     given = overrides(settings, locals())
     ref = model
     if model is None and not set(REQUIRED_FIELDS) <= set(given):
@@ -93,6 +92,12 @@ def explore(
     if not (_is_terminal(0) and _is_terminal(1)):
         raise SpecError("explore is interactive: run it in a terminal ('specsheet count' "
                         "writes the figures to a pipe or a file)")
+    try:
+        from specsheet.cli.explore.app import ExploreApp  # Textual: about 0.4 s of imports
+    except ModuleNotFoundError as e:  # Textual there, but not whole
+        if (e.name or "specsheet").startswith("specsheet"):
+            raise
+        raise SpecError(f"{MISSING} (No module named {e.name!r})") from None
     ExploreApp(start.model, tokens, dtype, kv_dtype, output).run()
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import Grid, Horizontal, VerticalScroll
 from textual.widgets import Checkbox, Footer, Header, Input, Label, Select, Static
 
 from specsheet import api
@@ -48,12 +48,10 @@ class ExploreApp(App[None]):
     TITLE = "specsheet explore"
     CSS = """
     #form { width: 44; border-right: solid $primary; padding: 0 1; }
-    #form Horizontal { height: auto; }
-    #form .label { width: 16; padding: 0 1 0 0; }
-    #form Input, #form Select { width: 1fr; }
-    #form .heading { margin: 1 0 0 0; text-style: bold; }
-    #form Checkbox { margin: 0; }
-    #figures { padding: 0 1; }
+    #fields { grid-size: 2; grid-columns: 16 1fr; grid-rows: 1; height: auto; }
+    #fields .wide { column-span: 2; }
+    #fields .heading { text-style: bold; }
+    #figures { padding: 0 1; scrollbar-gutter: stable; }
     #status { height: auto; margin: 0 0 1 0; }
     #status.error { color: $error; text-style: bold; }
     """
@@ -84,36 +82,36 @@ class ExploreApp(App[None]):
     def compose(self) -> ComposeResult:
         yield Header()
         with Horizontal():
-            with VerticalScroll(id="form"):
+            with VerticalScroll(id="form"), Grid(id="fields"):
                 presets = api.presets()
                 start = self.design.start.name
-                yield self._row("preset", Select([(p, p) for p in presets], id="preset",
+                yield from self._row("preset", Select([(p, p) for p in presets], id="preset",
                                                  prompt="pick a preset", compact=True,
                                                  value=start if start in presets else Select.NULL))
-                yield self._row("name", Input(id="name", compact=True))
-                yield self._row("save to", Input(self.output, id="output", compact=True))
-                yield Label("The five numbers, then the details", classes="heading")
+                yield from self._row("name", Input(id="name", compact=True))
+                yield from self._row("save to", Input(self.output, id="output", compact=True))
+                yield Label("The five numbers, then the details", classes="wide heading")
                 spec, given = self.design.start.spec, self.design.fields
                 for name in NUMBER_FIELDS:  # given values as text, derived ones as placeholders
-                    yield self._row(LABELS[name], Input(
+                    yield from self._row(LABELS[name], Input(
                         str(given[name]) if name in given else "", str(getattr(spec, name)),
                         id=name, compact=True, tooltip=DOCS[name].help))
                 for name in CHOICE_FIELDS:
-                    yield self._row(LABELS[name], Select(
+                    yield from self._row(LABELS[name], Select(
                         [(c, c) for c in DOCS[name].choices], id=name, allow_blank=False,
                         value=getattr(spec, name), compact=True, tooltip=DOCS[name].help))
                 for name in SWITCH_FIELDS:
                     yield Checkbox(LABELS[name], getattr(spec, name), id=name, compact=True,
-                                   tooltip=DOCS[name].help)
-                yield Static("", id="extra")
-                yield Label("A request", classes="heading")
+                                   tooltip=DOCS[name].help, classes="wide")
+                yield Static("", id="extra", classes="wide", markup=False)
+                yield Label("A request", classes="wide heading")
                 tokens = "" if self.tokens is None else str(self.tokens)
-                yield self._row("tokens T", Input(tokens, "the context", id="tokens",
+                yield from self._row("tokens T", Input(tokens, "the context", id="tokens",
                                                   compact=True))
-                yield self._row("weights dtype", Select([(d, d) for d in DTYPES], id="dtype",
+                yield from self._row("weights dtype", Select([(d, d) for d in DTYPES], id="dtype",
                                                         value=self.dtype, allow_blank=False,
                                                         compact=True))
-                yield self._row("KV dtype", Select([(d, d) for d in DTYPES], id="kv_dtype",
+                yield from self._row("KV dtype", Select([(d, d) for d in DTYPES], id="kv_dtype",
                                                    value=self.kv_dtype, allow_blank=False,
                                                    compact=True))
             with VerticalScroll(id="figures"):
@@ -122,8 +120,8 @@ class ExploreApp(App[None]):
         yield Footer()
 
     @staticmethod
-    def _row(label: str, widget: Any) -> Horizontal:
-        return Horizontal(Label(label, classes="label"), widget)
+    def _row(label: str, widget: Any) -> tuple[Label, Any]:
+        return Label(label), widget
 
     def on_mount(self) -> None:
         self._refresh_derived()
@@ -240,7 +238,7 @@ class ExploreApp(App[None]):
             status.update(self.note or f"{self.model.name}: {self.model.origin}")
             status.remove_class("error")
         pane = self.query_one("#figures", VerticalScroll)
-        width = max(pane.content_region.width or pane.size.width, 60)
+        width = max(pane.scrollable_content_region.width, 60)
         if self.shown != (self.report, width):  # a key that changes no figure draws nothing
             self.shown = (self.report, width)
             self.query_one("#tables", Static).update(
