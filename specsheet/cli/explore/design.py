@@ -102,9 +102,9 @@ class Design:
         name = self.name or self.auto_name
         if not self.edited:
             return self.start._replace(name=name)
-        edited = f"{self.start.name}, {EDITED}"
-        return api.load(None, **self.fields)._replace(name=name, origin=edited,
-                                                      description=edited)
+        return api.load(None, **self.fields)._replace(
+            name=name, origin=f"{self.start.origin}, edited",
+            description=f"{self.start.name}, {EDITED}")
 
     def extra_fields(self) -> dict[str, Any]:
         """The given fields the form has no input for (kept from the start as they are)."""
