@@ -14,17 +14,27 @@ from typing import Any
 
 import pytest
 import textual  # noqa: F401 - the test extra installs it; a missing Textual fails here
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import specsheet
 from specsheet.cli.app import app as cli
 from specsheet.cli.explore.app import ExploreApp
-from specsheet.cli.explore.design import Design, parse_number, save
+from specsheet.cli.explore.design import (
+    NUMBER_FIELDS,
+    Design,
+    parse_number,
+    parse_tokens,
+    report,
+    save,
+)
 from specsheet.errors import SpecError
 from specsheet.units import exact
 
 GPT2_SMALL = 124_439_808  # the published total of the released checkpoint
 GPT2_SMALL_24 = 209_494_272  # 12 more blocks of 7,087,872 (count's "One layer")
+GPT2 = specsheet.load("gpt2-small")
 
 
 def pilot(app: ExploreApp, steps: Callable[[Any], Awaitable[None]]) -> None:
@@ -130,10 +140,24 @@ def test_turning_experts_off_drops_the_fields_that_need_them() -> None:
     ("d_ff", "1.5", "d_ff: expected a positive integer, got '1.5'"),
     ("experts", "-1", "experts: expected an integer of 0 or more, got '-1'"),
     ("vocab", "５", "vocab: expected a positive integer, got '５'"),
+    ("layers", "9" * 5000, "layers: an integer of more than 100 digits is beyond any model"),
 ])
 def test_what_a_field_refuses(name: str, text: str, message: str) -> None:
     with pytest.raises(SpecError, match=message):
         parse_number(name, text)
+
+
+@settings(max_examples=max(settings.default.max_examples // 5, 10))  # a fifth: 40 by default
+@given(name=st.sampled_from(NUMBER_FIELDS), text=st.text(max_size=12) | st.integers(
+    min_value=0, max_value=10**30).map(str), tokens=st.text(max_size=6))
+def test_whatever_is_typed_the_design_gives_figures_or_a_spec_error(name: str, text: str,
+                                                                    tokens: str) -> None:
+    design = Design(GPT2)
+    try:
+        design.set(name, parse_number(name, text))
+        report(design.model(), parse_tokens(tokens))
+    except SpecError as e:
+        assert str(e) and "\n" not in str(e)
 
 
 def test_a_field_reads_separators_and_empty_means_derived() -> None:

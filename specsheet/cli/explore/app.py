@@ -187,7 +187,11 @@ class ExploreApp(App[None]):
             return
         if name == "preset":
             if value != self.design.start.name or self.design.edited:
-                self._restart(api.load(str(value)))
+                try:
+                    self._restart(api.load(str(value)))
+                except SpecError as e:  # a preset is always a model; say so if one is not
+                    self.error = str(e)
+                    self._show()
             return
         if name == "dtype" and value != self.dtype:
             self.dtype = str(value)
@@ -238,7 +242,7 @@ class ExploreApp(App[None]):
             status.update(self.note or f"{self.model.name}: {self.model.origin}")
             status.remove_class("error")
         pane = self.query_one("#figures", VerticalScroll)
-        width = max(pane.scrollable_content_region.width, 60)
+        width = max(pane.scrollable_content_region.width, 20)  # narrow: count's stacked tables
         if self.shown != (self.report, width):  # a key that changes no figure draws nothing
             self.shown = (self.report, width)
             self.query_one("#tables", Static).update(

@@ -13,7 +13,7 @@ from typing import Any
 from specsheet import api
 from specsheet.errors import SpecError
 from specsheet.model.memory import DEFAULT_DTYPE, DTYPE_BITS
-from specsheet.model.spec import FIELD_DOCS, REQUIRED_FIELDS, FieldDoc, Model
+from specsheet.model.spec import FIELD_DOCS, MAX_DIGITS, REQUIRED_FIELDS, FieldDoc, Model
 from specsheet.sources.convert import minimal_fields
 from specsheet.sources.fields import merge
 
@@ -40,10 +40,8 @@ def parse_number(name: str, text: str) -> int | None:
             raise SpecError(f"{name}: required; one of the five numbers "
                             f"{', '.join(REQUIRED_FIELDS)}")
         return None
-    if not (cleaned.isascii() and cleaned.isdigit()):
-        expected = "a positive integer" if DOCS[name].type == "int" else "an integer of 0 or more"
-        raise SpecError(f"{name}: expected {expected}, got {text.strip()!r}")
-    return int(cleaned)
+    expected = "a positive integer" if DOCS[name].type == "int" else "an integer of 0 or more"
+    return _integer(name, text, cleaned, expected)
 
 
 def parse_tokens(text: str) -> int | None:
@@ -51,8 +49,21 @@ def parse_tokens(text: str) -> int | None:
     cleaned = text.strip().replace(",", "").replace("_", "")
     if not cleaned:
         return None
-    if not (cleaned.isascii() and cleaned.isdigit()) or int(cleaned) == 0:
-        raise SpecError(f"tokens: expected a positive integer, got {text.strip()!r}")
+    tokens = _integer("tokens", text, cleaned, "a positive integer")
+    if not tokens:
+        raise SpecError("tokens: expected a positive integer, got 0")
+    return tokens
+
+
+def _integer(name: str, text: str, cleaned: str, expected: str) -> int:
+    """ASCII digits only (str.isdigit also takes other scripts' digits), and few enough of them
+    to be a size."""
+    if not (cleaned.isascii() and cleaned.isdigit()):
+        shown = text.strip() if len(text.strip()) <= 40 else text.strip()[:40] + "..."
+        raise SpecError(f"{name}: expected {expected}, got {shown!r}")
+    if len(cleaned.lstrip("0")) > MAX_DIGITS:
+        raise SpecError(f"{name}: an integer of more than {MAX_DIGITS} digits is beyond any "
+                        "model; expected a size")
     return int(cleaned)
 
 
@@ -64,6 +75,7 @@ class Design:
 
     def __init__(self, start: Model) -> None:
         self.start = start
+        self.start_fields: dict[str, Any] = {}
         self.fields: dict[str, Any] = {}
         self.name = ""  # "" means the automatic name (see ``auto_name``)
         self.restart(start)
@@ -71,12 +83,13 @@ class Design:
     def restart(self, start: Model) -> None:
         """Begin again from ``start`` (a preset picked, or the reset key)."""
         self.start = start
-        self.fields = minimal_fields(start.spec)
+        self.start_fields = minimal_fields(start.spec)
+        self.fields = dict(self.start_fields)
         self.name = ""
 
     @property
     def edited(self) -> bool:
-        return self.fields != minimal_fields(self.start.spec)
+        return self.fields != self.start_fields
 
     @property
     def auto_name(self) -> str:
