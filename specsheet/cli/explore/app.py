@@ -42,6 +42,15 @@ LABELS = {
 }
 
 
+class Figures(VerticalScroll):
+    """The right-hand pane: count's tables, drawn again at the pane's width when it changes."""
+
+    def on_resize(self) -> None:
+        app = self.app
+        if isinstance(app, ExploreApp):
+            app._show()
+
+
 class ExploreApp(App[None]):
     """``specsheet explore``: design a model and watch its figures."""
 
@@ -114,7 +123,7 @@ class ExploreApp(App[None]):
                 yield from self._row("KV dtype", Select([(d, d) for d in DTYPES], id="kv_dtype",
                                                    value=self.kv_dtype, allow_blank=False,
                                                    compact=True))
-            with VerticalScroll(id="figures"):
+            with Figures(id="figures"):
                 yield Static("", id="status", markup=False)
                 yield Static("", id="tables", markup=False)
         yield Footer()
@@ -125,10 +134,7 @@ class ExploreApp(App[None]):
 
     def on_mount(self) -> None:
         self._refresh_derived()
-        self._show()
-
-    def on_resize(self) -> None:
-        self._show()
+        self._show()  # the tables follow once the pane has a width (Figures.on_resize)
 
     # ---- the form ----------------------------------------------------------------------------
 
@@ -239,9 +245,9 @@ class ExploreApp(App[None]):
         else:
             status.update(self.note or f"{self.model.name}: {self.model.origin}")
             status.remove_class("error")
-        pane = self.query_one("#figures", VerticalScroll)
-        width = max(pane.scrollable_content_region.width, 20)  # narrow: count's stacked tables
-        if self.shown != (self.report, width):  # a key that changes no figure draws nothing
+        width = self.query_one("#figures", Figures).scrollable_content_region.width
+        if width and self.shown != (self.report, width):  # a key that changes no figure
+            # draws nothing; a narrow pane gets count's stacked tables
             self.shown = (self.report, width)
             self.query_one("#tables", Static).update(
                 render_views(count_views(self.report), width))
