@@ -7,8 +7,6 @@ A field that makes no model shows the SpecError's line and keeps the last good f
 
 from __future__ import annotations
 
-from typing import Any
-
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Horizontal, VerticalScroll
@@ -42,6 +40,11 @@ LABELS = {
 }
 
 
+def _choice(name: str, choices: tuple[str, ...], value: str, help: str) -> Select[str]:
+    return Select([(c, c) for c in choices], id=name, value=value, allow_blank=False,
+                  compact=True, tooltip=help)
+
+
 class Figures(VerticalScroll):
     """The right-hand pane: count's tables, drawn again at the pane's width when it changes."""
 
@@ -57,9 +60,11 @@ class ExploreApp(App[None]):
     TITLE = "specsheet explore"
     CSS = """
     #form { width: 44; border-right: solid $primary; padding: 0 1; }
-    #fields { grid-size: 2; grid-columns: 16 1fr; grid-rows: 1; height: auto; }
-    #fields .wide { column-span: 2; }
-    #fields .heading { text-style: bold; }
+    #fields, #request { grid-size: 2; grid-columns: 16 1fr; grid-rows: 1; height: auto; }
+    .wide { column-span: 2; }
+    .heading { text-style: bold; }
+    #extra { height: auto; }
+    #request { margin: 1 0 0 0; }
     #figures { padding: 0 1; scrollbar-gutter: stable; }
     #status { height: auto; margin: 0 0 1 0; }
     #status.error { color: $error; text-style: bold; }
@@ -89,48 +94,48 @@ class ExploreApp(App[None]):
     # ---- layout ------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
+        spec, given = self.design.start.spec, self.design.fields
+        presets = api.presets()
+        start = self.design.start.name if self.design.start.name in presets else Select.NULL
         yield Header()
         with Horizontal():
-            with VerticalScroll(id="form"), Grid(id="fields"):
-                presets = api.presets()
-                start = self.design.start.name
-                yield from self._row("preset", Select([(p, p) for p in presets], id="preset",
-                                                 prompt="pick a preset", compact=True,
-                                                 value=start if start in presets else Select.NULL))
-                yield from self._row("name", Input(id="name", compact=True))
-                yield from self._row("save to", Input(self.output, id="output", compact=True))
-                yield Label("The five numbers, then the details", classes="wide heading")
-                spec, given = self.design.start.spec, self.design.fields
-                for name in NUMBER_FIELDS:  # given values as text, derived ones as placeholders
-                    yield from self._row(LABELS[name], Input(
-                        str(given[name]) if name in given else "", str(getattr(spec, name)),
-                        id=name, compact=True, tooltip=DOCS[name].help))
-                for name in CHOICE_FIELDS:
-                    yield from self._row(LABELS[name], Select(
-                        [(c, c) for c in DOCS[name].choices], id=name, allow_blank=False,
-                        value=getattr(spec, name), compact=True, tooltip=DOCS[name].help))
-                for name in SWITCH_FIELDS:
-                    yield Checkbox(LABELS[name], getattr(spec, name), id=name, compact=True,
-                                   tooltip=DOCS[name].help, classes="wide")
-                yield Static("", id="extra", classes="wide", markup=False)
-                yield Label("A request", classes="wide heading")
-                tokens = "" if self.tokens is None else str(self.tokens)
-                yield from self._row("tokens T", Input(tokens, "the context", id="tokens",
-                                                  compact=True))
-                yield from self._row("weights dtype", Select([(d, d) for d in DTYPES], id="dtype",
-                                                        value=self.dtype, allow_blank=False,
-                                                        compact=True))
-                yield from self._row("KV dtype", Select([(d, d) for d in DTYPES], id="kv_dtype",
-                                                   value=self.kv_dtype, allow_blank=False,
-                                                   compact=True))
+            with VerticalScroll(id="form"):
+                with Grid(id="fields"):
+                    yield Label("preset")
+                    yield Select([(p, p) for p in presets], id="preset", prompt="pick a preset",
+                                 value=start, compact=True)
+                    yield Label("name")
+                    yield Input(id="name", compact=True)
+                    yield Label("save to")
+                    yield Input(self.output, id="output", compact=True)
+                    yield Label("The five numbers, then the details", classes="wide heading")
+                    for name in NUMBER_FIELDS:  # given values as text, derived: placeholders
+                        yield Label(LABELS[name])
+                        yield Input(str(given[name]) if name in given else "",
+                                    str(getattr(spec, name)), id=name, compact=True,
+                                    tooltip=DOCS[name].help)
+                    for name in CHOICE_FIELDS:
+                        yield Label(LABELS[name])
+                        yield _choice(name, DOCS[name].choices, getattr(spec, name),
+                                      DOCS[name].help)
+                    for name in SWITCH_FIELDS:
+                        yield Checkbox(LABELS[name], getattr(spec, name), id=name, compact=True,
+                                       tooltip=DOCS[name].help, classes="wide")
+                yield Static("", id="extra", markup=False)
+                with Grid(id="request"):
+                    yield Label("A request", classes="wide heading")
+                    yield Label("tokens T")
+                    yield Input("" if self.tokens is None else str(self.tokens), "the context",
+                                id="tokens", compact=True)
+                    yield Label("weights dtype")
+                    yield _choice("dtype", DTYPES, self.dtype, "the weights' element type")
+                    yield Label("KV dtype")
+                    yield _choice("kv_dtype", DTYPES, self.kv_dtype,
+                                  "the KV cache's element type")
             with Figures(id="figures"):
                 yield Static("", id="status", markup=False)
                 yield Static("", id="tables", markup=False)
         yield Footer()
-
-    @staticmethod
-    def _row(label: str, widget: Any) -> tuple[Label, Any]:
-        return Label(label), widget
 
     def on_mount(self) -> None:
         self._refresh_derived()
@@ -163,8 +168,9 @@ class ExploreApp(App[None]):
         self.query_one("#name", Input).placeholder = self.design.auto_name
         self.query_one("#output", Input).placeholder = f"{self.model.name}.yaml"
         extra = self.design.extra_fields()
-        self.query_one("#extra", Static).update(
-            "kept: " + ", ".join(f"{k}={v}" for k, v in extra.items()) if extra else "")
+        kept = self.query_one("#extra", Static)
+        kept.update("kept: " + ", ".join(f"{k}={v}" for k, v in extra.items()))
+        kept.display = bool(extra)
 
     def on_input_changed(self, event: Input.Changed) -> None:
         name = event.input.id or ""
