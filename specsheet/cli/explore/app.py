@@ -252,9 +252,9 @@ class ExploreApp(App[None]):
             status.update(self.note or f"{self.model.name}: {self.model.origin}")
             status.remove_class("error")
         width = self.query_one("#figures", Figures).scrollable_content_region.width
-        if width and self.shown != (self.report, width):  # a key that changes no figure
-            # draws nothing; a narrow pane gets count's stacked tables
-            self.shown = (self.report, width)
+        drawn = self.shown is not None and self.shown[0] is self.report and self.shown[1] == width
+        if width and not drawn:  # a key that changes no figure draws nothing again; a narrow
+            self.shown = (self.report, width)  # pane gets count's stacked tables
             self.query_one("#tables", Static).update(
                 render_views(count_views(self.report), width))
 
