@@ -46,10 +46,36 @@ def load(path: Path | dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     data = path if isinstance(path, dict) else json.loads(path.read_text())
     if isinstance(data.get("text_config"), dict):
         data = data["text_config"]
-    return CONFIG_MAPPING[data["model_type"]].from_dict(data), data
+    # Kimi K2 (model_type kimi_k2) names transformers' DeepseekV3Config in its auto_map
+    model_type = {"kimi_k2": "deepseek_v3"}.get(data["model_type"], data["model_type"])
+    return CONFIG_MAPPING[model_type].from_dict(data), data
+
+
+def dbrx_experts_forward(self: Any, hidden_states: torch.Tensor, top_k_index: torch.Tensor,
+                         top_k_weights: torch.Tensor) -> torch.Tensor:
+    """DbrxExperts.forward by gathered batched matmuls: the same matrices, but without the
+    data-dependent torch.nonzero that the meta device cannot run. Each token multiplies by
+    the w1, v1 and w2 of its k chosen experts, as transformers' batched_mm path does for the
+    other MoE families."""
+    batch = hidden_states.shape[0]
+    x = hidden_states.reshape(-1, self.hidden_size)
+    k = top_k_index.shape[-1]
+    chosen = top_k_index.reshape(-1)
+    shape = (self.num_experts, self.ffn_hidden_size, self.hidden_size)
+    w1, v1, w2 = (m.view(shape)[chosen] for m in (self.mlp.w1, self.mlp.v1, self.mlp.w2))
+    xk = x.repeat_interleave(k, dim=0).unsqueeze(-1)  # (tokens x k, d, 1)
+    gate = self.mlp.activation_fn(torch.bmm(w1, xk).squeeze(-1))
+    up = torch.bmm(v1, xk).squeeze(-1)
+    out = torch.bmm((gate * up).unsqueeze(1), w2).squeeze(1)  # (tokens x k, d)
+    out = out * top_k_weights.reshape(-1, 1)
+    return out.view(-1, k, self.hidden_size).sum(dim=1).view(batch, -1, self.hidden_size)
 
 
 def build(config: Any) -> torch.nn.Module:
+    if config.model_type == "dbrx":
+        from transformers.models.dbrx import modeling_dbrx
+
+        modeling_dbrx.DbrxExperts.forward = dbrx_experts_forward  # type: ignore[method-assign]
     with torch.device("meta"):
         try:
             return AutoModelForCausalLM.from_config(config, experts_implementation="batched_mm")
@@ -70,9 +96,11 @@ def component(model: torch.nn.Module, name: str) -> str:
         return "position_embedding"
     if re.search(r"project_(in|out)\.", name):
         return "embedding_projections"
-    if re.search(r"\.(mlp|block_sparse_moe|feed_forward|fc1|fc2)\.", name):
-        if re.search(r"\.(mlp|block_sparse_moe|feed_forward)\.(gate|router)\.(weight|bias)$",
-                     name):
+    if re.search(r"\.(mlp|block_sparse_moe|feed_forward|ffn|fc1|fc2)\.", name):
+        # routers: a gate or router Linear (DBRX's router.layer), and ERNIE 4.5's
+        # e_score_correction_bias, a parameter of one value per expert beside the gate
+        if re.search(r"\.(mlp|block_sparse_moe|feed_forward|ffn)\.(gate|router)\."
+                     r"((layer\.)?(weight|bias)|moe_statics\.e_score_correction_bias)$", name):
             return "mlp.router"
         if ".experts." in name:
             return "mlp.routed_experts"
@@ -121,6 +149,8 @@ def golden(path: Path | dict[str, Any]) -> dict[str, Any]:
     experts = getattr(config, "num_local_experts", None) or getattr(config, "num_experts", None) \
         or getattr(config, "n_routed_experts", None)
     k = getattr(config, "num_experts_per_tok", None)
+    if config.model_type == "dbrx":  # its MoE keys are under ffn_config
+        experts, k = config.ffn_config.moe_num_experts, config.ffn_config.moe_top_k
     for name, module in model.named_modules():
         if name.endswith(".experts"):
             n = sum(p.numel() for p in module.parameters())
@@ -199,8 +229,11 @@ DEFAULT_FAMILIES = (
     "gpt2", "gpt_neox", "gptj", "opt", "bloom", "falcon", "llama", "mistral", "mixtral", "qwen2",
     "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2", "gemma3_text", "phi3", "starcoder2",
     "olmo", "olmo2", "deepseek_v3", "phi", "gpt_oss", "cohere", "cohere2", "smollm3", "granite",
-    "glm4_moe", "llama4_text", "exaone4",
+    "glm4_moe", "llama4_text", "exaone4", "glm4", "olmo3", "seed_oss", "ernie4_5", "ernie4_5_moe",
+    "phimoe", "granitemoe",
 )
+# hunyuan_v1_dense (head_dim defaults to None) and dbrx (its attention configuration has no
+# rope_theta) cannot be built from their configuration classes' defaults alone
 
 
 # variants of a published config (file in tests/data, the keys changed): a family's switches
@@ -220,6 +253,27 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "glm4_moe-qk-norm": ("glm-4.5-air", {"use_qk_norm": True, "attention_bias": False}),
     "llama4-interleaved": ("llama-4-scout", {"interleave_moe_layer_step": 2,
                                             "num_local_experts": 128}),
+    "glm4-no-attention-bias": ("glm-4-9b-0414", {"attention_bias": False}),
+    "olmo3-gqa-attention-bias": ("olmo-3-7b", {"num_key_value_heads": 8,
+                                               "attention_bias": True}),
+    "hunyuan-attention-bias": ("hunyuan-4b", {"attention_bias": True}),
+    "seed_oss-out-and-mlp-bias": ("seed-oss-36b", {"attention_out_bias": True,
+                                                   "mlp_bias": True}),
+    "ernie4_5-use-bias": ("ernie-4.5-0.3b", {"use_bias": True}),
+    "ernie4_5_moe-interval-end-bias": ("ernie-4.5-21b-a3b", {
+        "moe_layer_interval": 2, "moe_layer_start_index": 2, "moe_layer_end_index": 20,
+        "moe_num_shared_experts": 0, "use_bias": True}),
+    "phimoe-no-biases-no-window": ("phi-3.5-moe", {"lm_head_bias": False, "sliding_window": None,
+                                                   "attention_bias": False}),
+    "granitemoe-attention-bias": ("granite-3.1-1b-a400m", {"attention_bias": True}),
+    # DBRX's nested attn_config and ffn_config with their keys left out: their classes' defaults
+    # (one KV head; 4 experts of 3,584, one per token); rope_theta and clip_qkv given, without
+    # which transformers 5.24 cannot run DBRX's attention
+    "dbrx-nested-defaults": ("dbrx-instruct", {"attn_config": {"rope_theta": 500000.0,
+                                                               "clip_qkv": 8.0},
+                                               "ffn_config": {}}),
+    "qwen2_moe-57b-sparse-step-3": ("qwen2-57b-a14b", {"decoder_sparse_step": 3,
+                                                       "mlp_only_layers": [1]}),
 }
 
 

@@ -134,7 +134,11 @@ def test_every_family_has_a_defaults_golden() -> None:
 
     # deepseek_v2's configuration class leaves num_experts_per_tok unset: transformers cannot
     # build it without that key, and specsheet asks for it
-    assert {p.stem for p in DEFAULTS} == set(FAMILIES) - {"deepseek_v2"}
+    # hunyuan_v1_dense (head_dim defaults to None) and dbrx (its attention configuration has no
+    # rope_theta) cannot be built from their defaults alone either; kimi_k2 has no configuration
+    # class in transformers (it is read as deepseek_v3, as its auto_map says)
+    assert {p.stem for p in DEFAULTS} == set(FAMILIES) - {
+        "deepseek_v2", "hunyuan_v1_dense", "dbrx", "kimi_k2"}
 
 
 VARIANTS = sorted((TESTS / "golden" / "variants").glob("*.json"))

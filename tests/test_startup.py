@@ -38,12 +38,22 @@ def test_machine_readable_paths_import_neither_rich_nor_yaml(args: list[str],
     assert "specsheet" in modules
     assert "rich" not in modules
     assert "yaml" not in modules
+    assert "textual" not in modules
 
 
 def test_table_path_imports_rich_but_not_yaml(tmp_path: Path) -> None:
     modules = imported_modules("count", "gpt2-small", cwd=tmp_path)
     assert "rich.table" in modules
     assert "yaml" not in top_level(modules)
+    assert "textual" not in top_level(modules)
+
+
+@pytest.mark.parametrize("args", [["compare", "gpt2-small", "llama3-8b"], ["--help"],
+                                  ["explore", "--help"]])
+def test_only_explore_imports_textual(args: list[str], tmp_path: Path) -> None:
+    """Textual costs about 0.4 s of imports: the explorer's app module alone loads it, when
+    the explorer runs (its help, like every other command, does without)."""
+    assert "textual" not in top_level(imported_modules(*args, cwd=tmp_path))
 
 
 def test_a_preset_file_is_read_with_yaml(tmp_path: Path) -> None:

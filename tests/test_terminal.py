@@ -46,3 +46,33 @@ def test_check_in_a_real_terminal(width: int) -> None:
         assert figure in plain
     assert "…" not in plain
     assert "\x1b[" in screen  # a terminal gets styles
+
+
+def test_explore_in_a_real_terminal_shows_the_figures_and_quits_on_ctrl_q() -> None:
+    """The explorer's real start: the terminal's streams, Textual's driver, and the exit."""
+    import sys
+
+    if TMUX is None:
+        pytest.fail("tmux is needed for the terminal tests (apt-get install tmux)")
+    session = f"specsheet-{uuid.uuid4().hex[:8]}"
+    command = f"{sys.executable} -m specsheet explore gpt2-small; echo EXIT=$?; sleep 30"
+    subprocess.run([TMUX, "new-session", "-d", "-s", session, "-x", "132", "-y", "44", command],
+                   env=clean_env(TERM="xterm-256color"), check=True)
+
+    def screen_with(text: str) -> str:
+        screen = ""
+        for _ in range(300):
+            screen = subprocess.run([TMUX, "capture-pane", "-p", "-t", session],
+                                    capture_output=True, text=True, check=True).stdout
+            if text in screen:
+                return screen
+            time.sleep(0.1)
+        raise AssertionError(f"no {text!r} after 30 s:\n{screen}")
+
+    try:
+        screen_with("Save preset")  # the footer lists the keys
+        assert "gpt2-small: where the 124,439,808 parameters live" in screen_with("Total")
+        subprocess.run([TMUX, "send-keys", "-t", session, "C-q"], check=True)
+        assert "EXIT=0" in screen_with("EXIT=")
+    finally:
+        subprocess.run([TMUX, "kill-session", "-t", session], check=False)

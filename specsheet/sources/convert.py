@@ -37,12 +37,13 @@ def preset_mapping(model: Model) -> dict[str, Any]:
     return mapping
 
 
-def to_yaml(model: Model) -> str:
-    """The preset of ``model`` as YAML: a header comment, then the fields in order."""
+def to_yaml(model: Model, by: str = "specsheet convert") -> str:
+    """The preset of ``model`` as YAML: a header comment (naming the command ``by`` that wrote
+    it), then the fields in order."""
     import yaml
 
     total = count_params(model.spec).total
-    header = f"# {model.name}: written by specsheet convert from {model.origin}\n"
+    header = f"# {model.name}: written by {by} from {model.origin}\n"
     header += f"# specsheet counts {total:,} parameters"
     header += "\n" if model.published_total is not None else (
         "; add published_total: with the publisher's count to have it checked\n")

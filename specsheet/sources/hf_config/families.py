@@ -429,6 +429,133 @@ def _exaone4(c: HFConfig) -> Fields:
     return fields
 
 
+def _glm4(c: HFConfig) -> Fields:
+    """GLM-4-0414 (glm4): four RMSNorms per block (before and after attention and the MLP);
+    attention_bias on q, k and v only; a fused gate and up projection (the gated MLP's count);
+    partial rotary changes no count."""
+    fields = _llama_like_dims(c)
+    fields.update(qkv_bias=c.flag("attention_bias"), o_bias=False, attn_bias=None,
+                  mlp_bias=False, norms_per_block=4)
+    return fields
+
+
+def _olmo3(c: HFConfig) -> Fields:
+    """OLMo 3: OLMo 2's layers (norms after attention and the MLP, q/k norms over all heads);
+    three sliding-window layers to each full one (layer_types when given)."""
+    fields = _olmo2(c)
+    fields["mlp_bias"] = False
+    _layer_types_or(c, fields, c.optional_integer("sliding_window"),
+                    lambda i: bool((i + 1) % 4))
+    return fields
+
+
+def _hunyuan_v1_dense(c: HFConfig) -> Fields:
+    """Hunyuan dense (hunyuan_v1_dense): Llama's layers with RMSNorms one head wide on queries
+    and keys; attention_bias on q, k, v and o; no MLP biases. head_dim is required: its
+    configuration class defaults it to None, and transformers cannot build the model then."""
+    fields = _llama_like(c, check_head_dim=False)
+    fields.update(qk_norm="head", mlp_bias=False, head_dim=c.integer("head_dim"))
+    return fields
+
+
+def _seed_oss(c: HFConfig) -> Fields:
+    """Seed-OSS: attention_bias on q, k and v, attention_out_bias on o, mlp_bias on the MLP."""
+    fields = _llama_like(c)
+    fields.update(qkv_bias=c.flag("attention_bias"), o_bias=c.flag("attention_out_bias"),
+                  attn_bias=None)
+    return fields
+
+
+def _ernie4_5(c: HFConfig) -> Fields:
+    """ERNIE 4.5 dense: use_bias on every projection of attention and MLP; head_dim 128 unless
+    given (a null head_dim is hidden_size // heads)."""
+    fields = _llama_like_dims(c)
+    bias = c.flag("use_bias")
+    fields.update(attn_bias=bias, mlp_bias=bias)
+    return fields
+
+
+def _ernie4_5_moe(c: HFConfig) -> Fields:
+    """ERNIE 4.5 MoE: use_bias on attention, the dense and shared MLPs and the output head;
+    MoE layers from moe_layer_start_index to moe_layer_end_index (-1: the last), every
+    moe_layer_interval-th; moe_num_experts experts of moe_intermediate_size, k = moe_k,
+    moe_num_shared_experts shared ones; the router's e_score_correction_bias is a parameter of
+    one value per expert, counted as a router bias."""
+    fields = _ernie4_5(c)
+    layers = fields["layers"]
+    start = c.integer("moe_layer_start_index", minimum=0)
+    end = c.data.get("moe_layer_end_index")
+    end = layers - 1 if end in (None, -1) else c.integer("moe_layer_end_index", minimum=0)
+    interval = c.integer("moe_layer_interval")
+    if start >= layers:
+        raise SpecError(f"{c.origin}: key 'moe_layer_start_index': {start} is past the last "
+                        f"layer ({layers - 1}): no layer would hold the experts")
+    expert_d_ff = c.integer("moe_intermediate_size")
+    fields.update(head_bias=fields["mlp_bias"],
+                  experts=c.integer(("moe_num_experts", "num_experts")),
+                  experts_per_token=c.integer(("moe_k", "num_experts_per_tok")),
+                  expert_d_ff=expert_d_ff,
+                  shared_d_ff=c.integer("moe_num_shared_experts", minimum=0) * expert_d_ff,
+                  router_bias=True,
+                  dense_layers=[i for i in range(layers)
+                                if (i + 1) % interval or not start <= i <= end])
+    return fields
+
+
+def _phimoe(c: HFConfig) -> Fields:
+    """Phi-3.5-MoE (phimoe): LayerNorms with bias; attention_bias on q, k, v and o; every
+    layer an MoE of num_local_experts experts of intermediate_size, a router without bias;
+    lm_head_bias on the output head; sliding_window windows every layer."""
+    fields = _llama_like(c)
+    fields.update(norm="layernorm", mlp_bias=False, head_bias=c.flag("lm_head_bias"),
+                  experts=c.integer(("num_local_experts", "num_experts")),
+                  experts_per_token=c.integer("num_experts_per_tok"),
+                  expert_d_ff=fields["d_ff"])
+    _sliding(fields, c.optional_integer("sliding_window"), range(fields["layers"]))
+    return fields
+
+
+def _granitemoe(c: HFConfig) -> Fields:
+    """Granite MoE (granitemoe): Granite's layers, every MLP an MoE of num_local_experts
+    experts of intermediate_size and a router without bias; its multipliers scale
+    activations, not counts."""
+    fields = _llama_like(c)
+    fields.update(mlp_bias=False, experts=c.integer(("num_local_experts", "num_experts")),
+                  experts_per_token=c.integer("num_experts_per_tok"),
+                  expert_d_ff=fields["d_ff"])
+    return fields
+
+
+def _dbrx(c: HFConfig) -> Fields:
+    """DBRX: its own keys, the attention's under attn_config and the MoE's under ffn_config;
+    LayerNorms without bias (a weight each); a fused qkv projection and an output
+    projection without biases; every layer an MoE of moe_num_experts gated experts of
+    ffn_hidden_size and a router without bias; never tied."""
+    attn = _nested(c, "attn_config")
+    ffn = _nested(c, "ffn_config")
+    width = ffn.integer("ffn_hidden_size")
+    return {"layers": c.integer("n_layers"), "d_model": c.integer("d_model"),
+            "heads": c.integer("n_heads"), "kv_heads": attn.integer("kv_n_heads"),
+            "vocab": c.integer("vocab_size"), "context": c.integer("max_seq_len"),
+            "d_ff": width, "mlp": "gated", "norm": "rmsnorm", "attn_bias": False,
+            "mlp_bias": False, "positions": "rotary", "tied_embeddings": False,
+            "experts": ffn.integer("moe_num_experts"),
+            "experts_per_token": ffn.integer("moe_top_k"), "expert_d_ff": width}
+
+
+def _nested(c: HFConfig, key: str) -> HFConfig:
+    """A nested mapping of a config (DBRX's attn_config, ffn_config) over its defaults."""
+    value = c.given.get(key)
+    if value is None:
+        value = {}
+    if not isinstance(value, dict):
+        raise SpecError(f"{c.origin}: key '{key}': expected a mapping, got "
+                        f"{type(value).__name__} {str(value)[:40]!r}")
+    nested = HFConfig(value, f"{c.origin} ({key})", c.data.get(f"{key}.defaults", {}))
+    nested.model_type = c.model_type
+    return nested
+
+
 FAMILIES: dict[str, Callable[[HFConfig], Fields]] = {
     "gpt2": _gpt2,
     "gpt_neox": _gpt_neox,
@@ -452,6 +579,8 @@ FAMILIES: dict[str, Callable[[HFConfig], Fields]] = {
     "olmo2": _olmo2,
     "deepseek_v2": lambda c: _deepseek(c, v3=False),
     "deepseek_v3": lambda c: _deepseek(c, v3=True),
+    # Kimi K2's config.json names transformers' DeepseekV3Config in its auto_map
+    "kimi_k2": lambda c: _deepseek(c, v3=True),
     "phi": _phi,
     "gpt_oss": _gpt_oss,
     "cohere": _cohere,
@@ -461,6 +590,15 @@ FAMILIES: dict[str, Callable[[HFConfig], Fields]] = {
     "glm4_moe": _glm4_moe,
     "llama4_text": _llama4_text,
     "exaone4": _exaone4,
+    "glm4": _glm4,
+    "olmo3": _olmo3,
+    "hunyuan_v1_dense": _hunyuan_v1_dense,
+    "seed_oss": _seed_oss,
+    "ernie4_5": _ernie4_5,
+    "ernie4_5_moe": _ernie4_5_moe,
+    "phimoe": _phimoe,
+    "granitemoe": _granitemoe,
+    "dbrx": _dbrx,
 }
 
 def is_hf_config(data: object) -> bool:

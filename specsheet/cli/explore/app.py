@@ -1,0 +1,288 @@
+"""The explorer: a Textual app over a Design. The form on the left sets spec fields; the tables on
+the right are count's (views.tables, rendered by render.terminal) and follow every keystroke.
+
+Only ``specsheet explore`` imports this module (Textual costs about 0.3 s of CPU to import).
+A field that makes no model shows the SpecError's line and keeps the last good figures.
+"""
+
+from __future__ import annotations
+
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Grid, Horizontal, VerticalScroll
+from textual.widgets import Checkbox, Footer, Header, Input, Label, Select, Static
+
+from specsheet import api
+from specsheet.cli.explore.design import (
+    CHOICE_FIELDS,
+    DOCS,
+    DTYPES,
+    NUMBER_FIELDS,
+    SWITCH_FIELDS,
+    Design,
+    parse_number,
+    parse_tokens,
+    report,
+    save,
+)
+from specsheet.errors import SpecError
+from specsheet.model.memory import DEFAULT_DTYPE
+from specsheet.model.spec import Model
+
+LABELS = {
+    "layers": "layers L", "d_model": "d_model d", "heads": "heads h", "vocab": "vocab V",
+    "context": "context n_max", "kv_heads": "kv heads", "head_dim": "head dim",
+    "d_ff": "d_ff", "experts": "experts", "experts_per_token": "experts/token",
+    "expert_d_ff": "expert d_ff", "shared_d_ff": "shared d_ff",
+    "sliding_window": "sliding window", "mlp": "MLP", "norm": "norm", "positions": "positions",
+    "qk_norm": "q/k norm", "tied_embeddings": "tied output head", "qkv_bias": "q, k, v bias",
+    "o_bias": "output bias", "mlp_bias": "MLP bias",
+}
+
+
+def _choice(name: str, choices: tuple[str, ...], value: str, help: str) -> Select[str]:
+    return Select([(c, c) for c in choices], id=name, value=value, allow_blank=False,
+                  compact=True, tooltip=help)
+
+
+class Figures(VerticalScroll):
+    """The right-hand pane: count's tables, drawn again at the pane's width when it changes."""
+
+    def on_resize(self) -> None:
+        app = self.app
+        if isinstance(app, ExploreApp):
+            app._show()
+
+
+class ExploreApp(App[None]):
+    """``specsheet explore``: design a model and watch its figures."""
+
+    TITLE = "specsheet explore"
+    CSS = """
+    #form { width: 44; border-right: solid $primary; padding: 0 1; }
+    #fields, #request { grid-size: 2; grid-columns: 16 1fr; grid-rows: 1; height: auto; }
+    .wide { column-span: 2; }
+    .heading { text-style: bold; }
+    #extra { height: auto; }
+    #request { margin: 1 0 0 0; }
+    #figures { padding: 0 1; scrollbar-gutter: stable; }
+    #status { height: auto; margin: 0 0 1 0; }
+    #status.error { color: $error; text-style: bold; }
+    """
+    BINDINGS = [
+        Binding("ctrl+s", "save", "Save preset"),
+        Binding("ctrl+r", "reset", "Reset"),
+        Binding("ctrl+q", "quit", "Quit"),
+    ]
+
+    def __init__(self, start: Model, tokens: int | None = None, dtype: str | None = None,
+                 kv_dtype: str = DEFAULT_DTYPE, output: str | None = None) -> None:
+        super().__init__()
+        self.design = Design(start)
+        self.tokens = tokens  # None: the model's context
+        self.dtype = dtype or DEFAULT_DTYPE
+        self.kv_dtype = kv_dtype
+        self.output = output or ""
+        self.bad: dict[str, str] = {}  # fields whose text is not a value, and why
+        self.error = ""  # why the design shows the last good figures, if it does
+        self.note = ""  # what the last key did (a file saved)
+        self.saved = ""  # the file last saved
+        self.shown: tuple[api.Report, int] | None = None  # the report drawn, at that width
+        self.model = start
+        self.report: api.Report = report(start, tokens, self.dtype, kv_dtype)
+
+    # ---- layout ------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        spec, given = self.design.start.spec, self.design.fields
+        presets = api.presets()
+        start = self.design.start.name if self.design.start.name in presets else Select.NULL
+        yield Header()
+        with Horizontal():
+            with VerticalScroll(id="form"):
+                with Grid(id="fields"):
+                    yield Label("preset")
+                    yield Select([(p, p) for p in presets], id="preset", prompt="pick a preset",
+                                 value=start, compact=True)
+                    yield Label("name")
+                    yield Input(id="name", compact=True)
+                    yield Label("save to")
+                    yield Input(self.output, id="output", compact=True)
+                    yield Label("The five numbers, then the details", classes="wide heading")
+                    for name in NUMBER_FIELDS:  # given values as text, derived: placeholders
+                        yield Label(LABELS[name])
+                        yield Input(str(given[name]) if name in given else "",
+                                    str(getattr(spec, name)), id=name, compact=True,
+                                    tooltip=DOCS[name].help)
+                    for name in CHOICE_FIELDS:
+                        yield Label(LABELS[name])
+                        yield _choice(name, DOCS[name].choices, getattr(spec, name),
+                                      DOCS[name].help)
+                    for name in SWITCH_FIELDS:
+                        yield Checkbox(LABELS[name], getattr(spec, name), id=name, compact=True,
+                                       tooltip=DOCS[name].help, classes="wide")
+                yield Static("", id="extra", markup=False)
+                with Grid(id="request"):
+                    yield Label("A request", classes="wide heading")
+                    yield Label("tokens T")
+                    yield Input("" if self.tokens is None else str(self.tokens), "the context",
+                                id="tokens", compact=True)
+                    yield Label("weights dtype")
+                    yield _choice("dtype", DTYPES, self.dtype, "the weights' element type")
+                    yield Label("KV dtype")
+                    yield _choice("kv_dtype", DTYPES, self.kv_dtype,
+                                  "the KV cache's element type")
+            with Figures(id="figures"):
+                yield Static("", id="status", markup=False)
+                yield Static("", id="tables", markup=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._refresh_derived()
+        self._show()  # the tables follow once the pane has a width (Figures.on_resize)
+
+    # ---- the form ----------------------------------------------------------------------------
+
+    def _fill_form(self) -> None:
+        """Show the design's fields: given values in the inputs, derived ones as placeholders;
+        choices and switches as the model has them. Nothing here changes the design."""
+        spec, given = self.model.spec, self.design.fields
+        with self.prevent(Input.Changed, Select.Changed, Checkbox.Changed):
+            for name in NUMBER_FIELDS:
+                field = self.query_one(f"#{name}", Input)
+                field.value = str(given[name]) if name in given else ""
+                field.placeholder = str(getattr(spec, name))
+            for name in CHOICE_FIELDS:
+                self.query_one(f"#{name}", Select).value = getattr(spec, name)
+            for name in SWITCH_FIELDS:
+                self.query_one(f"#{name}", Checkbox).value = getattr(spec, name)
+            self.query_one("#name", Input).value = self.design.name
+        self._refresh_derived()
+
+    def _refresh_derived(self) -> None:
+        """What follows from the last good model: placeholders of derived numbers, the automatic
+        name and file, the fields the form has no input for."""
+        spec = self.model.spec
+        for name in NUMBER_FIELDS:
+            self.query_one(f"#{name}", Input).placeholder = str(getattr(spec, name))
+        self.query_one("#name", Input).placeholder = self.design.auto_name
+        self.query_one("#output", Input).placeholder = f"{self.model.name}.yaml"
+        extra = self.design.extra_fields()
+        kept = self.query_one("#extra", Static)
+        kept.update("kept: " + ", ".join(f"{k}={v}" for k, v in extra.items()))
+        kept.display = bool(extra)
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        name = event.input.id or ""
+        if name == "output":
+            self.output = event.value
+            return
+        changed = True
+        try:
+            if name == "name":
+                self.design.name = event.value.strip()
+            elif name == "tokens":
+                changed = self.tokens != (tokens := parse_tokens(event.value))
+                self.tokens = tokens
+            elif name in NUMBER_FIELDS:
+                changed = self.design.set(name, parse_number(name, event.value))
+        except SpecError as e:
+            self.bad[name] = str(e)
+            self._recompute()
+            return
+        if self.bad.pop(name, None) is not None or changed or self.error:
+            self._recompute()
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        name, value = event.select.id or "", event.value
+        if value is Select.NULL:
+            return
+        if name == "preset":
+            if value != self.design.start.name or self.design.edited:
+                try:
+                    self._restart(api.load(str(value)))
+                except SpecError as e:  # a preset is always a model; say so if one is not
+                    self.error = str(e)
+                    self._show()
+            return
+        if name == "dtype" and value != self.dtype:
+            self.dtype = str(value)
+        elif name == "kv_dtype" and value != self.kv_dtype:
+            self.kv_dtype = str(value)
+        elif not (name in CHOICE_FIELDS and value != getattr(self.model.spec, name)
+                  and self.design.set(name, value)):
+            return  # a choice shows the model's value: showing it again gives nothing
+        self._recompute()
+
+    def on_checkbox_changed(self, event: Checkbox.Changed) -> None:
+        name = event.checkbox.id or ""
+        if (name in SWITCH_FIELDS and event.value != getattr(self.model.spec, name)
+                and self.design.set(name, event.value)):
+            self._recompute()
+
+    # ---- figures -----------------------------------------------------------------------------
+
+    def _recompute(self) -> None:
+        """Build the design's model and report; keep the last good ones while a field is not
+        a number or the design makes no model, and say why."""
+        self.note = ""
+        if self.bad:
+            self.error = next(iter(self.bad.values()))
+            self._show()
+            return
+        try:
+            self.model = self.design.model()
+            self._refresh_derived()  # the form follows the model even if the request fails
+            self.report = report(self.model, self.tokens, self.dtype, self.kv_dtype)
+            self.error = ""
+        except SpecError as e:
+            self.error = str(e)
+        self._show()
+
+    def _show(self) -> None:
+        """The status line and count's two tables of the last good report."""
+        from specsheet.render.terminal import render_views
+        from specsheet.views.tables import count_views
+
+        status = self.query_one("#status", Static)
+        if self.error:
+            status.update(f"{self.error} (the figures are the last good design's)")
+            status.add_class("error")
+        else:
+            status.update(self.note or f"{self.model.name}: {self.model.origin}")
+            status.remove_class("error")
+        width = self.query_one("#figures", Figures).scrollable_content_region.width
+        drawn = self.shown is not None and self.shown[0] is self.report and self.shown[1] == width
+        if width and not drawn:  # a key that changes no figure draws nothing again; a narrow
+            self.shown = (self.report, width)  # pane gets count's stacked tables
+            self.query_one("#tables", Static).update(
+                render_views(count_views(self.report), width))
+
+    # ---- keys --------------------------------------------------------------------------------
+
+    def _restart(self, start: Model) -> None:
+        self.design.restart(start)
+        self.bad = {}
+        self._recompute()
+        self._fill_form()
+
+    def action_reset(self) -> None:
+        """Back to where the design started."""
+        self._restart(self.design.start)
+
+    def action_save(self) -> None:
+        """Write the design as a preset YAML file; not while a field makes no model."""
+        status = self.query_one("#status", Static)
+        if self.error:
+            status.update(f"not saved: {self.error}")
+            return
+        path = self.output.strip() or f"{self.model.name}.yaml"
+        try:
+            save(self.model, path)
+        except SpecError as e:
+            status.update(f"not saved: {e}")
+            status.add_class("error")
+            return
+        self.saved = path
+        self.note = f"wrote {path}; 'specsheet count {path}' reads it"
+        self._show()

@@ -1,0 +1,211 @@
+"""``specsheet explore``: the Textual app driven through its pilot, the design beneath it, and
+the command without the extra. Textual is a hard import: the test extra installs it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import textual  # noqa: F401 - the test extra installs it; a missing Textual fails here
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+import specsheet
+from specsheet.cli.app import app as cli
+from specsheet.cli.explore.app import ExploreApp
+from specsheet.cli.explore.design import (
+    NUMBER_FIELDS,
+    Design,
+    parse_number,
+    parse_tokens,
+    report,
+    save,
+)
+from specsheet.errors import SpecError
+from specsheet.units import exact
+
+GPT2_SMALL = 124_439_808  # the published total of the released checkpoint
+GPT2_SMALL_24 = 209_494_272  # 12 more blocks of 7,087,872 (count's "One layer")
+GPT2 = specsheet.load("gpt2-small")
+
+
+def pilot(app: ExploreApp, steps: Callable[[Any], Awaitable[None]]) -> None:
+    """Run ``app`` headless and take ``steps`` with its pilot."""
+    async def run() -> None:
+        async with app.run_test(size=(120, 32)) as p:
+            await steps(p)
+
+    asyncio.run(run())
+
+
+def shown(app: ExploreApp, widget: str) -> str:
+    """The text a Static of the app shows."""
+    return str(app.query_one(f"#{widget}").render())
+
+
+def test_typing_a_value_changes_the_total_to_the_exact_figure() -> None:
+    app = ExploreApp(specsheet.load("gpt2-small"))
+    expected = specsheet.report(specsheet.load("gpt2-small", layers=24)).params.total
+    assert expected == GPT2_SMALL_24
+
+    async def steps(p: Any) -> None:
+        assert app.report.params.total == GPT2_SMALL
+        app.query_one("#layers").focus()  # focus selects the field's text: typing replaces it
+        await p.press("2", "4")
+        await p.pause()
+        assert app.report.params.total == expected
+        assert f"where the {exact(expected)} parameters live" in shown(app, "tables")
+        assert app.query_one("#d_ff").placeholder == "3072"  # derived: 4 x d
+
+        await p.press("x")  # no model: the message, and the last good figures
+        await p.pause()
+        assert app.error == "layers: expected a positive integer, got '24x'"
+        assert "layers: expected a positive integer, got '24x'" in shown(app, "status")
+        assert app.report.params.total == expected
+        assert exact(expected) in shown(app, "tables")
+
+    pilot(app, steps)
+
+
+def test_pick_gpt2_small_then_save_and_count_reads_the_same_figures(tmp_path: Path) -> None:
+    saved = tmp_path / "design.yaml"
+    app = ExploreApp(specsheet.load("gpt2-medium"), tokens=512, output=str(saved))
+
+    async def steps(p: Any) -> None:
+        assert app.report.params.total == 354_823_168
+        app.query_one("#preset").focus()
+        await p.press("enter", "down", "enter")  # the picker, sorted: gpt2-medium, gpt2-small
+        await p.pause()
+        assert app.model.name == "gpt2-small"
+        assert app.report.params.total == GPT2_SMALL
+        assert "where the 124,439,808 parameters live" in shown(app, "tables")
+        assert app.query_one("#layers").value == "12"
+        await p.press("ctrl+s")
+        await p.pause()
+        assert app.saved == str(saved)
+        assert f"wrote {saved}" in shown(app, "status")
+
+    pilot(app, steps)
+    result = CliRunner().invoke(cli, ["count", str(saved), "--tokens", "512", "--json"])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    expected = app.report.to_dict()
+    assert document["params"]["total"] == GPT2_SMALL
+    assert document["origin"] == str(saved)
+    assert {**document, "origin": ""} == {**expected, "origin": ""}
+    assert saved.read_text(encoding="utf-8").startswith(
+        "# gpt2-small: written by specsheet explore from preset gpt2-small\n")
+    assert [p.name for p in tmp_path.iterdir()] == ["design.yaml"]  # no temporary file left
+
+
+# ---- the design, without Textual ---------------------------------------------------------------
+
+def test_an_edited_design_is_renamed_and_loses_the_published_total(tmp_path: Path) -> None:
+    design = Design(specsheet.load("llama3-8b"))
+    assert not design.edited and design.model().published_total == 8_030_261_248
+    assert design.set("kv_heads", 4)
+    assert not design.set("kv_heads", 4)  # the same value again changes nothing
+    model = design.model()
+    assert model.name == "llama3-8b-edited" and model.published_total is None
+    expected = specsheet.report(specsheet.load("llama3-8b", kv_heads=4))
+    # 32 layers lose the k and v projections of 4 heads of 128
+    assert specsheet.report(model).params.total == expected.params.total \
+        == 8_030_261_248 - 32 * 2 * (8 - 4) * 128 * 4096
+    assert specsheet.report(model).kv.bytes_per_token == 131_072 // 2  # kv_heads 8 -> 4
+
+    design.set("d_ff", None)  # an empty field: derived again, 4 x d
+    assert design.model().spec.d_ff == 4 * 4096
+    design.name = "mine"
+    save(design.model(), str(tmp_path / "mine.yaml"))
+    reread = specsheet.load(str(tmp_path / "mine.yaml"))
+    assert reread.name == "mine" and reread.spec == design.model().spec
+
+
+def test_turning_experts_off_drops_the_fields_that_need_them() -> None:
+    design = Design(specsheet.load("mixtral-8x7b"))
+    design.set("experts", 0)
+    assert design.model().spec.experts == 0 and "expert_d_ff" not in design.fields
+
+
+@pytest.mark.parametrize(("name", "text", "message"), [
+    ("layers", "", "layers: required; one of the five numbers"),
+    ("d_ff", "1.5", "d_ff: expected a positive integer, got '1.5'"),
+    ("experts", "-1", "experts: expected an integer of 0 or more, got '-1'"),
+    ("vocab", "５", "vocab: expected a positive integer, got '５'"),
+    ("layers", "9" * 5000, "layers: an integer of more than 100 digits is beyond any model"),
+])
+def test_what_a_field_refuses(name: str, text: str, message: str) -> None:
+    with pytest.raises(SpecError, match=message):
+        parse_number(name, text)
+
+
+@settings(max_examples=max(settings.default.max_examples // 5, 10))  # a fifth: 40 by default
+@given(name=st.sampled_from(NUMBER_FIELDS), text=st.text(max_size=12) | st.integers(
+    min_value=0, max_value=10**30).map(str), tokens=st.text(max_size=6))
+def test_whatever_is_typed_the_design_gives_figures_or_a_spec_error(name: str, text: str,
+                                                                    tokens: str) -> None:
+    design = Design(GPT2)
+    try:
+        design.set(name, parse_number(name, text))
+        report(design.model(), parse_tokens(tokens))
+    except SpecError as e:
+        assert str(e) and "\n" not in str(e)
+
+
+def test_a_field_reads_separators_and_empty_means_derived() -> None:
+    assert parse_number("vocab", "50,257") == 50_257
+    assert parse_number("vocab", "128_256") == 128_256
+    assert parse_number("d_ff", " ") is None
+
+
+def test_saving_to_a_folder_that_does_not_exist_writes_nothing(tmp_path: Path) -> None:
+    with pytest.raises(SpecError, match="does not exist"):
+        save(specsheet.load("gpt2-small"), str(tmp_path / "no" / "such.yaml"))
+    assert list(tmp_path.iterdir()) == []
+
+
+# ---- the command -------------------------------------------------------------------------------
+
+def run_specsheet(*args: str, prelude: str = "") -> subprocess.CompletedProcess[str]:
+    code = f"{prelude}\nfrom specsheet.cli.app import main\nimport sys\n" \
+           f"sys.argv = ['specsheet', *{list(args)!r}]\nmain()\n"
+    root = str(Path(specsheet.__file__).parent.parent)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=False, stdin=subprocess.DEVNULL,
+                          env={**os.environ, "PYTHONPATH": root})
+
+
+def test_without_the_extra_one_line_with_the_install_command_and_exit_2() -> None:
+    result = run_specsheet("explore", "gpt2-small",
+                           prelude="import sys\nsys.modules['textual'] = None  # not installed")
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr == ("specsheet: error: explore needs Textual, an optional extra: "
+                             "pip install 'specsheet[explore]'\n")
+
+
+def test_without_a_terminal_it_says_so_and_exits_2() -> None:
+    result = run_specsheet("explore", "gpt2-small")
+    assert (result.returncode, result.stdout) == (2, "")
+    assert "explore is interactive: run it in a terminal" in result.stderr
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["no-such-model"], "unknown preset 'no-such-model'"),
+    (["gpt2-small", "--tokens", "2048"], "lower --tokens or raise the context with --context"),
+    (["gpt2-small", "--kv-heads", "5"], "option --kv-heads: 5 does not divide heads 12"),
+    (["--dtype", "fp12"], "option --dtype: unknown dtype 'fp12'"),
+])
+def test_bad_options_fail_before_the_app_starts(args: list[str], message: str) -> None:
+    result = CliRunner().invoke(cli, ["explore", *args])
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert message in result.stderr
