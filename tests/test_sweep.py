@@ -204,3 +204,9 @@ def test_bad_series(text: str, message: str) -> None:
     with pytest.raises(SpecError, match="^option --x: ") as error:
         parse_series(text, "tokens", "--x")
     assert message in str(error.value)
+
+
+@pytest.mark.parametrize(("text", "tokens"), [("8k", 8192), ("8192", 8192), ("4_096", 4096),
+                                              ("1.5k", 1536), ("2Ki", 2048)])
+def test_count_reads_tokens_as_sweep_does(text: str, tokens: int) -> None:
+    assert count("llama3-8b", "--tokens", text)["kv_cache"]["tokens"] == tokens

@@ -28,9 +28,27 @@ CONVENTIONS = (
 )
 
 DTYPES = ", ".join(DTYPE_BITS)
+def parse_tokens(text: str) -> int:
+    """``--tokens``: an integer, or a quantity with k or M as context lengths are named
+    (``32k`` = 32,768; units.parse_quantity, imported only then)."""
+    text = text.strip()
+    if text.isascii() and text.isdigit():
+        tokens = int(text)
+    else:
+        from specsheet.units import parse_quantity
+
+        try:
+            tokens = parse_quantity(text, "tokens", "--tokens")
+        except SpecError as e:
+            raise typer.BadParameter(str(e).removeprefix("option --tokens: ")) from None
+    if tokens < 1:
+        raise typer.BadParameter(f"expected a number of tokens above 0, got {text!r}")
+    return tokens
+
+
 TokensOpt = Annotated[int | None, typer.Option(
-    "--tokens", "-t", min=1, help="Tokens T in a request, for the KV cache and FLOPs "
-    "[default: the model's context].")]
+    "--tokens", "-t", parser=parse_tokens, metavar="T", help="Tokens T in a request, for the "
+    "KV cache and FLOPs: 8192, or 8k (k = 1,024) [default: the model's context].")]
 DtypeOpt = Annotated[str | None, typer.Option(
     "--dtype", help=f"Weight element type: {DTYPES} [default: bf16]; with --quant, the type of "
     "the tensors the format leaves unquantized [default: the format's own].",
