@@ -142,6 +142,32 @@ def spec_schema() -> dict[str, Any]:
     return obj(properties, "Every spec field, after defaults are derived (docs/models.md).")
 
 
+def sweep_schema(version: dict[str, Any]) -> dict[str, Any]:
+    """specsheet sweep --json: the axes, and at each point count's document."""
+    value = {"type": ["integer", "string", "null"]}
+    axis = obj({"name": {"type": "string", "description": "tokens, batch, dtype, quant, "
+                         "kv_dtype or a spec field"},
+                "option": {"type": "string", "description": "the option that gave it"},
+                "values": {"type": "array", "items": value, "minItems": 2,
+                           "description": "in order; quant null: a plain dtype"}})
+    gpu = obj({"name": {"type": "string"}, "label": {"type": "string"},
+               "memory_bytes": {"type": "integer", "minimum": 1}},
+              "the accelerator of --gpu, whose memory the chart draws a line at")
+    point = obj({"at": {"type": "object", "additionalProperties": value,
+                        "description": "the point's value on each axis, by axis name"},
+                 "report": {"$ref": "#/$defs/count"}})
+    return obj({
+        "schema_version": version,
+        "axes": {"type": "array", "items": axis, "minItems": 1, "maxItems": 2},
+        "batch": {"type": ["integer", "null"], "minimum": 1,
+                  "description": "requests at once (each with its KV cache); null when "
+                                 "batch is an axis"},
+        "gpu": {"oneOf": [gpu, {"type": "null"}]},
+        "points": {"type": "array", "items": point, "minItems": 2,
+                   "description": "the first axis varies fastest"},
+    }, "specsheet sweep MODEL --json")
+
+
 def build() -> dict[str, Any]:
     from specsheet.model.flops import ForwardFlops
     from specsheet.model.params import COMPONENTS, MoEParams
@@ -285,7 +311,8 @@ def build() -> dict[str, Any]:
         "oneOf": [{"$ref": f"#/$defs/{name}"} for name in ("count", "compare", "check",
                                                            "check_many", "presets",
                                                            "inspect", "hardware",
-                                                           "hardware_one", "serve")],
+                                                           "hardware_one", "serve",
+                                                           "sweep")],
         "$defs": {
             "spec": spec_schema(),
             "count": count,
@@ -324,6 +351,7 @@ def build() -> dict[str, Any]:
             "hardware_one": obj({"schema_version": version,
                                  "accelerator": {"$ref": "#/$defs/accelerator"}},
                                 "specsheet hardware NAME --json"),
+            "sweep": sweep_schema(version),
         },
     }
 

@@ -4,6 +4,8 @@ Every ```console block whose first line is ``$ specsheet ...`` is re-run (in pro
 colour, 110 columns) and its output replaced; a command that ends in ``; echo "exit $?"`` shows
 its exit code too. docs/models.md's preset-field table is regenerated from FIELD_DOCS.
 tests/test_docs.py checks that every page is current and runs the Python examples.
+The pictures in docs/images/ are written by the commands in PICTURES (--svg, 100 columns);
+tests/test_export.py checks they are current.
 
     python scripts/update_docs.py          # rewrite README.md and docs/*.md
 """
@@ -70,8 +72,43 @@ def render(text: str) -> str:
     return BLOCK.sub(lambda m: f"```console\n$ {m.group(1)}\n{run(m.group(1))}```", text)
 
 
+# picture -> the command that draws it (with --svg FILE added)
+PICTURES = {
+    "docs/images/sweep-llama3.1-8b.svg": "specsheet sweep llama3.1-8b --tokens 1k:128k:x2 "
+                                         "--gpu h100-sxm",
+    "docs/images/count-gpt2-small.svg": "specsheet count gpt2-small",
+    "docs/images/compare-llama3.svg": "specsheet compare llama3-8b llama3-70b --tokens 8192",
+}
+PICTURE_WIDTH = "100"
+
+
+def picture(command: str) -> str:
+    """The SVG that ``command --svg FILE`` writes."""
+    import tempfile
+
+    from typer.testing import CliRunner
+
+    from specsheet.cli.app import app
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "picture.svg"
+        result = CliRunner(env={"NO_COLOR": "1", "COLUMNS": PICTURE_WIDTH,
+                                "FORCE_COLOR": None}).invoke(
+            app, [*shlex.split(command)[1:], "--svg", str(path)])
+        if result.exit_code:
+            raise SystemExit(f"{command}: {result.stderr}")
+        return path.read_text(encoding="utf-8")
+
+
 def main() -> int:
     os.environ.pop("FORCE_COLOR", None)
+    for name, command in PICTURES.items():
+        path = ROOT / name
+        text = picture(command)
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            path.parent.mkdir(exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+            print(f"updated {name}")
     for page in PAGES:
         text = page.read_text(encoding="utf-8")
         new = render(text)

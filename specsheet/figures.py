@@ -110,3 +110,44 @@ def build_report(
         flops=forward_flops(spec, t),
         flops_2n=two_n_estimate(params.active - params.embeddings),
     )
+
+
+def at_tokens(report: Report, tokens: int) -> Report:
+    """``report`` for a request of ``tokens`` tokens: the same as ``build_report`` with that
+    many, computing again only what depends on the tokens (the KV cache and the FLOPs), so
+    that a sweep over the context pays for nothing else."""
+    spec, model = report.model.spec, report.model
+    if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens <= 0:
+        raise SpecError(f"tokens: expected a positive integer, got {tokens!r}")
+    if tokens > spec.context:
+        raise TokensOverContext(
+            f"tokens: {tokens:,} exceeds the context of {model.name} ({spec.context:,} tokens)")
+    return Report(report.model, report.params, report.dtype, report.weights,
+                  kv_cache(spec, tokens, report.kv.dtype), forward_flops(spec, tokens),
+                  report.flops_2n)
+
+
+class Axis(NamedTuple):
+    """One axis of a sweep: a figure's input and the values it takes, in order."""
+
+    name: str  # tokens, batch, dtype, quant, kv_dtype, or a spec field (d_model, layers, ...)
+    option: str  # how the user gave it: --tokens, --set experts_per_token, ...
+    values: tuple[int | str | None, ...]  # quant None: weights in a plain dtype
+
+
+class Point(NamedTuple):
+    """One point of a sweep: where it is on each axis, and the report there."""
+
+    at: dict[str, int | str | None]  # axis name -> value
+    report: Report
+    batch: int  # requests served at once, each of report.kv.tokens tokens
+
+    @property
+    def kv_bytes(self) -> int:
+        """The KV cache of every request in the batch."""
+        return self.batch * self.report.kv.bytes_per_request
+
+    @property
+    def memory_bytes(self) -> int:
+        """Weights and the KV cache of the batch."""
+        return self.report.weights_bytes + self.kv_bytes

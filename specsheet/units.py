@@ -7,7 +7,7 @@ exactly when it holds against floor(x), so 16.06GB and 1.5e9 lose nothing.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from specsheet.errors import SpecError
 
@@ -103,7 +103,7 @@ def signed_percent(value: float) -> str:
 
 # ---- parsing limits ---------------------------------------------------------------------------
 
-QuantityKind = Literal["count", "bytes"]
+QuantityKind = Literal["count", "bytes", "tokens"]
 
 _SI = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12, "p": 10**15}
 _BINARY = {"ki": 2**10, "mi": 2**20, "gi": 2**30, "ti": 2**40, "pi": 2**50}
@@ -113,11 +113,14 @@ _SUFFIXES: dict[QuantityKind, dict[str, int]] = {
     # bytes: B is a byte; KB, MB, GB, TB are SI; Ki, KiB ... binary
     "bytes": {"": 1, "b": 1, **_SI, **{f"{p}b": v for p, v in _SI.items()}, **_BINARY,
               **{f"{p}b": v for p, v in _BINARY.items()}},
+    # tokens: k and M as context lengths are named (4k = 4,096; 128k = 131,072), Ki and Mi too
+    "tokens": {"": 1, "k": 2**10, "m": 2**20, "ki": 2**10, "mi": 2**20},
 }
 # units a figure is printed with, allowed after the prefix: 20 GFLOP, 8.03B params
 _UNITS: dict[QuantityKind, tuple[str, ...]] = {
     "count": ("flops", "flop", "parameters", "params"),
     "bytes": ("bytes", "byte"),
+    "tokens": ("tokens", "token"),
 }
 _FORMS: dict[QuantityKind, str] = {
     "count": "an integer (1,024 and 1_024 too), 1.5e9, or a number with k, M, G (or B), T, P "
@@ -125,6 +128,8 @@ _FORMS: dict[QuantityKind, str] = {
     "bytes": "an integer (1,024 and 1_024 too), 1.5e9, or a number with KB, MB, GB, TB (SI), "
              "Ki, Mi, Gi, Ti or KiB, MiB, GiB, TiB (binary), or k, M, G, T: 16GB, 16 GB, 1GiB, "
              "16Gi",
+    "tokens": "an integer (1024 or 1_024), or a number with k or M as context lengths are "
+              "named (binary: 4k = 4,096, 128k = 131,072, 1M = 1,048,576)",
 }
 _QUANTITY = (r"(?P<number>(?:[0-9](?:[0-9]|[,_](?=[0-9]))*)?\.?[0-9]+(?:[eE][+-]?[0-9]+)?)"
              r"\s*(?P<suffix>[A-Za-z]*)")
@@ -139,7 +144,6 @@ def parse_quantity(text: str, kind: QuantityKind, option: str) -> int:
     """
     import math
     import re
-    from fractions import Fraction
 
     match = re.fullmatch(_QUANTITY, text.strip())
     multiplier = None
@@ -159,4 +163,102 @@ def parse_quantity(text: str, kind: QuantityKind, option: str) -> int:
     exponent = re.search(r"[eE]([+-]?[0-9]+)", number)
     if exponent and abs(int(exponent[1])) > 100 or len(number) > 120:
         raise SpecError(f"option {option}: {text!r} is out of range")
+    if number.isdigit():  # an integer: no need of fractions (and its import, ~5 ms)
+        return int(number) * multiplier
+    from fractions import Fraction
+
     return math.floor(Fraction(number) * multiplier)
+
+
+# ---- parsing series (the axes of a sweep) -----------------------------------------------------
+
+MAX_POINTS = 10_000  # points in a sweep, all axes together
+
+
+def parse_series(text: str, kind: QuantityKind, option: str, minimum: int = 1,
+                 limit: int = MAX_POINTS) -> list[int]:
+    """The values of an axis, in order and without repeats: a comma list (``12,24,48``), a
+    geometric range ``START:STOP:xFACTOR`` (``1k:128k:x2``; ``*FACTOR`` too) or an arithmetic
+    range ``START:STOP:+STEP`` (``+`` optional). A range starts at START and stops at the last
+    value not above STOP; a factor may be a fraction (x1.5), its values rounded down. Each number
+    is a quantity of ``kind`` (see parse_quantity); commas separate values, so write 1_024 for a
+    thousands separator. Raises SpecError naming ``option``; more than ``limit`` values is one.
+    """
+    text = text.strip()
+    if ":" not in text:
+        items = [item.strip() for item in text.split(",")]
+        if not all(items):
+            raise SpecError(f"option {option}: {text!r} has an empty value; expected values "
+                            "separated by commas (12,24,48) or a range (1k:128k:x2, 512:4096:+512)")
+        values = [_at_least(parse_quantity(item, kind, option), minimum, option, item)
+                  for item in items]
+        return _checked_count(list(dict.fromkeys(values)), text, option, limit)
+    parts = text.split(":")
+    if len(parts) != 3 or not all(p.strip() for p in parts):
+        raise SpecError(f"option {option}: {text!r} is not a range; expected START:STOP:xFACTOR "
+                        "(1k:128k:x2) or START:STOP:+STEP (512:4096:+512)")
+    start_text, stop_text, step_text = (p.strip() for p in parts)
+    start = _at_least(parse_quantity(start_text, kind, option), minimum, option, start_text)
+    stop = parse_quantity(stop_text, kind, option)
+    if stop < start:
+        raise SpecError(f"option {option}: the range {text!r} stops ({stop:,}) below where it "
+                        f"starts ({start:,}); expected START <= STOP")
+    geometric = step_text[0] in "xX*"
+    if geometric:
+        factor_text = step_text[1:].strip()
+        factor: Any  # an int, or a Fraction for x1.5 (fractions is imported only then)
+        if factor_text.isascii() and factor_text.isdigit():
+            factor = int(factor_text)
+        else:
+            from fractions import Fraction
+
+            try:
+                factor = Fraction(factor_text)
+            except (ValueError, ZeroDivisionError):
+                raise SpecError(f"option {option}: {step_text!r} is not a factor; expected x "
+                                "and a number above 1 (x2, x1.5)") from None
+        if factor <= 1:
+            raise SpecError(f"option {option}: the factor {factor_text} of {text!r} would never "
+                            "reach the stop; expected a factor above 1 (x2, x1.5)")
+        if start == 0:
+            raise SpecError(f"option {option}: a geometric range {text!r} cannot start at 0")
+        import math
+
+        count = math.floor(math.log(stop / start) / math.log(factor) + 1e-9) + 1
+        if count > limit:
+            raise SpecError(f"option {option}: {text!r} gives {count:,} points, more than "
+                            f"{limit:,}; take a larger factor or step")
+        steps: list[int] = []
+        exact = type(factor)(start)  # an int, or a Fraction: exact either way
+        while exact <= stop:
+            steps.append(int(exact))  # floor: exact is positive
+            if len(steps) > limit:
+                break
+            exact *= factor
+        return _checked_count(list(dict.fromkeys(steps)), text, option, limit)
+    negative = step_text.startswith("-")
+    step = 0 if negative else parse_quantity(step_text.removeprefix("+"), kind, option)
+    if step <= 0:
+        raise SpecError(f"option {option}: the step {step_text} of {text!r} would never reach "
+                        "the stop; expected a step above 0 (+512) or a factor (x2)")
+    count = (stop - start) // step + 1
+    if count > limit:
+        wider = -(-(stop - start) // (limit - 1))
+        raise SpecError(f"option {option}: {text!r} gives {count:,} points, more than "
+                        f"{limit:,}; take a larger step ({start_text}:{stop_text}:+{wider}) or "
+                        f"a factor ({start_text}:{stop_text}:x2)")
+    return list(range(start, stop + 1, step))
+
+
+def _at_least(value: int, minimum: int, option: str, text: str) -> int:
+    if value < minimum:
+        expected = "a positive integer" if minimum == 1 else f"at least {minimum}"
+        raise SpecError(f"option {option}: expected {expected}, got {text!r}")
+    return value
+
+
+def _checked_count(values: list[int], text: str, option: str, limit: int) -> list[int]:
+    if len(values) > limit:
+        raise SpecError(f"option {option}: {text!r} gives more than {limit:,} points; take a "
+                        "larger factor or step, or fewer values")
+    return values

@@ -28,6 +28,8 @@ def top_level(modules: set[str]) -> set[str]:
     ["count", "llama3-8b", "--format", "csv"],
     ["compare", "gpt2-small", "llama3-8b", "--format", "markdown"],
     ["check", "llama3-8b", "--max-weights", "17GB", "--json"],
+    ["sweep", "llama3.1-8b", "--tokens", "1k:128k:x2", "--gpu", "h100-sxm", "--json"],
+    ["sweep", "gpt2-small", "--d-model", "768,1536", "--format", "csv"],
     ["serve", "llama3-70b", "--gpu", "h100-sxm", "--gpus", "8", "--json"],
 ])
 def test_machine_readable_paths_import_neither_rich_nor_yaml(args: list[str],
@@ -65,6 +67,29 @@ def test_json_path_builds_only_the_command_it_runs(tmp_path: Path) -> None:
     assert "specsheet.units" not in modules
     assert "specsheet.plan.budgets" not in modules
     assert "specsheet.views.tables" not in modules
+
+
+@pytest.mark.parametrize("args", [
+    ["count", "gpt2-small"],
+    ["compare", "gpt2-small", "llama3-8b"],
+    ["count", "gpt2-small", "--json"],
+])
+def test_count_and_compare_load_nothing_of_sweep_or_export(args: list[str],
+                                                           tmp_path: Path) -> None:
+    """The sweep, its charts and the picture export load only where they are used."""
+    modules = imported_modules(*args, cwd=tmp_path)
+    for name in ("specsheet.cli.commands.sweep", "specsheet.views.charts",
+                 "specsheet.render.charts", "specsheet.render.export", "specsheet.cli.files"):
+        assert name not in modules
+    assert "plotext" not in top_level(modules)
+
+
+def test_the_sweep_table_draws_its_chart_with_rich_alone(tmp_path: Path) -> None:
+    modules = imported_modules("sweep", "llama3.1-8b", "--tokens", "1k:128k:x2", "--gpu",
+                               "h100-sxm", cwd=tmp_path)
+    assert "specsheet.render.charts" in modules
+    assert "specsheet.render.export" not in modules
+    assert not {"plotext", "matplotlib", "yaml"} & top_level(modules)
 
 
 def test_serve_json_loads_no_quantization_tables_and_no_fractions(tmp_path: Path) -> None:

@@ -25,6 +25,7 @@ from specsheet.errors import ExitCode, SpecError, did_you_mean
 COMMANDS = {
     "count": "Where one model's parameters live, its memory, KV cache and FLOPs.",
     "compare": "Models side by side, with ratios to the first.",
+    "sweep": "One model's memory and compute along one or two axes, with a chart.",
     "check": "Check models against budgets: exit 0 within every limit, 1 over one.",
     "serve": "Does a model fit on these GPUs, how many requests at once, how fast, at what cost.",
     "convert": "Write a model as a preset YAML file, to keep and edit.",

@@ -42,6 +42,21 @@ def write_whole(path: str, text: str) -> None:
         raise SpecError(f"{path}: cannot write: {e.strerror}") from None
 
 
+def check_writable(path: str, option: str) -> None:
+    """Refuse ``path`` before anything is computed or written when ``write_whole`` could not
+    write it: a folder, or a file in a folder that does not exist or cannot be written to."""
+    target = Path(path)
+    if target.is_dir():
+        raise SpecError(f"option {option}: cannot write {path}: it is a folder; name a file")
+    folder = target.parent if str(target.parent) else Path(".")
+    if not folder.is_dir():
+        raise SpecError(f"option {option}: cannot write {path}: the folder {folder} does not "
+                        "exist")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise SpecError(f"option {option}: cannot write {path}: the folder {folder} is not "
+                        "writable")
+
+
 def _new_mode() -> int:
     """The mode open() would give a new file: 0o666 less the umask."""
     umask = os.umask(0)

@@ -4,8 +4,9 @@ write the result."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
@@ -17,6 +18,7 @@ from specsheet.sources.fields import Overrides
 from specsheet.sources.resolve import resolve
 
 if TYPE_CHECKING:
+    from specsheet.views.charts import ChartView
     from specsheet.views.tables import TableView
 
 CONVENTIONS = (
@@ -26,9 +28,27 @@ CONVENTIONS = (
 )
 
 DTYPES = ", ".join(DTYPE_BITS)
+def parse_tokens(text: str) -> int:
+    """``--tokens``: an integer, or a quantity with k or M as context lengths are named
+    (``32k`` = 32,768; units.parse_quantity, imported only then)."""
+    text = text.strip()
+    if text.isascii() and text.isdigit():
+        tokens = int(text)
+    else:
+        from specsheet.units import parse_quantity
+
+        try:
+            tokens = parse_quantity(text, "tokens", "--tokens")
+        except SpecError as e:
+            raise typer.BadParameter(str(e).removeprefix("option --tokens: ")) from None
+    if tokens < 1:
+        raise typer.BadParameter(f"expected a number of tokens above 0, got {text!r}")
+    return tokens
+
+
 TokensOpt = Annotated[int | None, typer.Option(
-    "--tokens", "-t", min=1, help="Tokens T in a request, for the KV cache and FLOPs "
-    "[default: the model's context].")]
+    "--tokens", "-t", parser=parse_tokens, metavar="T", help="Tokens T in a request, for the "
+    "KV cache and FLOPs: 8192, or 8k (k = 1,024) [default: the model's context].")]
 DtypeOpt = Annotated[str | None, typer.Option(
     "--dtype", help=f"Weight element type: {DTYPES} [default: bf16]; with --quant, the type of "
     "the tensors the format leaves unquantized [default: the format's own].",
@@ -72,6 +92,13 @@ TiedOpt = Annotated[bool | None, typer.Option("--tied/--untied",
                                               help="Output head tied to the token embedding "
                                                    "[default: tied].")]
 
+SvgOpt = Annotated[str | None, typer.Option(
+    "--svg", metavar="FILE", help="Also write what the terminal shows (the tables and charts, in "
+    "colour) as an SVG picture to FILE, whole or not at all.", show_default=False)]
+HtmlOpt = Annotated[str | None, typer.Option(
+    "--html", metavar="FILE", help="Also write what the terminal shows as an HTML page to FILE, "
+    "whole or not at all.", show_default=False)]
+
 FORMATS = ("table", "json", "csv", "markdown")
 FormatOpt = Annotated[str | None, typer.Option(
     "--format", "-f", help="Output: table (default), json, csv or markdown.",
@@ -111,19 +138,46 @@ def output_format(fmt: str | None, json_: bool) -> str:
 
 
 def emit(fmt: str, document: dict[str, Any], rows: list[dict[str, Any]],
-         views: Callable[[], list[TableView]]) -> None:
-    """Write the command's result to stdout in ``fmt``; everything is computed beforehand."""
+         views: Callable[[], Sequence[TableView | ChartView]], svg: str | None = None,
+         html: str | None = None, lines_of: str | None = None) -> None:
+    """Write the command's result to stdout in ``fmt``; everything is computed beforehand.
+
+    ``svg`` and ``html`` name files to write the table views to as well (--svg, --html), each
+    whole or not at all, before anything goes to stdout: a file that cannot be written is bad
+    input (exit 2) with an empty stdout. ``lines_of``: a key of ``document`` whose list JSON
+    writes an item per line (a sweep's points)."""
     from specsheet.cli import streams
 
+    shown: list[TableView | ChartView] = []
+
+    def drawn() -> list[TableView | ChartView]:
+        if not shown:
+            shown.extend(views())
+        return shown
+
+    exports: list[tuple[Literal["svg", "html"], str]] = []
+    if svg is not None:
+        exports.append(("svg", svg))
+    if html is not None:
+        exports.append(("html", html))
+    if exports:
+        from specsheet.cli.files import check_writable, write_whole
+        from specsheet.render.export import export
+
+        for kind, path in exports:  # every file's folder first: none is written if one fails
+            check_writable(path, f"--{kind}")
+        title = drawn()[0].title if drawn() else "specsheet"
+        for kind, path in exports:
+            write_whole(path, export(drawn(), kind, streams.terminal_width(), title))
     if fmt == "table":
         from specsheet.render.terminal import render_views
 
-        out = render_views(views(), streams.terminal_width(), streams.use_color(),
+        out = render_views(drawn(), streams.terminal_width(), streams.use_color(),
                            streams.ascii_only())
     elif fmt == "json":
         from specsheet.render.text import to_json
 
-        out = to_json(document)
+        out = to_json(document, lines_of)
     elif fmt == "csv":
         from specsheet.render.text import flatten, to_csv
 
@@ -131,7 +185,7 @@ def emit(fmt: str, document: dict[str, Any], rows: list[dict[str, Any]],
     else:
         from specsheet.render.text import to_ascii, to_markdown
 
-        out = to_markdown(views())
+        out = to_markdown(drawn())
         if streams.ascii_only():
             out = to_ascii(out)
     streams.write(out)
@@ -142,16 +196,33 @@ def reports(refs: list[str | None], given: Overrides, tokens: int | None, dtype:
             group_size: int | None = None, timeout: float = DEFAULT_TIMEOUT) -> list[Report]:
     """A Report of each model; a request beyond a model's context gets ``advice``. Notes on how
     a name was read go to stderr."""
-    from specsheet.cli import streams
-
     timeout = checked_timeout(timeout)
     notes: list[str] = []
     try:
-        return [build_report(resolve(ref, given, notes, timeout), tokens, dtype, kv_dtype,
-                             quant, group_size) for ref in refs]
+        with option_errors(advice):
+            return [build_report(resolve(ref, given, notes, timeout), tokens, dtype, kv_dtype,
+                                 quant, group_size) for ref in refs]
+    finally:
+        say_notes(notes)
+
+
+def say_notes(notes: list[str]) -> None:
+    """Notes on how a name was read, each once, on stderr."""
+    from specsheet.cli import streams
+
+    for note in dict.fromkeys(notes):
+        streams.say(f"specsheet: note: {note}")
+
+
+@contextmanager
+def option_errors(advice: str) -> Iterator[None]:
+    """Errors of the arithmetic, which names its arguments, in the words of the options the
+    user typed; a request beyond a model's context gets ``advice``."""
+    try:
+        yield
     except TokensOverContext as e:
         raise SpecError(f"{e}; {advice}") from None
-    except SpecError as e:  # the arithmetic names its arguments; the user typed options
+    except SpecError as e:
         message = str(e)
         for name, option in (("quant:", "option --quant:"), ("group size:", "option --group-size:"),
                              ("group_size:", "option --group-size:"),
@@ -160,9 +231,6 @@ def reports(refs: list[str | None], given: Overrides, tokens: int | None, dtype:
             if message.startswith(name):
                 raise SpecError(option + message[len(name):]) from None
         raise
-    finally:
-        for note in dict.fromkeys(notes):
-            streams.say(f"specsheet: note: {note}")
 
 
 # boolean options, by field: the flag that sets it true, and the one that sets it false

@@ -1,4 +1,5 @@
-"""Tables for a terminal or a log, rendered to text with rich. The only module that imports rich.
+"""Tables (and, through render/charts.py, charts) for a terminal or a log, rendered with rich.
+render/ is the only package that imports rich.
 
 No figure is ever cropped: the label column and every number keep their full width; a table
 that cannot fit the width is laid out stacked instead (a block per row: the label, then each
@@ -8,7 +9,8 @@ can take Unicode; nothing here reads the environment or writes to a stream.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import IO, TYPE_CHECKING
 
 from specsheet.render.text import to_ascii
 from specsheet.views.tables import TableView
@@ -18,25 +20,50 @@ if TYPE_CHECKING:
     from rich.table import Table
     from rich.text import Text
 
+    from specsheet.views.charts import ChartView
+
 _BAR_CHARS = frozenset(" █▉▊▋▌▍▎▏░#+.")
 def _is_bar(cell: str) -> bool:
     return bool(cell.strip()) and set(cell) <= _BAR_CHARS
 
 
-def render_views(views: list[TableView], width: int, color: bool = False,
+def render_views(views: Sequence[TableView | ChartView], width: int, color: bool = False,
                  ascii_only: bool = False) -> str:
-    """Each view as a rich table (or stacked, when the table cannot fit ``width``), as text."""
+    """Each view as a rich table (or stacked, when the table cannot fit ``width``) or a chart,
+    as text."""
     import io
 
+    console = make_console(io.StringIO(), width, color)
+    print_views(console, views, ascii_only)
+    text: str = console.file.getvalue()  # type: ignore[attr-defined]
+    text = "".join(line.rstrip() + "\n" for line in text.splitlines())
+    return text.replace("─", "-") if ascii_only else text
+
+
+def make_console(file: IO[str], width: int, color: bool, record: bool = False) -> Console:
+    """A console that writes to ``file`` at ``width`` and reads nothing from the environment."""
     from rich.console import Console
 
-    console = Console(file=io.StringIO(), width=width, force_terminal=color,
-                      color_system="standard" if color else None, no_color=not color,
-                      highlight=False, soft_wrap=False, emoji=False, legacy_windows=False,
-                      _environ={})
+    return Console(file=file, width=width, force_terminal=color,
+                   color_system="truecolor" if record else "standard" if color else None,
+                   no_color=not color, highlight=False, soft_wrap=False, emoji=False,
+                   legacy_windows=False, record=record, _environ={})
+
+
+def print_views(console: Console, views: Sequence[TableView | ChartView],
+                ascii_only: bool = False) -> None:
+    """Each view on ``console``, at its width: tables as tables (stacked when one cannot fit),
+    charts as charts."""
+    width = console.width
     for index, view in enumerate(views):
-        if index and views[index - 1].caption:  # a caption ends without the table's blank line
-            console.print()
+        previous = views[index - 1] if index else None
+        if isinstance(previous, TableView) and previous.caption:
+            console.print()  # a caption ends without the table's blank line
+        if not isinstance(view, TableView):
+            from specsheet.render.charts import print_chart
+
+            print_chart(console, view, ascii_only)
+            continue
         if ascii_only:
             view = _ascii_view(view)
         narrow = view.without_optional()
@@ -46,9 +73,6 @@ def render_views(views: list[TableView], width: int, color: bool = False,
             console.print(_table(narrow))
         else:
             _print_stacked(console, view)
-    text: str = console.file.getvalue()  # type: ignore[attr-defined]
-    text = "".join(line.rstrip() + "\n" for line in text.splitlines())
-    return text.replace("─", "-") if ascii_only else text
 
 
 def _ascii_view(view: TableView) -> TableView:

@@ -7,10 +7,11 @@ Schema (draft 2020-12) that every document validates against.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from specsheet.figures import Report
+from specsheet.figures import Axis, Point, Report
 
 if TYPE_CHECKING:
     from specsheet.hardware.catalog import Accelerator
@@ -26,10 +27,28 @@ def _shares(parts: dict[str, int], whole: int) -> dict[str, float]:
     return {name: value / whole for name, value in parts.items()}
 
 
-def count_document(report: Report) -> dict[str, Any]:
-    """The document of ``count``: every figure of one model."""
-    p, kv, fl, model = report.params, report.kv, report.flops, report.model
-    block = p.block
+# sections already built, by the identity of what they were built from (kept alive beside them)
+Shared = dict[tuple[Any, ...], tuple[tuple[object, ...], Any]]
+
+
+def _once(shared: Shared | None, name: str, sources: tuple[object, ...],
+          build: Callable[[], Any]) -> Any:
+    """``build()``, or the section built before from the very same objects: reports that share
+    a part (a sweep over the tokens shares everything but the KV cache and the FLOPs) share
+    its section instead of building it again."""
+    if shared is None:
+        return build()
+    key = (name, *map(id, sources))
+    hit = shared.get(key)
+    if hit is None:
+        hit = shared[key] = (sources, build())
+    return hit[1]
+
+
+def count_document(report: Report, shared: Shared | None = None) -> dict[str, Any]:
+    """The document of ``count``: every figure of one model. With ``shared``, sections built
+    from the same parts as an earlier report's are that report's (the same dict)."""
+    p, model = report.params, report.model
     return {
         "schema_version": SCHEMA_VERSION,
         "name": model.name,
@@ -38,51 +57,73 @@ def count_document(report: Report) -> dict[str, Any]:
         "reference": model.reference,
         "published_total": model.published_total,
         "counted": model.counted,
-        "spec": model.spec.as_dict(),
-        "params": {
-            "total": p.total,
-            "non_embedding": p.non_embedding,
-            "active": p.active,
-            "components": p.components(),
-            "moe": p.moe._asdict(),
-            "shares": _shares(p.components(), p.total),
-            "per_block": {
-                "attention": block.attention,
-                "mlp": block.mlp,
-                "norms": block.norms,
-                "total": block.total,
-            },
-            # attention and MLP as fractions of their sum: a block's weights without its norms
-            "block_shares": _shares(
-                {"attention": block.attention, "mlp": block.mlp}, block.attention + block.mlp
-            ),
+        "spec": _once(shared, "spec", (model.spec,), model.spec.as_dict),
+        "params": _once(shared, "params", (p,), lambda: _params_section(report)),
+        "memory": _once(shared, "memory", (report.weights, p, report.dtype),
+                        lambda: _memory_section(report)),
+        "kv_cache": _kv_section(report),
+        "flops": _flops_section(report),
+    }
+
+
+def _kv_section(report: Report) -> dict[str, Any]:
+    kv, spec = report.kv, report.model.spec
+    return {
+        "tokens": kv.tokens,
+        "dtype": kv.dtype,
+        "elements_per_token": kv.elements_per_token,
+        "bytes_per_token": kv.bytes_per_token,
+        "bytes_per_request": kv.bytes_per_request,
+        "sliding_window": spec.sliding_window,
+        "sliding_layers": len(spec.sliding_layers),
+    }
+
+
+def _flops_section(report: Report) -> dict[str, Any]:
+    fl = report.flops
+    return {
+        "tokens": fl.tokens,
+        "forward_per_token": fl.total,
+        "components": fl.parts(),
+        "approx_2n_per_token": report.flops_2n,
+        "approx_2n_error_percent": report.flops_2n_error,
+    }
+
+
+def _params_section(report: Report) -> dict[str, Any]:
+    p = report.params
+    block = p.block
+    return {
+        "total": p.total,
+        "non_embedding": p.non_embedding,
+        "active": p.active,
+        "components": p.components(),
+        "moe": p.moe._asdict(),
+        "shares": _shares(p.components(), p.total),
+        "per_block": {
+            "attention": block.attention,
+            "mlp": block.mlp,
+            "norms": block.norms,
+            "total": block.total,
         },
-        "memory": {
-            "format": report.weights.format,
-            "dtype": report.dtype,
-            "weights_bytes": report.weights_bytes,
-            "bits_per_weight": report.weights_bytes * 8 / p.total,
-            "overhead_bytes": report.weights.overhead_bytes,
-            "by_component": report.weights.by_component,
-            "tensor_types": report.weights.tensor_types,
-            "lower_bound": report.weights.lower_bound,
-        },
-        "kv_cache": {
-            "tokens": kv.tokens,
-            "dtype": kv.dtype,
-            "elements_per_token": kv.elements_per_token,
-            "bytes_per_token": kv.bytes_per_token,
-            "bytes_per_request": kv.bytes_per_request,
-            "sliding_window": model.spec.sliding_window,
-            "sliding_layers": len(model.spec.sliding_layers),
-        },
-        "flops": {
-            "tokens": fl.tokens,
-            "forward_per_token": fl.total,
-            "components": fl.parts(),
-            "approx_2n_per_token": report.flops_2n,
-            "approx_2n_error_percent": report.flops_2n_error,
-        },
+        # attention and MLP as fractions of their sum: a block's weights without its norms
+        "block_shares": _shares(
+            {"attention": block.attention, "mlp": block.mlp}, block.attention + block.mlp
+        ),
+    }
+
+
+def _memory_section(report: Report) -> dict[str, Any]:
+    p = report.params
+    return {
+        "format": report.weights.format,
+        "dtype": report.dtype,
+        "weights_bytes": report.weights_bytes,
+        "bits_per_weight": report.weights_bytes * 8 / p.total,
+        "overhead_bytes": report.weights.overhead_bytes,
+        "by_component": report.weights.by_component,
+        "tensor_types": report.weights.tensor_types,
+        "lower_bound": report.weights.lower_bound,
     }
 
 
@@ -97,6 +138,50 @@ def compare_document(reports: list[Report],
     if served is not None:
         document["serve"] = [serve_entry(*entry) for entry in served]
     return document
+
+
+def sweep_document(axes: list[Axis], points: list[Point], batch: int | None,
+                   gpu: Accelerator | None) -> dict[str, Any]:
+    """The document of ``sweep``: its axes, and each point's place on them with the document
+    of ``count`` there. ``batch`` is the requests at once when it is not an axis (else None);
+    ``gpu`` the accelerator whose memory the terminal's chart draws a line at."""
+    shared: Shared = {}
+    entries = []
+    before: Report | None = None
+    document: dict[str, Any] = {}
+    for point in points:
+        report = point.report
+        if report is not before:  # points that differ only in the batch share their report
+            document = _point_report(report, before, document, shared, gpu)
+            before = report
+        entries.append({"at": point.at, "report": document})
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "axes": [{"name": a.name, "option": a.option, "values": list(a.values)} for a in axes],
+        "batch": batch,
+        "gpu": None if gpu is None else {"name": gpu.name, "label": gpu.label,
+                                         "memory_bytes": gpu.memory_bytes},
+        "points": entries,
+    }
+
+
+def _point_report(report: Report, before: Report | None, document: dict[str, Any],
+                  shared: Shared, gpu: Accelerator | None) -> dict[str, Any]:
+    """The document of one point of a sweep: count's. A report that differs from the one
+    ``before`` it (whose ``document`` it was) only in the tokens takes a copy of that document
+    with the KV cache and FLOPs of its own.
+
+    The hook for serving: once ``serve`` lands (plan/serving.py), a sweep given ``--gpu``
+    takes serve's document here instead of count's (and the schema's ``sweep`` entry with
+    it)."""
+    if before is not None and report.model is before.model and \
+            report.params is before.params and report.weights is before.weights and \
+            report.dtype == before.dtype:
+        moved = document.copy()
+        moved["kv_cache"] = _kv_section(report)
+        moved["flops"] = _flops_section(report)
+        return moved
+    return count_document(report, shared)
 
 
 def check_entries(results: list[CheckResult]) -> list[dict[str, Any]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from specsheet.figures import Report
+from specsheet.figures import Axis, Point, Report
 from specsheet.units import (
     bits_per_weight,
     exact,
@@ -693,4 +693,56 @@ def serve_check_view(plan: ServePlan, est: Estimates | None, costs: dict[str, fl
         view.add(r.label, cell(r.value), limit, "ok" if r.ok else "OVER")
     view.caption = (f"At max-model-len {exact(plan.request.max_model_len)}; time and speed "
                     "are roofline estimates (docs/serving.md).")
+    return view
+
+
+# ---- sweep ------------------------------------------------------------------------------------
+
+def sweep_view(axes: list[Axis], points: list[Point], gpu: Accelerator | None) -> TableView:
+    """A row per point: its place on each axis, then the figures that change from point to
+    point, and always the memory the chart draws (weights, KV cache, their sum and the KV
+    cache's share of it; with a GPU, the sum's share of its memory)."""
+    from specsheet.views.charts import axis_label, axis_noun, value_text
+
+    first = points[0]
+
+    def changes(get: Callable[[Point], object]) -> bool:
+        return any(get(p) != get(first) for p in points)
+
+    columns: list[tuple[str, Callable[[Point], str], bool]] = []  # header, cell, optional
+    def place(name: str) -> Callable[[Point], str]:
+        return lambda p: value_text(p.at[name])
+
+    for axis in axes:
+        columns.append((axis_label(axis), place(axis.name), False))
+    if "tokens" not in first.at and changes(lambda p: p.report.kv.tokens):
+        columns.append(("Tokens T", lambda p: exact(p.report.kv.tokens), False))
+    if changes(lambda p: p.report.params.total):
+        columns.append(("Parameters", lambda p: human_count(p.report.params.total), False))
+    columns += [
+        ("Weights", lambda p: human_bytes(p.report.weights_bytes), False),
+        ("KV cache", lambda p: human_bytes(p.kv_bytes), False),
+        ("Weights + KV", lambda p: human_bytes(p.memory_bytes), False),
+        ("KV share", lambda p: percent(p.kv_bytes, p.memory_bytes), False),
+    ]
+    if gpu is not None:
+        columns.append((f"Of {gpu.name}", lambda p: percent(p.memory_bytes, gpu.memory_bytes),
+                        False))
+    if changes(lambda p: p.report.flops.total):
+        columns.append(("FLOPs/token", lambda p: human_flops(p.report.flops.total), False))
+    columns.append(("Weights + KV (B)", lambda p: exact(p.memory_bytes), True))
+    names = " and ".join(axis_noun(a) for a in axes)
+    view = TableView(
+        title=f"{first.report.model.name}: {exact(len(points))} points over {names}",
+        headers=tuple(c[0] for c in columns),
+        numeric=tuple(i >= len(axes) or all(isinstance(v, int) for v in axes[i].values)
+                      for i in range(len(columns))),
+        optional=tuple(c[2] for c in columns),
+    )
+    for point in points:
+        view.add(*(cell(point) for _, cell, _ in columns))
+    batch = "each point's batch" if "batch" in first.at else f"batch {first.batch}"
+    view.caption = (f"KV cache: {batch} × one request of T tokens ({first.report.kv.dtype}). "
+                    "Sizes in SI units (1 GB = 10^9 bytes); --json has every figure of count "
+                    "at each point.")
     return view

@@ -11,9 +11,11 @@ from specsheet.cli.options import (
     DtypeOpt,
     FormatOpt,
     GroupSizeOpt,
+    HtmlOpt,
     JsonOpt,
     KvDtypeOpt,
     QuantOpt,
+    SvgOpt,
     TimeoutOpt,
     TokensOpt,
     complete_preset,
@@ -66,6 +68,8 @@ def compare(
     fmt: FormatOpt = None,
     timeout: TimeoutOpt = DEFAULT_TIMEOUT,
     json_: JsonOpt = False,
+    svg: SvgOpt = None,
+    html: HtmlOpt = None,
     gpu: GpuOpt = None,
     gpus: GpusOpt = None,
     tp: TpOpt = None,
@@ -111,4 +115,4 @@ def compare(
 
         return [compare_view(compared, served)]
 
-    emit(output, document, document["models"], views)
+    emit(output, document, document["models"], views, svg=svg, html=html)

@@ -16,6 +16,7 @@ from specsheet.cli.options import (
     HeadDimOpt,
     HeadsOpt,
     HfOpt,
+    HtmlOpt,
     JsonOpt,
     KvDtypeOpt,
     KvHeadsOpt,
@@ -27,6 +28,7 @@ from specsheet.cli.options import (
     PositionsOpt,
     QuantOpt,
     SetOpt,
+    SvgOpt,
     TiedOpt,
     TimeoutOpt,
     TokensOpt,
@@ -58,6 +60,8 @@ def count(
     fmt: FormatOpt = None,
     timeout: TimeoutOpt = DEFAULT_TIMEOUT,
     json_: JsonOpt = False,
+    svg: SvgOpt = None,
+    html: HtmlOpt = None,
     layers: LayersOpt = None,
     d_model: DModelOpt = None,
     heads: HeadsOpt = None,
@@ -92,4 +96,4 @@ def count(
 
         return count_views(report)
 
-    emit(output, document, [document], views)
+    emit(output, document, [document], views, svg=svg, html=html)

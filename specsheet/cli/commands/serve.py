@@ -10,11 +10,13 @@ from specsheet.cli.options import (
     FormatOpt,
     GroupSizeOpt,
     HfOpt,
+    HtmlOpt,
     JsonOpt,
     KvDtypeOpt,
     ModelArg,
     QuantOpt,
     SetOpt,
+    SvgOpt,
     TimeoutOpt,
     emit,
     output_format,
@@ -93,6 +95,8 @@ def serve(
     fmt: FormatOpt = None,
     timeout: TimeoutOpt = DEFAULT_TIMEOUT,
     json_: JsonOpt = False,
+    svg: SvgOpt = None,
+    html: HtmlOpt = None,
     settings: SetOpt = None,
 ) -> None:
     """Does a model fit on these GPUs, how many requests of max-model-len at once, how fast and
@@ -124,4 +128,4 @@ def serve(
 
         return serve_views(plan, est, costs)
 
-    emit(output_fmt, document, [document], views)
+    emit(output_fmt, document, [document], views, svg=svg, html=html)

@@ -1,0 +1,81 @@
+"""The cost of a sweep of 1,000 points against one count (target: <= 1.5x `count --json`).
+
+Runs each command at least 20 times, interleaved, with the specsheet of this checkout
+(``python -m specsheet``, so an installed copy cannot stand in for it), and prints medians and
+the ratios:
+
+    tokens  sweep llama3.1-8b --tokens 128:128000:+128 --json   (1,000 points, 1 axis)
+    2 axes  sweep llama3.1-8b --tokens 1k:100k:+1k --batch 1:10:+1 --json  (1,000 points)
+    table   sweep llama3.1-8b --tokens 1k:128k:x2 --gpu h100-sxm (8 points, rich and the chart)
+            against count llama3.1-8b (the table)
+
+The package is byte-compiled first, as an install compiles it (hatch_build.py).
+
+    python bench/sweep.py [--rounds N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SPECSHEET = [sys.executable, "-m", "specsheet"]
+COMMANDS = {
+    "count --json": ["count", "llama3.1-8b", "--json"],
+    "sweep 1,000 points --json": ["sweep", "llama3.1-8b", "--tokens", "128:128000:+128",
+                                  "--json"],
+    "sweep 1,000 points, 2 axes --json": ["sweep", "llama3.1-8b", "--tokens", "1k:100k:+1k",
+                                          "--batch", "1:10:+1", "--json"],
+    "sweep 1,000 points --format csv": ["sweep", "llama3.1-8b", "--tokens", "128:128000:+128",
+                                        "--format", "csv"],
+    "count (table)": ["count", "llama3.1-8b"],
+    "sweep 8 points (table, chart)": ["sweep", "llama3.1-8b", "--tokens", "1k:128k:x2",
+                                      "--gpu", "h100-sxm"],
+}
+RATIOS = [
+    ("sweep --json", "sweep 1,000 points --json", "count --json", 1.5),
+    ("2 axes", "sweep 1,000 points, 2 axes --json", "count --json", 1.5),
+    ("csv", "sweep 1,000 points --format csv", "count --json", None),
+    ("table", "sweep 8 points (table, chart)", "count (table)", None),
+]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=30, help="runs of each command (>= 20)")
+    rounds = max(20, parser.parse_args().rounds)
+    import compileall
+
+    compileall.compile_dir(str(ROOT / "specsheet"), quiet=1)  # as an install compiles it
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "160"}
+    times: dict[str, list[float]] = {name: [] for name in COMMANDS}
+    for args in COMMANDS.values():  # warm the file cache and the bytecode
+        subprocess.run([*SPECSHEET, *args], stdout=subprocess.DEVNULL, env=env, cwd=ROOT,
+                       check=True)
+    for _ in range(rounds):
+        for name, args in COMMANDS.items():
+            start = time.perf_counter()
+            subprocess.run([*SPECSHEET, *args], stdout=subprocess.DEVNULL, env=env, cwd=ROOT,
+                       check=True)
+            times[name].append(time.perf_counter() - start)
+    med = {name: statistics.median(values) * 1000 for name, values in times.items()}
+    print(f"medians of {rounds} interleaved runs")
+    for name, ms in med.items():
+        print(f"  {name:<36} {ms:7.1f} ms")
+    print("ratios (target)")
+    for label, a, b, target in RATIOS:
+        r = med[a] / med[b]
+        verdict = "(reference)" if target is None else "ok" if r <= target else "OVER"
+        print(f"  {label:<12} {a} / {b}: {r:.2f}x ({f'<= {target}x' if target else 'none'}) "
+              f"{verdict}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

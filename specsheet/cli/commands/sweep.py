@@ -1,0 +1,301 @@
+"""``specsheet sweep``: one model's figures along one or two axes (tokens, batch, dtypes,
+quantization formats, any spec field), as a table, a chart, JSON or CSV.
+
+The model is read once (once per value of a spec-field axis); a point on the tokens axis
+computes only its KV cache and FLOPs again (figures.at_tokens), and points that share a part
+share its JSON section, so a sweep of 1,000 points costs little more than one count.
+"""
+
+from __future__ import annotations
+
+from itertools import product
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from specsheet.cli.options import (
+    CONVENTIONS,
+    SPEC,
+    AttnBiasOpt,
+    FormatOpt,
+    GroupSizeOpt,
+    HfOpt,
+    HtmlOpt,
+    JsonOpt,
+    MlpBiasOpt,
+    ModelArg,
+    SvgOpt,
+    TiedOpt,
+    TimeoutOpt,
+    checked_timeout,
+    emit,
+    option_errors,
+    output_format,
+    overrides,
+    say_notes,
+    source,
+)
+from specsheet.errors import SpecError
+from specsheet.figures import Axis, Point, Report, at_tokens, build_report
+from specsheet.model.memory import DEFAULT_DTYPE
+from specsheet.sources import DEFAULT_TIMEOUT
+from specsheet.sources.fields import SPEC_FIELDS, Overrides
+from specsheet.sources.resolve import resolve
+from specsheet.units import MAX_POINTS, QuantityKind, parse_series
+
+if TYPE_CHECKING:
+    from specsheet.hardware.catalog import Accelerator
+    from specsheet.model.spec import Model
+    from specsheet.views.charts import ChartView
+    from specsheet.views.tables import TableView
+
+SETTINGS = {"epilog": CONVENTIONS}
+
+SERIES = ("a range START:STOP:xFACTOR or START:STOP:+STEP, a comma list, or one value")
+TokensSeries = Annotated[str | None, typer.Option(
+    "--tokens", "-t", metavar="SERIES", help=f"Tokens T in a request: {SERIES}; k = 1,024 "
+    "(1k:128k:x2) [default: the model's context].", show_default=False)]
+BatchSeries = Annotated[str | None, typer.Option(
+    "--batch", "-b", metavar="SERIES", help="Requests at once, each with its KV cache "
+    "[default: 1].", show_default=False)]
+QuantList = Annotated[str | None, typer.Option(
+    "--quant", "-q", metavar="LIST", help="Quantization formats, comma-separated (none: a "
+    "plain dtype); see count --help.", show_default=False)]
+DtypeList = Annotated[str | None, typer.Option(
+    "--dtype", metavar="LIST", help="Weight element types, comma-separated (bf16,fp8) "
+    "[default: bf16].", show_default=False)]
+KvDtypeList = Annotated[str, typer.Option(
+    "--kv-dtype", metavar="LIST", help="KV-cache element types, comma-separated.")]
+SetSeries = Annotated[list[str] | None, typer.Option(
+    "--set", metavar="FIELD=VALUES", help="Set any spec field, or sweep it with a series: "
+    "--set experts_per_token=1,2,4 (repeatable; a layer list such as sliding_layers=0,2,4 is "
+    "one value; docs/models.md lists the fields).", show_default=False)]
+GpuOpt = Annotated[str | None, typer.Option(
+    "--gpu", metavar="NAME", help="Draw a line at this accelerator's memory (h100-sxm, or a "
+    "hardware YAML file), and give each point's share of it.", show_default=False)]
+
+
+def _field(help: str) -> Any:
+    return typer.Option(metavar="SERIES", help=f"{help}.", rich_help_panel=SPEC,
+                        show_default=False)
+
+
+def _choices(help: str) -> Any:
+    return typer.Option(metavar="LIST", help=f"{help}, comma-separated.", rich_help_panel=SPEC,
+                        show_default=False)
+
+
+# the spec fields that have an option of their own here (the rest: --set FIELD=VALUES)
+NUMERIC = ("layers", "d_model", "heads", "vocab", "context", "kv_heads", "head_dim", "d_ff")
+CHOICES = ("mlp", "norm", "positions")
+# where an axis comes first when axes are as long: the chart's horizontal axis
+ORDER = ("tokens", "batch", *SPEC_FIELDS, "dtype", "quant", "kv_dtype")
+
+
+def sweep(
+    model: ModelArg = None,
+    hf: HfOpt = None,
+    tokens: TokensSeries = None,
+    batch: BatchSeries = None,
+    quant: QuantList = None,
+    group_size: GroupSizeOpt = None,
+    dtype: DtypeList = None,
+    kv_dtype: KvDtypeList = DEFAULT_DTYPE,
+    gpu: GpuOpt = None,
+    fmt: FormatOpt = None,
+    timeout: TimeoutOpt = DEFAULT_TIMEOUT,
+    json_: JsonOpt = False,
+    svg: SvgOpt = None,
+    html: HtmlOpt = None,
+    layers: Annotated[str | None, _field("Layers L")] = None,
+    d_model: Annotated[str | None, _field("Hidden size d")] = None,
+    heads: Annotated[str | None, _field("Attention heads h")] = None,
+    vocab: Annotated[str | None, _field("Vocabulary size V")] = None,
+    context: Annotated[str | None, _field("Context length n_max (k = 1,024)")] = None,
+    kv_heads: Annotated[str | None, _field("Key/value heads")] = None,
+    head_dim: Annotated[str | None, _field("Head size")] = None,
+    d_ff: Annotated[str | None, typer.Option(
+        "--d-ff", metavar="SERIES", help="MLP width.", rich_help_panel=SPEC,
+        show_default=False)] = None,
+    mlp: Annotated[str | None, _choices("MLP kinds: plain, gated")] = None,
+    norm: Annotated[str | None, _choices("Norms: layernorm, rmsnorm, none")] = None,
+    positions: Annotated[str | None, _choices("Positions: learned, rotary, alibi, none")] = None,
+    attn_bias: AttnBiasOpt = None,
+    mlp_bias: MlpBiasOpt = None,
+    tied: TiedOpt = None,
+    settings: SetSeries = None,
+) -> None:
+    """One model's memory and compute along one or two axes: the tokens, the batch, weight or
+    KV dtypes, quantization formats, or any spec field. A row per point, a chart of weights +
+    KV cache (with a line at --gpu's memory), or every point's count document with --json.
+
+    Examples: 'specsheet sweep llama3.1-8b --tokens 1k:128k:x2 --gpu h100-sxm',
+    'specsheet sweep gpt2-small --d-model 512:4096:x2 --layers 12,24,48 --json',
+    'specsheet sweep llama3-8b --quant none,gptq-int4,gguf-q4_k_m --batch 1,8,32'.
+    """
+    output = output_format(fmt, json_)
+    timeout = checked_timeout(timeout)
+    named = {"layers": layers, "d_model": d_model, "heads": heads, "vocab": vocab,
+             "context": context, "kv_heads": kv_heads, "head_dim": head_dim, "d_ff": d_ff,
+             "mlp": mlp, "norm": norm, "positions": positions}
+    candidates, fixed = _axes(tokens, batch, quant, dtype, kv_dtype, named, settings,
+                              {"attn_bias": attn_bias, "mlp_bias": mlp_bias, "tied": tied})
+    axes = [a for a in candidates if len(a.values) > 1]
+    if not axes:
+        raise SpecError("nothing to sweep: give a range or a list of values to --tokens, "
+                        "--batch, --dtype, --quant, --kv-dtype or a spec field "
+                        "(e.g. --tokens 1k:128k:x2, --layers 12,24,48)")
+    if len(axes) > 2:
+        raise SpecError(f"a sweep takes two axes at most, got {len(axes)}: "
+                        f"{', '.join(a.option for a in axes)}; give one value to the others")
+    axes.sort(key=lambda a: (-len(a.values), ORDER.index(a.name)))
+    count = 1
+    for axis in axes:
+        count *= len(axis.values)
+    if count > MAX_POINTS:
+        sizes = " × ".join(f"{len(a.values):,} of {a.option}" for a in axes)
+        raise SpecError(f"a sweep of {count:,} points ({sizes}) is more than {MAX_POINTS:,}; "
+                        "take a larger step or factor, or fewer values")
+    accelerator = _gpu(gpu)
+    single = {a.name: a.values[0] for a in candidates if len(a.values) == 1}
+    points = _points(source(model, hf), axes, single, fixed, group_size, timeout)
+
+    from specsheet.views.documents import sweep_document
+
+    document = sweep_document(axes, points, None if "batch" in points[0].at
+                              else points[0].batch, accelerator)
+
+    def views() -> list[TableView | ChartView]:
+        from specsheet.views.charts import memory_charts
+        from specsheet.views.tables import sweep_view
+
+        return [sweep_view(axes, points, accelerator), *memory_charts(axes, points, accelerator)]
+
+    rows = [{"at": point["at"], "batch": p.batch, **point["report"]}
+            for point, p in zip(document["points"], points, strict=True)] \
+        if output == "csv" else []
+    emit(output, document, rows, views, svg=svg, html=html, lines_of="points")
+
+
+def _names(text: str, option: str) -> list[str]:
+    items = [item.strip() for item in text.split(",")]
+    if not all(items):
+        raise SpecError(f"option {option}: {text!r} has an empty value; expected names "
+                        "separated by commas")
+    return list(dict.fromkeys(items))
+
+
+def _axes(tokens: str | None, batch: str | None, quant: str | None, dtype: str | None,
+          kv_dtype: str, named: dict[str, str | None], settings: list[str] | None,
+          flags: dict[str, bool | None]) -> tuple[list[Axis], Overrides]:
+    """Every option that may be an axis with its values (one value: fixed), and the spec
+    overrides that are fixed (the flags, layer lists, and --set of one value)."""
+    axes = []
+    if tokens is not None:
+        axes.append(Axis("tokens", "--tokens", tuple(parse_series(tokens, "tokens", "--tokens"))))
+    axes.append(Axis("batch", "--batch",
+                     tuple(parse_series(batch, "count", "--batch")) if batch else (1,)))
+    for name, text in named.items():
+        if text is None:
+            continue
+        option = f"--{name.replace('_', '-')}"
+        if name in CHOICES:
+            axes.append(Axis(name, option, tuple(_names(text, option))))
+        else:
+            kind: QuantityKind = "tokens" if name == "context" else "count"
+            axes.append(Axis(name, option, tuple(parse_series(text, kind, option))))
+    fixed_settings = []
+    for setting in settings or []:
+        name, sep, text = setting.partition("=")
+        name = name.strip().replace("-", "_")
+        doc = SPEC_FIELDS.get(name)
+        if not sep or doc is None or doc.type == "layers" or ("," not in text and
+                                                              ":" not in text):
+            fixed_settings.append(setting)  # parse_settings checks it, as count does
+            continue
+        option = f"--set {name}"
+        if doc.type in ("int", "count"):
+            values = parse_series(text, "count", option, minimum=1 if doc.type == "int" else 0)
+        else:
+            from specsheet.sources.settings import parse_settings
+
+            values = [parse_settings([f"{name}={item}"])[name] for item in _names(text, option)]
+        axes.append(Axis(name, option, tuple(values)))
+    given = [a.name for a in axes if a.name in SPEC_FIELDS]
+    repeated = {name for name in given if given.count(name) > 1}
+    if repeated:
+        name = sorted(repeated)[0]
+        raise SpecError(f"field {name} is given twice (its option and --set); give it once")
+    axes.append(Axis("dtype", "--dtype", tuple(_names(dtype, "--dtype")) if dtype else (None,)))
+    axes.append(Axis("quant", "--quant", tuple(None if q == "none" else q
+                                               for q in _names(quant, "--quant"))
+                     if quant else (None,)))
+    axes.append(Axis("kv_dtype", "--kv-dtype", tuple(_names(kv_dtype, "--kv-dtype"))))
+    return axes, overrides(fixed_settings, flags)
+
+
+def _points(ref: str | None, axes: list[Axis], single: dict[str, Any], fixed: Overrides,
+            group_size: int | None, timeout: float) -> list[Point]:
+    """Every point, the first axis varying fastest. A model is read once per value of the
+    spec fields that are axes; a report built once per model and formats, then moved along
+    the tokens."""
+    notes: list[str] = []
+    batch = single.get("batch", 1)
+    models: dict[tuple[Any, ...], Model] = {}
+    bases: dict[tuple[Any, ...], Report] = {}
+    tokens_axis = any(a.name == "tokens" for a in axes)
+    field_axes = [a for a in axes if a.name in SPEC_FIELDS]
+    points = []
+    advice = ("lower the stop of --tokens or raise the context with --context" if tokens_axis
+              else "lower --tokens or raise the context with --context")
+    names = [a.name for a in axes]
+    others = [i for i, name in enumerate(names) if name not in ("tokens", "batch")]
+    try:
+        with option_errors(advice):
+            for combination in product(*(a.values for a in reversed(axes))):
+                values = combination[::-1]  # the first axis varies fastest
+                at = dict(zip(names, values, strict=True))
+                key = tuple(values[i] for i in others)  # what the report depends on
+                base = bases.get(key)
+                if base is None:
+                    where = {**single, **at}
+                    fields = tuple((a.name, at[a.name]) for a in field_axes)
+                    model = models.get(fields)
+                    if model is None:
+                        model = models[fields] = resolve(ref, _with(fixed, field_axes, at,
+                                                                    single), notes, timeout)
+                    tokens = None if tokens_axis else where.get("tokens")
+                    base = bases[key] = build_report(model, tokens, where.get("dtype"),
+                                                     where["kv_dtype"], where.get("quant"),
+                                                     group_size)
+                report = at_tokens(base, int(at["tokens"] or 0)) if tokens_axis else base
+                points.append(Point(at, report, int(at.get("batch", batch))))
+    finally:
+        say_notes(notes)
+    return points
+
+
+def _with(fixed: Overrides, field_axes: list[Axis], at: dict[str, Any],
+          single: dict[str, Any]) -> Overrides:
+    """The fixed overrides, the spec fields given one value, and this point's spec fields,
+    each labelled with its option."""
+    given = Overrides(fixed, fixed.labels, option_prefix="--")
+    for name, value in single.items():
+        if name in SPEC_FIELDS:
+            given[name] = value
+            given.labels[name] = f"option --{name.replace('_', '-')}"
+    for axis in field_axes:
+        given[axis.name] = at[axis.name]
+        given.labels[axis.name] = f"option {axis.option} (at {at[axis.name]})"
+    return given
+
+
+def _gpu(name: str | None) -> Accelerator | None:
+    if name is None:
+        return None
+    from specsheet.sources.hardware import load_accelerator
+
+    try:
+        return load_accelerator(name)
+    except SpecError as e:
+        raise SpecError(f"option --gpu: {e}") from None

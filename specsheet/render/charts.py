@@ -1,0 +1,155 @@
+"""Charts drawn with rich's own primitives (styled Text, a character per cell): columns of
+stacked segments, eighth blocks at the top of each column, and a line across at a value.
+
+Nothing here reads the environment: the console decides colour; ``ascii_only`` draws with
+ASCII characters. Each segment has a character of its own as well as a colour, so a chart
+reads the same without colour (NO_COLOR, a log, an SVG printed in grey).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.text import Text
+
+    from specsheet.views.charts import ChartView
+
+HEIGHT = 16  # rows of the plot
+_EIGHTHS = " ▁▂▃▄▅▆▇█"
+# per segment: the full cell, whether the top cell shows eighths, the style
+_SEGMENTS = (("█", True, "cyan"), ("▒", False, "magenta"), ("▓", False, "yellow"))
+_ASCII_SEGMENTS = (("#", False, "cyan"), ("=", False, "magenta"), ("%", False, "yellow"))
+_LINE_STYLE = "bold red"
+
+
+def print_chart(console: Console, chart: ChartView, ascii_only: bool = False) -> None:
+    """``chart`` on ``console``: title, plot, tick labels, legend, caption, a blank line."""
+    from rich.text import Text
+
+    for line in chart_lines(chart, console.width, ascii_only):
+        console.print(line, overflow="crop", no_wrap=True, crop=False)
+    if chart.caption:
+        console.print(Text(chart.caption), overflow="fold")
+    console.print()
+
+
+def _columns(count: int, room: int) -> tuple[int, int, list[list[int]]]:
+    """Column width, gap, and the points each column stands for: a column per point when
+    they fit (up to 7 cells wide, a cell of gap), else a cell per column, each the points of
+    an equal slice of the axis."""
+    if count <= room // 2:
+        width = max(1, min(7, room // count - 1))
+        return width, 1, [[i] for i in range(count)]
+    if count <= room:
+        return 1, 0, [[i] for i in range(count)]
+    return 1, 0, [list(range(j * count // room, (j + 1) * count // room)) for j in range(room)]
+
+
+def chart_lines(chart: ChartView, width: int, ascii_only: bool = False) -> list[Text]:
+    """The lines of ``chart`` at ``width`` cells."""
+    from rich.text import Text
+
+    segments = _ASCII_SEGMENTS if ascii_only else _SEGMENTS
+    line_char, axis_char, corner, tick = ("-", "|", "+", "|") if ascii_only else \
+        ("─", "│", "└", "┤")
+    totals = chart.totals
+    top = max([*totals, chart.line[1] if chart.line else 0, 1])
+    labels = {HEIGHT - 1: chart.format(top), 0: chart.format(0)}
+    line_row = None
+    if chart.line is not None:
+        line_row = min(HEIGHT - 1, chart.line[1] * HEIGHT // top)
+        labels[line_row] = chart.format(chart.line[1])
+    label_width = max(len(text) for text in labels.values())
+    room = max(1, width - label_width - 2)
+    cell, gap, slices = _columns(len(totals), room)
+    # per column: the point it shows (the largest total of its slice) and its stack in eighths
+    shown = [max(s, key=lambda i: totals[i]) for s in slices]
+    stacks = []
+    for i in shown:
+        bounds, running = [], 0
+        for segment in chart.segments:
+            running += segment.values[i]
+            bounds.append(running * HEIGHT * 8 // top)
+        stacks.append(bounds)
+
+    lines = [Text(chart.title, style="bold")]
+    for row in range(HEIGHT - 1, -1, -1):
+        text = Text(labels.get(row, "").rjust(label_width) + " ")
+        text.append(tick if row in labels else axis_char, style="dim")
+        for bounds in stacks:
+            char, style = _cell(bounds, row * 8, segments)
+            if row == line_row and char == " ":
+                char, style = line_char, _LINE_STYLE
+            text.append(char * cell, style=style)
+            text.append((line_char if row == line_row else " ") * gap,
+                        style=_LINE_STYLE if row == line_row else "")
+        lines.append(text)
+    span = len(stacks) * (cell + gap)
+    lines.append(Text(" " * label_width + " " + corner + line_char * span, style="dim"))
+    # a column of several points is named by the first of them, the last column by its last
+    named = [s[0] for s in slices[:-1]] + [slices[-1][-1]]
+    lines.append(Text(" " * (label_width + 2) + _ticks(chart.ticks, named, cell + gap, span)))
+    lines.append(Text(" " * (label_width + 2) + chart.axis, style="dim"))
+    keys = [(segments[k][0] * 2, segments[k][2], segment.label)
+            for k, segment in enumerate(chart.segments)]
+    if chart.line is not None:
+        keys.append((line_char * 2, _LINE_STYLE,
+                     f"{chart.line[0]}: {chart.format(chart.line[1])}"))
+    legend = Text(" " * (label_width + 2))
+    for sample, style, label in keys:  # on one line when it fits, else a line for each
+        if len(legend) + len(sample) + len(label) + 1 > width and legend.plain.strip():
+            lines.append(legend)
+            legend = Text(" " * (label_width + 2))
+        legend.append(sample, style=style)
+        legend.append(f" {label}   ")
+    legend.rstrip()
+    lines.append(legend)
+    return lines
+
+
+def _cell(bounds: list[int], low: int, segments: tuple[tuple[str, bool, str], ...]
+          ) -> tuple[str, str]:
+    """The character and style of the cell of a column (its segments' cumulative ``bounds``
+    in eighths) that spans eighths ``low`` to ``low + 8``: empty above the stack; a full cell
+    of the segment holding its middle inside; at the top, the segment that covers most of the
+    cell, in eighths up to the top of the stack (a segment drawn without eighths: a full cell
+    when the stack fills half the cell or more)."""
+    total = bounds[-1]
+    if total <= low:
+        return " ", ""
+    if total >= low + 8:
+        k = next(k for k, bound in enumerate(bounds) if bound > low + 4)
+        return segments[k][0], segments[k][2]
+    part = total - low
+    # the top cell: drawn as the segment that covers most of it, as high as the whole stack
+    cover = [max(0, min(bound, low + 8) - max(bounds[k - 1] if k else 0, low))
+             for k, bound in enumerate(bounds)]
+    full, eighths, style = segments[cover.index(max(cover))]
+    if eighths:
+        return _EIGHTHS[part], style
+    if part >= 4:
+        return full, style
+    return " ", ""
+
+
+def _ticks(ticks: tuple[str, ...], named: list[int], pitch: int, span: int) -> str:
+    """Tick labels under their columns, within ``span`` cells: the first and the last always
+    (the last ends at the plot's edge when it cannot start under its column), and between them
+    each label that leaves two spaces on either side, from the left."""
+    out = [" "] * span
+    columns = len(named)
+    last = ticks[named[-1]]
+    last_start = max(0, min((columns - 1) * pitch, span - len(last)))
+    free = 0
+    for j in range(columns - 1):
+        label = ticks[named[j]]
+        start = j * pitch
+        if start < free or (j and start + len(label) + 2 > last_start):
+            continue
+        out[start:start + len(label)] = label
+        free = start + len(label) + 2
+    if last_start >= free or columns == 1:
+        out[last_start:last_start + len(last)] = last
+    return "".join(out)[:span].rstrip()

@@ -1,0 +1,34 @@
+"""What the terminal shows, as an SVG picture or an HTML page (rich's console export).
+
+The views are drawn in colour on a recording console at ``width`` cells, then exported at the
+width of the widest line drawn, so that a picture has no empty margin on the right.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from specsheet.views.charts import ChartView
+    from specsheet.views.tables import TableView
+
+ExportKind = Literal["svg", "html"]
+
+
+def export(views: Sequence[TableView | ChartView], kind: ExportKind, width: int,
+           title: str = "specsheet") -> str:
+    """``views`` drawn as the terminal draws them, as the text of an SVG or HTML file."""
+    import io
+
+    from rich.cells import cell_len
+
+    from specsheet.render.terminal import make_console, print_views
+
+    console = make_console(io.StringIO(), width, color=True, record=True)
+    print_views(console, views)
+    drawn = console.export_text(clear=False, styles=False)
+    console.width = max([cell_len(line.rstrip()) for line in drawn.splitlines()] + [1])
+    if kind == "svg":
+        return console.export_svg(title=title, clear=True)
+    return console.export_html(inline_styles=True, clear=True)

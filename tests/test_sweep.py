@@ -1,0 +1,212 @@
+"""specsheet sweep: each point's figures are count's at that point, the axes parse as written,
+and the terminal shows a table and a chart that tell the same story."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any
+
+import jsonschema
+import pytest
+from typer.testing import CliRunner
+
+from specsheet.cli.app import app
+from specsheet.errors import SpecError
+from specsheet.units import parse_series
+from specsheet.views.documents import schema_text
+
+runner = CliRunner()
+GIB = 2**30
+
+
+def invoke(*args: str) -> Any:
+    result = runner.invoke(app, list(args))
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr == ""
+    return result
+
+
+def as_json(*args: str) -> dict[str, Any]:
+    document: dict[str, Any] = json.loads(invoke(*args, "--json").stdout)
+    jsonschema.Draft202012Validator(json.loads(schema_text())).validate(document)
+    return document
+
+
+def count(*args: str) -> dict[str, Any]:
+    document: dict[str, Any] = json.loads(invoke("count", *args, "--json").stdout)
+    return document
+
+
+# ---- the done-when sweep ----------------------------------------------------------------------
+
+def test_each_point_is_count_at_its_tokens() -> None:
+    doc = as_json("sweep", "llama3.1-8b", "--tokens", "1k:128k:x2", "--gpu", "h100-sxm")
+    tokens = [1024 * 2**i for i in range(8)]
+    assert doc["axes"] == [{"name": "tokens", "option": "--tokens", "values": tokens}]
+    assert [p["at"] for p in doc["points"]] == [{"tokens": t} for t in tokens]
+    for point in doc["points"]:
+        assert point["report"] == count("llama3.1-8b", "--tokens", str(point["at"]["tokens"]))
+    assert doc["batch"] == 1
+    assert doc["gpu"] == {"name": "h100-sxm", "label": "NVIDIA H100 SXM5 80GB",
+                          "memory_bytes": 85_520_809_984}
+
+
+def test_the_kv_cache_outgrows_the_weights_at_128k() -> None:
+    """llama3.1-8b in bf16: 32 layers × 8 KV heads × 128 × 2 (K and V) × 2 bytes = 128 KiB a
+    token, so 16 GiB at 131,072 tokens, against 8,030,261,248 × 2 bytes (15 GiB) of weights."""
+    doc = as_json("sweep", "llama3.1-8b", "--tokens", "1k:128k:x2")
+    weights = 8_030_261_248 * 2
+    kv = [p["report"]["kv_cache"]["bytes_per_request"] for p in doc["points"]]
+    assert kv[-1] == 16 * GIB and kv[-2] == 8 * GIB
+    assert all(p["report"]["memory"]["weights_bytes"] == weights for p in doc["points"])
+    assert kv[-2] < weights < kv[-1]
+
+
+def test_the_terminal_shows_the_points_and_a_chart_with_the_crossing() -> None:
+    out = invoke("sweep", "llama3.1-8b", "--tokens", "1k:128k:x2", "--gpu", "h100-sxm").stdout
+    for tokens in ("1,024", "2,048", "65,536", "131,072"):
+        assert f" {tokens} " in out
+    assert "33,240,391,680" in out  # 16,060,522,496 of weights + 16 GiB of KV cache
+    assert "51.7%" in out  # the KV share at 128k
+    assert "85.5 GB ┤" in out  # the line at the H100's memory, labelled on the axis
+    assert "h100-sxm memory: 85.5 GB" in out
+    assert "outgrows the weights between tokens 65,536 and 131,072: 17.2 GB against 16.1 GB" \
+        in out
+    chart = out[out.index("weights + KV cache against tokens"):]
+    ticks = next(line for line in chart.splitlines() if "1k" in line and "128k" in line)
+    assert ticks.split() == ["1k", "2k", "4k", "8k", "16k", "32k", "64k", "128k"]
+
+
+@pytest.mark.parametrize("width", ["40", "80", "120"])
+def test_the_chart_fits_narrow_terminals(width: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", width)
+    out = invoke("sweep", "llama3.1-8b", "--tokens", "1k:128k:x2", "--gpu", "h100-sxm").stdout
+    chart = out[out.index("weights + KV cache against"):].splitlines()
+    plot = [line for line in chart if "┤" in line or "│" in line]
+    assert len(plot) == 16
+    assert all(len(line) <= int(width) for line in plot)
+
+
+def test_a_thousand_points_chart_in_columns_of_the_terminal() -> None:
+    out = invoke("sweep", "llama3.1-8b", "--tokens", "128:128000:+128", "--format",
+                 "table").stdout
+    assert "1,000 points over tokens" in out
+    assert "128,000" in out
+    assert all(len(line) <= 160 for line in out.splitlines())
+
+
+def test_ascii_stdout_gets_an_ascii_chart(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("specsheet.cli.streams.ascii_only", lambda: True)
+    out = invoke("sweep", "llama3.1-8b", "--tokens", "1k:128k:x2", "--gpu", "h100-sxm").stdout
+    assert out.isascii()
+    assert "#######" in out and "=======" in out
+
+
+# ---- other axes -------------------------------------------------------------------------------
+
+def test_spec_field_axes_are_count_with_the_option() -> None:
+    doc = as_json("sweep", "gpt2-small", "--d-model", "768,1536", "--layers", "12:24:+12")
+    # as long as each other, the axes come in the order of the spec's fields
+    assert [a["name"] for a in doc["axes"]] == ["layers", "d_model"]
+    assert [p["at"] for p in doc["points"]] == [  # the first axis varies fastest
+        {"layers": 12, "d_model": 768}, {"layers": 24, "d_model": 768},
+        {"layers": 12, "d_model": 1536}, {"layers": 24, "d_model": 1536}]
+    for point in doc["points"]:
+        at = point["at"]
+        assert point["report"] == count("gpt2-small", "--d-model", str(at["d_model"]),
+                                        "--layers", str(at["layers"]))
+    assert doc["points"][0]["report"]["params"]["total"] == 124_439_808
+
+
+def test_set_takes_a_list_for_any_field() -> None:
+    doc = as_json("sweep", "mixtral-8x7b", "--set", "experts_per_token=1,2", "--tokens", "4k")
+    for point in doc["points"]:
+        k = point["at"]["experts_per_token"]
+        assert point["report"] == count("mixtral-8x7b", "--set", f"experts_per_token={k}",
+                                        "--tokens", "4096")
+
+
+def test_formats_and_batch_as_axes() -> None:
+    doc = as_json("sweep", "llama3-8b", "--quant", "none,gptq-int4", "--batch", "1,8",
+                  "--tokens", "8k")
+    assert [a["name"] for a in doc["axes"]] == ["batch", "quant"]
+    assert doc["batch"] is None
+    assert [p["at"] for p in doc["points"]] == [
+        {"batch": 1, "quant": None}, {"batch": 8, "quant": None},
+        {"batch": 1, "quant": "gptq-int4"}, {"batch": 8, "quant": "gptq-int4"}]
+    assert doc["points"][2]["report"] == count("llama3-8b", "--quant", "gptq-int4",
+                                              "--tokens", "8192")
+    assert doc["points"][0]["report"] == count("llama3-8b", "--tokens", "8192")
+
+
+def test_dtype_lists() -> None:
+    doc = as_json("sweep", "gpt2-small", "--dtype", "fp32,bf16,int8", "--kv-dtype", "fp8")
+    assert [p["report"]["memory"]["weights_bytes"] for p in doc["points"]] == \
+        [124_439_808 * 4, 124_439_808 * 2, 124_439_808]
+    assert all(p["report"]["kv_cache"]["dtype"] == "fp8" for p in doc["points"])
+
+
+def test_csv_has_a_row_per_point() -> None:
+    out = invoke("sweep", "llama3.1-8b", "--tokens", "1k:128k:x2", "--format", "csv").stdout
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert len(rows) == 8
+    assert rows[0]["at.tokens"] == "1024" and rows[-1]["at.tokens"] == "131072"
+    assert rows[-1]["kv_cache.bytes_per_request"] == str(16 * GIB)
+    assert rows[-1]["batch"] == "1"
+
+
+def test_markdown_has_the_table() -> None:
+    out = invoke("sweep", "llama3.1-8b", "--tokens", "1k:4k:x2", "--format", "markdown").stdout
+    assert out.startswith("**llama3.1-8b: 3 points over tokens**")
+    assert "| 4,096 |" in out and "┤" not in out
+
+
+def test_json_writes_a_point_per_line() -> None:
+    out = invoke("sweep", "gpt2-small", "--tokens", "128:1024:+128", "--json").stdout
+    lines = out.splitlines()
+    assert sum(line.startswith('    {"at": ') for line in lines) == 8
+    assert len(lines) < 20
+
+
+# ---- parsing ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "kind", "values"), [
+    ("1k:128k:x2", "tokens", [1024 * 2**i for i in range(8)]),
+    ("1Ki:4Ki:*2", "tokens", [1024, 2048, 4096]),
+    ("512:2048:+512", "count", [512, 1024, 1536, 2048]),
+    ("512:2000:512", "count", [512, 1024, 1536]),  # stops at the last value not above STOP
+    ("12,24,48", "count", [12, 24, 48]),
+    ("48,12,12", "count", [48, 12]),  # in the order given, without repeats
+    ("1:10:x1.5", "count", [1, 2, 3, 5, 7]),  # a fraction of a factor, rounded down
+    ("7:7:x2", "count", [7]),
+    ("1_024", "tokens", [1024]),
+])
+def test_series(text: str, kind: Any, values: list[int]) -> None:
+    assert parse_series(text, kind, "--x") == values
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("1k:128k:0", "the step 0 of '1k:128k:0' would never reach the stop"),
+    ("1k:128k:-1k", "the step -1k"),
+    ("1k:128k:x1", "the factor 1 of '1k:128k:x1' would never reach the stop"),
+    ("1k:128k:x0.5", "expected a factor above 1"),
+    ("128k:1k:x2", "stops (1,024) below where it starts (131,072)"),
+    ("1:1M:+1", "'1:1M:+1' gives 1,048,576 points, more than 10,000; take a larger step "
+                "(1:1M:+105)"),
+    ("1:2:x1.00001", "gives 69,316 points, more than 10,000"),
+    ("1k:2k", "is not a range"),
+    ("0,1", "expected a positive integer, got '0'"),
+    ("1,,2", "has an empty value"),
+])
+def test_bad_series(text: str, message: str) -> None:
+    with pytest.raises(SpecError, match="^option --x: ") as error:
+        parse_series(text, "tokens", "--x")
+    assert message in str(error.value)
+
+
+@pytest.mark.parametrize(("text", "tokens"), [("8k", 8192), ("8192", 8192), ("4_096", 4096),
+                                              ("1.5k", 1536), ("2Ki", 2048)])
+def test_count_reads_tokens_as_sweep_does(text: str, tokens: int) -> None:
+    assert count("llama3-8b", "--tokens", text)["kv_cache"]["tokens"] == tokens
