@@ -94,3 +94,53 @@ def test_docs_link_to_pages_that_exist() -> None:
     for page in PAGES:
         for target in re.findall(r"\]\(([\w./-]+\.md)(?:#[\w-]+)?\)", page.read_text("utf-8")):
             assert (page.parent / target).is_file(), f"{page.name} links to {target}"
+
+
+SH_BLOCK = re.compile(r"```(?:sh|bash|console)\n(.*?)```", re.DOTALL)
+HUB_NAME = re.compile(r"(?:^|\s)(?:hf:)?[A-Za-z0-9][\w.-]*/[\w.-]+(?:@\S+)?(?=\s|$)")
+
+
+def shown_commands() -> list[tuple[str, str, bool]]:
+    """Every ``specsheet ...`` line the README and docs/ show in a shell block, cut before the
+    shell's own syntax (``|``, ``||``, ``;``, ``>``), leaving out placeholders (``MODEL``,
+    ``...``), Hub names (the tests never reach the network) and files a reader would have;
+    with whether the page shows it failing (its next line is ``specsheet: error: ...``)."""
+    found = []
+    for page in PAGES:
+        for block in SH_BLOCK.findall(page.read_text(encoding="utf-8")):
+            lines = block.splitlines()
+            for n, line in enumerate(lines):
+                fails = n + 1 < len(lines) and lines[n + 1].startswith("specsheet: error:")
+                line = line.removeprefix("$ ").strip()
+                if not line.startswith("specsheet "):
+                    continue
+                line = re.split(r"\s(?:\|\|?|;|>>?|&&|2>)\s?", line)[0]
+                if re.search(r"\.\.\.|[A-Z]{3,}|<|\$|\*|~|explore", line):
+                    continue
+                words = line.split()[1:]
+                paths = [w for w in words if "/" in w and not w.startswith("-")]
+                if any(not (ROOT / w).exists() for w in paths) or HUB_NAME.search(line):
+                    continue
+                found.append((page.name, line, fails))
+    return found
+
+
+@pytest.mark.parametrize(("page", "line", "fails"), shown_commands(),
+                         ids=[f"{p}:{line[10:50]}" for p, line, _ in shown_commands()])
+def test_shown_commands_run(page: str, line: str, fails: bool, tmp_path: Path,
+                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A command the docs show a reader exits 0 (or 1, a check that fails), never 2, unless
+    the page shows its error."""
+    import shlex
+
+    from typer.testing import CliRunner
+
+    from specsheet.cli.app import app
+
+    words = shlex.split(line)[1:]
+    for i, word in enumerate(words[:-1]):
+        if word in ("--svg", "--html", "--output", "-o"):
+            words[i + 1] = str(tmp_path / Path(words[i + 1]).name)
+    monkeypatch.chdir(ROOT)
+    result = CliRunner().invoke(app, words)
+    assert result.exit_code in ((2,) if fails else (0, 1)), (page, line, result.output)
