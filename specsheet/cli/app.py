@@ -27,6 +27,7 @@ COMMANDS = {
     "compare": "Models side by side, with ratios to the first.",
     "check": "Check models against budgets: exit 0 within every limit, 1 over one.",
     "convert": "Write a model as a preset YAML file, to keep and edit.",
+    "train": "Training FLOPs, GPU-hours and cost, and memory per GPU.",
     "inspect": "A checkpoint's real tensors by component, checked against its config.",
     "presets": "List the built-in presets.",
     "schema": "Print the JSON Schema of the documents --json writes.",
