@@ -210,10 +210,9 @@ def train_schema(version: dict[str, Any]) -> dict[str, Any]:
         "seq_len": positive,
         "attention": {"enum": list(ATTENTION)},
         "recompute": {"enum": list(RECOMPUTE)},
-        **{name: count for name in (
-            "forward_per_token", "backward_per_token", "recomputed_per_token",
-            "attention_core_per_token", "per_token_model", "per_token_hardware", "total_model",
-            "total_hardware")},
+        **dict.fromkeys(("forward_per_token", "backward_per_token", "recomputed_per_token",
+                         "attention_core_per_token", "per_token_model", "per_token_hardware",
+                         "total_model", "total_hardware"), count),
     }
     for name in ("approx_6n", "approx_palm", "approx_megatron"):
         flops[f"{name}_per_token"] = count
@@ -248,10 +247,10 @@ def train_schema(version: dict[str, Any]) -> dict[str, Any]:
             "targets": {"type": "array", "items": {"enum": list(LORA_TARGETS)}},
             "qlora": {"type": "boolean"}, "base_format": {"type": "string"}})]},
         "memory_per_gpu": obj({
-            **{name: count for name in (
-                "weights_bytes", "frozen_bytes", "gradients_bytes", "optimizer_bytes",
-                "activations_bytes", "activations_per_sequence_bytes",
-                "activations_per_layer_bytes", "total_bytes", "capacity_bytes")},
+            **dict.fromkeys(("weights_bytes", "frozen_bytes", "gradients_bytes", "optimizer_bytes",
+                             "activations_bytes", "activations_per_sequence_bytes",
+                             "activations_per_layer_bytes", "total_bytes", "capacity_bytes"),
+                            count),
             "activations_form": {"type": "string"},
             "micro_batch": positive,
         }, "One GPU's memory for a training step, in bytes."),

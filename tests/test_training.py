@@ -22,6 +22,7 @@ from specsheet.model.flops import (
 from specsheet.model.params import count_params, mlp_weights
 from specsheet.model.spec import ModelSpec
 from specsheet.plan.training import (
+    RECIPES,
     Parallelism,
     activation_terms,
     activations,
@@ -29,12 +30,10 @@ from specsheet.plan.training import (
     lora_params,
     model_matrices,
     optimizer_bytes,
-    RECIPES,
     parallelism,
     plan_training,
 )
-from specsheet.sources.resolve import resolve
-from specsheet.sources.resolve import load_file
+from specsheet.sources.resolve import load_file, resolve
 
 TESTS = Path(__file__).resolve().parent
 GOLDENS = sorted((TESTS / "golden").glob("*.json"))
