@@ -452,6 +452,14 @@ def plan_training(spec: ModelSpec, accelerator: Accelerator, layout: Parallelism
     LoRA run, a dtype (bf16 by default) or a quantization format (QLoRA: bnb-nf4)."""
     import math
 
+    from specsheet.errors import did_you_mean
+    from specsheet.model.flops import ATTENTION, RECOMPUTE
+
+    for name, value, allowed in (("recompute", recompute, RECOMPUTE),
+                                 ("attention", attention, ATTENTION)):
+        if value not in allowed:
+            raise SpecError(f"{name}: expected one of {', '.join(allowed)}, got {value!r}"
+                            f"{did_you_mean(value, allowed)}")
     if precision not in RECIPES:
         raise SpecError(f"precision: unknown recipe {precision!r}; expected one of "
                         f"{', '.join(PRECISIONS)}")
@@ -477,8 +485,11 @@ def plan_training(spec: ModelSpec, accelerator: Accelerator, layout: Parallelism
     lora_targets = check_lora_targets(lora_targets)
     if qlora and not lora_rank:
         raise SpecError("qlora: QLoRA trains LoRA adapters on a 4-bit base; give a LoRA rank")
-    if lora_rank < 0 or (lora_rank == 0 and base_format is not None):
+    if lora_rank < 0:
         raise SpecError(f"lora-rank: expected a rank of 1 or more, got {lora_rank}")
+    if lora_rank == 0 and base_format is not None:
+        raise SpecError(f"quant: a frozen base in {base_format} is for LoRA; give a LoRA rank "
+                        "too (full training keeps the weights in the precision recipe)")
     if qlora:
         base_format = base_format or "bnb-nf4"
         if base_format not in QLORA_BASES:

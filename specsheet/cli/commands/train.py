@@ -138,7 +138,12 @@ def train(
         for name, value in (("mfu", mfu), ("price", price)):
             _check_number(name, value)
         total = None if tokens_total is None else _tokens(tokens_total)
-        accelerator = load_accelerator(gpu)
+        if fsdp and zero not in (0, 3):
+            raise SpecError(f"zero: ZeRO stage 3 (what --fsdp means) contradicts --zero {zero}")
+        try:
+            accelerator = load_accelerator(gpu)
+        except SpecError as e:
+            raise SpecError(f"option --gpu: {e}") from None
         loaded = resolve(source(model, hf), given, notes, checked_timeout(timeout))
         layout = parallelism(loaded.spec, gpus, dp, tp, pp, sp, 3 if fsdp else zero)
         targets = tuple(t.strip() for t in lora_targets.split(",")) if lora_targets else None
@@ -168,7 +173,7 @@ def train(
 # the plan's arguments by the options that set them
 _OPTIONS = ("mfu", "price", "tokens-total", "seq-len", "micro-batch", "gpus", "dp", "tp", "pp",
             "sp", "zero", "precision", "optimizer", "recompute", "attention", "lora-rank",
-            "lora-targets", "qlora")
+            "lora-targets", "qlora", "quant")
 
 
 def _as_option(message: str, fsdp: bool) -> str:
