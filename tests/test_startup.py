@@ -28,6 +28,8 @@ def top_level(modules: set[str]) -> set[str]:
     ["count", "llama3-8b", "--format", "csv"],
     ["compare", "gpt2-small", "llama3-8b", "--format", "markdown"],
     ["check", "llama3-8b", "--max-weights", "17GB", "--json"],
+    ["train", "llama3-8b", "--json"],
+    ["train", "llama3-8b", "--lora-rank", "16", "--qlora", "--format", "csv"],
 ])
 def test_machine_readable_paths_import_neither_rich_nor_yaml(args: list[str],
                                                             tmp_path: Path) -> None:

@@ -374,6 +374,7 @@ class Time(NamedTuple):
     gpu_hours: float
     days: float
     usd: float | None  # gpu_hours x price, when a price is given
+    price: float | None  # dollars per GPU-hour
 
 
 class TrainingPlan(NamedTuple):
@@ -385,7 +386,7 @@ class TrainingPlan(NamedTuple):
     tokens_default: bool  # the Chinchilla-optimal 20 x N
     approx_6n: int  # per token
     approx_palm: int
-    approx_megatron: int  # with recomputation when recompute is not none
+    approx_megatron: int  # with recomputation when recompute is full (Megatron's form)
     accelerator: Accelerator
     layout: Parallelism
     recipe: Recipe
@@ -439,6 +440,17 @@ class TrainingPlan(NamedTuple):
 def estimate_error(estimate: int, exact: int) -> float:
     """Relative error of an estimate, in percent."""
     return 100 * (estimate - exact) / exact
+
+
+def estimate_errors(plan: TrainingPlan) -> dict[str, float]:
+    """Each estimate's error against the exact figure it estimates: model FLOPs, except
+    Megatron's with recomputation (``--recompute full``), which counts the forward again and is
+    set against the hardware FLOPs."""
+    fl = plan.flops
+    megatron_exact = fl.hardware if fl.recompute == "full" else fl.model
+    return {"approx_6n": estimate_error(plan.approx_6n, fl.model),
+            "approx_palm": estimate_error(plan.approx_palm, fl.model),
+            "approx_megatron": estimate_error(plan.approx_megatron, megatron_exact)}
 
 
 def plan_training(spec: ModelSpec, accelerator: Accelerator, layout: Parallelism, *,
@@ -535,11 +547,11 @@ def plan_training(spec: ModelSpec, accelerator: Accelerator, layout: Parallelism
     return TrainingPlan(
         params=params, flops=flops, tokens_total=tokens, tokens_default=default_tokens,
         approx_6n=six_n_estimate(n), approx_palm=palm_estimate(spec, n, seq),
-        approx_megatron=megatron_estimate(spec, seq, recompute != "none"),
+        approx_megatron=megatron_estimate(spec, seq, recompute == "full"),
         accelerator=accelerator, layout=layout, recipe=recipe, optimizer=optimizer, mfu=mfu,
         peak_flops_per_s=peak,
         time=Time(seconds=seconds, gpu_hours=gpu_hours, days=seconds / 86400,
-                  usd=None if price is None else gpu_hours * price),
+                  usd=None if price is None else gpu_hours * price, price=price),
         micro_batch=micro_batch, seq_len=seq,
         states=model_states(spec, params, recipe, optimizer, layout, lora_rank, lora_targets,
                             frozen),

@@ -176,10 +176,11 @@ def inspect_document(inspection: Inspection) -> dict[str, Any]:
 def train_document(model: Model, plan: TrainingPlan) -> dict[str, Any]:
     """The document of ``train``: FLOPs per token and in total (exact, and three estimates),
     time and cost, and the memory of a step on one GPU."""
-    from specsheet.plan.training import estimate_error
+    from specsheet.plan.training import estimate_errors
 
     fl, layout, states, act = plan.flops, plan.layout, plan.states, plan.activations
     tokens = plan.tokens_total
+    errors = estimate_errors(plan)
     estimates = {"approx_6n": plan.approx_6n, "approx_palm": plan.approx_palm,
                  "approx_megatron": plan.approx_megatron}
     flops: dict[str, Any] = {
@@ -198,7 +199,7 @@ def train_document(model: Model, plan: TrainingPlan) -> dict[str, Any]:
     for name, per_token in estimates.items():
         flops[f"{name}_per_token"] = per_token
         flops[f"{name}_total"] = per_token * tokens
-        flops[f"{name}_error_percent"] = estimate_error(per_token, fl.model)
+        flops[f"{name}_error_percent"] = errors[name]
     acc = plan.accelerator
     return {
         "schema_version": SCHEMA_VERSION,

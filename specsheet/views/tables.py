@@ -466,9 +466,10 @@ def train_views(model: Model, plan: TrainingPlan) -> list[TableView]:
 
 
 def _train_compute_view(model: Model, plan: TrainingPlan) -> TableView:
-    from specsheet.plan.training import estimate_error
+    from specsheet.plan.training import estimate_errors
 
     fl, tokens, layout = plan.flops, plan.tokens_total, plan.layout
+    errors = estimate_errors(plan)
     view = TableView(
         title=f"{model.name}: training on {human_count(tokens)} tokens of sequence length "
               f"{exact(fl.tokens)}",
@@ -492,19 +493,23 @@ def _train_compute_view(model: Model, plan: TrainingPlan) -> TableView:
     if fl.recomputed:
         view.add("  hardware, with recomputation", human_flops(plan.total_hardware_flops),
                  exact(plan.total_hardware_flops), style="sub")
-    megatron = "Megatron, with recompute" if fl.recompute != "none" else "Megatron"
-    for label, per_token in (("6N (Kaplan)", plan.approx_6n),
-                             ("6N + 12 L H Q T (PaLM)", plan.approx_palm),
-                             (megatron, plan.approx_megatron)):
-        error = signed_percent(estimate_error(per_token, fl.model))
+    megatron = "Megatron, full recompute; of hardware FLOPs" if fl.recompute == "full" \
+        else "Megatron"
+    for name, label, per_token in (("approx_6n", "6N, Kaplan", plan.approx_6n),
+                                   ("approx_palm", "6N + 12 L H Q T, PaLM", plan.approx_palm),
+                                   ("approx_megatron", megatron, plan.approx_megatron)):
+        error = signed_percent(errors[name])
         view.add(f"  {label} (estimate, {error})", human_flops(per_token * tokens),
                  exact(per_token * tokens), style="sub")
     acc = plan.accelerator
-    view.add(f"Time on {exact(layout.gpus)} x {acc.label} at {plan.mfu:.0%} MFU "
-             f"({plan.recipe.compute_dtype} peak {human_si(plan.peak_flops_per_s, 'FLOP/s')})",
-             f"{plan.time.days:,.1f} days", f"{plan.time.gpu_hours:,.0f} GPU-hours")
+    hours = plan.time.gpu_hours
+    view.add(f"GPU-hours ({acc.label} at {plan.mfu:.0%} MFU of its "
+             f"{plan.recipe.compute_dtype} peak, {human_si(plan.peak_flops_per_s, 'FLOP/s')})",
+             human_count(round(hours)), f"{hours:,.0f}")
+    view.add(f"  days on {exact(layout.gpus)} GPUs", "", f"{plan.time.days:,.1f}", style="sub")
     if plan.time.usd is not None:
-        view.add("  cost", f"${plan.time.usd:,.0f}", "", style="sub")
+        view.add(f"  cost at ${plan.time.price:,.2f} per GPU-hour", "",
+                 f"${plan.time.usd:,.0f}", style="sub")
     view.caption = ("FLOPs: matrix multiplications only, a multiply-add is 2 FLOPs; MFU counts "
                     "model FLOPs, never recomputation. " + "; ".join(plan.assumptions) + ".")
     return view
