@@ -9,6 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from test_properties import specs
 from typer.testing import CliRunner
 
 from specsheet.cli.app import app
@@ -294,3 +297,40 @@ def test_the_schema_accepts_the_document() -> None:
     schema = json.loads(schema_text())
     for args in (("llama3-8b",), ("deepseek-v3", "--lora-rank", "8", "--seq-len", "4096")):
         jsonschema.validate(run(*args), schema)
+
+
+# ---- invariants over random specs ----------------------------------------------------------
+
+@given(specs(), st.integers(1, 1 << 16), st.integers(1, 64))
+def test_training_invariants(spec: ModelSpec, tokens: int, dp: int) -> None:
+    # backward = 2 x forward; full recomputation runs the forward once more
+    fwd = forward_flops(spec, tokens).total
+    assert training_flops(spec, tokens).model == 3 * fwd
+    assert training_flops(spec, tokens, "full").hardware == 4 * fwd
+    causal = training_flops(spec, tokens, attention="causal")
+    assert causal.forward <= fwd and causal.model == 3 * causal.forward
+    # a second formulation of the matrices (GGUF's tensor list: 2-D weights, stacked experts)
+    from specsheet.quant.layouts import model_tensors
+
+    roles = ("linear", "router", "shared_gate", "projection", "embedding", "head")
+    tensors = [t for t in model_tensors(spec) if t.role in roles]
+    matrices = model_matrices(spec)
+    assert sum(m.in_features * m.out_features * m.copies for m in matrices) == \
+        sum(t.elements for t in tensors)
+    assert sum((m.in_features + m.out_features) * m.copies for m in matrices) == \
+        sum(t.matrices * (t.in_features + t.out_features) for t in tensors)
+    # ZeRO only ever removes memory, stage by stage, and shards exactly over dp
+    params = count_params(spec)
+    totals = []
+    for zero in range(4):
+        layout = Parallelism(gpus=dp, dp=dp, tp=1, pp=1, sp=False, zero=zero)
+        plan = plan_training(spec, builtin("h100-sxm"), layout, seq_len=min(tokens, spec.context))
+        totals.append(plan.static_bytes)
+        assert plan.activations.total == plan.activations.per_sequence
+    assert totals == sorted(totals, reverse=True)
+    assert totals[0] == 18 * params.total
+    assert totals[3] == -(-2 * params.total // dp) + -(-4 * params.total // dp) + \
+        -(-12 * params.total // dp)
+    # LoRA's parameters are linear in the rank
+    targets = ("q", "k", "v", "o", "gate", "up", "down", "experts")
+    assert lora_params(spec, 4, targets) == 4 * lora_params(spec, 1, targets)
