@@ -253,7 +253,8 @@ def test_qlora_base_is_the_nf4_checkpoint() -> None:
     assert doc["memory_per_gpu"]["frozen_bytes"] == quantized_bytes(spec, "bnb-nf4").weights_bytes
     assert doc["params"]["trainable"] == 41_943_040
     assert doc["memory_per_gpu"]["gradients_bytes"] == 4 * 41_943_040  # fp32 gradients
-    assert doc["lora"] == {"rank": 16, "targets": ["q", "k", "v", "o", "gate", "up", "down"],
+    assert doc["lora"] == {"rank": 16, "targets": ["q", "k", "v", "o", "gate", "up", "down",
+                                                   "experts"],
                            "qlora": True, "base_format": "bnb-nf4"}
 
 

@@ -35,7 +35,8 @@ from specsheet.model.spec import ModelSpec
 PRECISIONS = ("bf16-mixed", "fp16-mixed", "bf16", "fp32")
 OPTIMIZERS = ("adamw", "adamw-8bit", "sgd-momentum", "adafactor")
 LORA_TARGETS = ("q", "k", "v", "o", "gate", "up", "down", "experts")
-DEFAULT_LORA_TARGETS = ("q", "k", "v", "o", "gate", "up", "down")
+# the attention and MLP projections; an MoE layer's MLP projections are its experts'
+DEFAULT_LORA_TARGETS = ("q", "k", "v", "o", "gate", "up", "down", "experts")
 QLORA_BASES = ("bnb-nf4", "bnb-nf4-dq")  # the 4-bit formats QLoRA trains on
 CHINCHILLA_TOKENS_PER_PARAM = 20  # Hoffmann et al. 2022: about 20 tokens a parameter
 DEFAULT_MFU = 0.40

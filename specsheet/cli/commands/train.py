@@ -99,7 +99,7 @@ def train(
         show_default=False, rich_help_panel=FINE_TUNE)] = None,
     lora_targets: Annotated[str | None, typer.Option(
         "--lora-targets", help="Comma-separated: q, k, v, o, gate, up, down, experts "
-        "[default: q,k,v,o,gate,up,down].", show_default=False,
+        "[default: all of them; experts adapts every routed expert].", show_default=False,
         rich_help_panel=FINE_TUNE)] = None,
     qlora: Annotated[bool, typer.Option(
         "--qlora", help="QLoRA: the frozen base in bnb-nf4 (or --quant bnb-nf4-dq).",
