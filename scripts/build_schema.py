@@ -37,6 +37,92 @@ def numbers(*names: str) -> dict[str, Any]:
     return obj({name: {"type": "number"} for name in names})
 
 
+def optional(schema: dict[str, Any], *names: str) -> dict[str, Any]:
+    """``schema`` with ``names`` no longer required."""
+    schema["required"] = [name for name in schema["required"] if name not in names]
+    return schema
+
+
+serve_ref = {"$ref": "#/$defs/serve_entry"}
+
+
+def serve_schema() -> dict[str, Any]:
+    """The figures of serving one model (``serve --json`` adds schema_version)."""
+    count = {"type": "integer", "minimum": 0}
+    seconds = {"type": "number", "minimum": 0}
+    usd = {"type": ["number", "null"], "minimum": 0}
+    estimates = obj({
+        "concurrency": {"type": "integer", "minimum": 1},
+        "prompt_tokens": {"type": "integer", "minimum": 1},
+        "output_tokens": {"type": "integer", "minimum": 1},
+        "compute_dtype": {"type": "string"},
+        "peak_flops_per_s": {"type": "integer", "minimum": 1},
+        "mfu": {"type": "number"}, "mbu": {"type": "number"},
+        "prefill_s": {**seconds, "description": "time to first token (estimate)"},
+        "prefill_compute_s": seconds, "prefill_allreduce_s": seconds,
+        "decode_context": {"type": "integer", "minimum": 1,
+                           "description": "tokens of each request at the average decode step"},
+        "decode_step_s": seconds,
+        "decode_bytes_per_step": {"type": "number", "minimum": 0,
+                                  "description": "weights touched and KV read, all stages"},
+        "decode_flops_per_step": count,
+        "experts_touched": {"type": "number", "minimum": 0, "maximum": 1},
+        "tokens_per_s_per_request": {"type": "number", "minimum": 0},
+        "tokens_per_s_total": {"type": "number", "minimum": 0},
+        "tokens_per_s_end_to_end": {"type": "number", "minimum": 0,
+                                    "description": "output tokens/s with the prefills counted"},
+        "usd_per_gpu_hour": usd,
+        "tokens_per_word": {"type": ["number", "null"]},
+        "text_tokens": {"type": ["integer", "null"], "minimum": 0,
+                        "description": "with --text: its tokens under the model's tokenizer"},
+        "text_words": {"type": ["integer", "null"], "minimum": 1,
+                       "description": "with --text: its words (runs of non-white-space)"},
+        "usd_per_request": usd,
+        "usd_per_million_output_tokens": usd,
+        "usd_per_million_input_tokens": usd,
+        "usd_per_million_output_words": usd,
+        "assumptions": {"type": "array", "items": {"type": "string"}},
+    }, "Roofline estimates (upper bounds on speed) for the request shape; null when no "
+       "request fits.")
+    return obj({
+        "model": obj({"name": {"type": "string"}, "origin": {"type": "string"},
+                      "format": {"type": "string"}, "dtype": {"type": ["string", "null"]},
+                      "kv_dtype": {"type": "string"}}),
+        "hardware": obj({"name": {"type": "string"}, "label": {"type": "string"},
+                         "memory_bytes": count, "bandwidth_bytes_per_s": count,
+                         "peak_flops_per_s": {"type": "object",
+                                              "additionalProperties": count},
+                         "interconnect_bytes_per_s": count}),
+        "parallel": ints("gpus", "tp", "pp", "ep", minimum=1),
+        "request": obj({"max_model_len": {"type": "integer", "minimum": 1},
+                        "max_num_batched_tokens": {"type": "integer", "minimum": 1},
+                        "max_num_seqs": {"type": "integer", "minimum": 1},
+                        "memory_utilization": {"type": ["number", "null"]}}),
+        "memory_per_gpu": obj({
+            "stage": count, "layers": count, "capacity_bytes": count, "budget_bytes": count,
+            "weights_bytes": count,
+            "activation_bytes": {**count, "description": "an estimate"},
+            "overhead_bytes": {**count, "description": "an estimate"},
+            "kv_pool_bytes": count, "kv_pool_given": {"type": "boolean"},
+            "kv_bytes_per_token": count,
+            "kv_bytes_per_request": {**count, "description": "whole blocks of 16 tokens"},
+        }, "One GPU of the pipeline stage that admits the fewest requests (exact)."),
+        "kv_blocks": obj({
+            "block_size": {"type": "integer", "minimum": 1}, "page_bytes": count,
+            "groups": {"type": "array", "items": ints("window", "layers")},
+            "layers_per_group": count, "num_blocks": count, "blocks_per_request": count,
+            "vllm_max_concurrency": {"type": "number", "minimum": 0},
+        }, "vLLM's KV-cache blocks on that GPU."),
+        "stages": {"type": "array", "items": ints("stage", "layers", "weights_bytes",
+                                                  "activation_bytes", "kv_pool_bytes",
+                                                  "num_blocks", "max_concurrency")},
+        "fits": {"type": "boolean"},
+        "max_concurrency": count,
+        "max_context": count,
+        "estimates": {"oneOf": [{"type": "null"}, estimates]},
+    }, "Serving one model on GPUs (docs/serving.md).")
+
+
 def spec_schema() -> dict[str, Any]:
     from specsheet.model.spec import FIELD_DOCS, INPUT_ONLY_FIELDS
 
@@ -161,7 +247,35 @@ def build() -> dict[str, Any]:
         })]},
         "note": {"type": "string"},
     }, "specsheet inspect PATH --json")
-    checks = {"type": "array", "items": {"$ref": "#/$defs/check_entry"}, "minItems": 1}
+    checks = {"type": "array", "items": {"$ref": "#/$defs/check_entry"},
+              "description": "the size limits (empty when only serving limits are given)"}
+    serve = serve_schema()
+    scalar = {"type": ["number", "boolean", "null"]}
+    serve_checked = obj({**serve["properties"], "checks": {"type": "array", "items": obj({
+        "figure": {"type": "string"}, "option": {"type": "string"}, "value": scalar,
+        "limit": scalar, "ok": {"type": "boolean"}})}},
+        "The serve entry with the serving limits of check --gpu (fits always checked).")
+    checked_ref = {"$ref": "#/$defs/serve_checked"}
+    from specsheet.hardware.catalog import OPTIONAL, PEAK_DTYPES, REQUIRED
+
+    positive = {"type": "integer", "minimum": 1}
+    accelerator = obj({
+        "name": {"type": "string"},
+        "label": {"type": "string"},
+        "vendor": {"type": "string"},
+        "memory_bytes": {**positive, "description": REQUIRED["memory_bytes"]},
+        "bandwidth_bytes_per_s": {**positive, "description": REQUIRED["bandwidth_bytes_per_s"]},
+        "peak_flops_per_s": {
+            "type": "object", "minProperties": 1, "additionalProperties": False,
+            "properties": dict.fromkeys(PEAK_DTYPES, positive),
+            "description": "dense peak FLOP/s by element type (never the 2:4-sparse figure)"},
+        "interconnect": {"type": "string"},
+        "interconnect_bytes_per_s": {"type": "integer", "minimum": 0,
+                                     "description": OPTIONAL["interconnect_bytes_per_s"]},
+        "sources": {"type": "object", "additionalProperties": {"type": "string"},
+                    "description": OPTIONAL["sources"]},
+        "notes": {"type": "string"},
+    }, "one accelerator (docs/hardware.md)")
     train = train_schema(version)
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -171,22 +285,32 @@ def build() -> dict[str, Any]:
                        "Integers are exact; shares are fractions of 1; bytes are bytes.",
         "oneOf": [{"$ref": f"#/$defs/{name}"} for name in ("count", "compare", "check",
                                                            "check_many", "presets",
-                                                           "inspect", "train")],
+                                                           "inspect", "hardware",
+                                                           "hardware_one", "serve", "train")],
         "$defs": {
             "spec": spec_schema(),
             "count": count,
-            "compare": obj({"schema_version": version,
-                            "models": {"type": "array", "items": {"$ref": "#/$defs/count"},
-                                       "minItems": 2}}, "specsheet compare --json"),
+            "compare": optional(obj({
+                "schema_version": version,
+                "models": {"type": "array", "items": {"$ref": "#/$defs/count"}, "minItems": 2},
+                "serve": {"type": "array", "items": serve_ref,
+                          "description": "with --gpu: each model served, in the same order"}},
+                "specsheet compare --json"), "serve"),
             "check_entry": check_entry,
-            "check": obj({"schema_version": version, "ok": {"type": "boolean"},
-                          "checks": checks, "model": {"$ref": "#/$defs/count"}},
-                         "specsheet check MODEL --json (one model)"),
+            "check": optional(obj({"schema_version": version, "ok": {"type": "boolean"},
+                                   "checks": checks, "model": {"$ref": "#/$defs/count"},
+                                   "serve": checked_ref},
+                                  "specsheet check MODEL --json (one model)"), "serve"),
             "check_many": obj({"schema_version": version, "ok": {"type": "boolean"},
-                               "models": {"type": "array", "minItems": 2, "items": obj({
+                               "models": {"type": "array", "minItems": 2, "items": optional(obj({
                                    "ok": {"type": "boolean"}, "checks": checks,
-                                   "model": {"$ref": "#/$defs/count"}})}},
+                                   "model": {"$ref": "#/$defs/count"},
+                                   "serve": checked_ref}), "serve")}},
                               "specsheet check A B ... --json (several models)"),
+            "serve_entry": serve,
+            "serve_checked": serve_checked,
+            "serve": obj({"schema_version": version, **serve["properties"]},
+                         "specsheet serve MODEL --gpu NAME --json"),
             "presets": obj({"schema_version": version, "presets": {"type": "array", "items": obj({
                 "name": {"type": "string"}, "description": {"type": "string"},
                 "reference": {"type": "string"},
@@ -195,6 +319,13 @@ def build() -> dict[str, Any]:
                 "spec": {"$ref": "#/$defs/spec"}})}}, "specsheet presets --json"),
             "inspect": inspect,
             "train": train,
+            "accelerator": accelerator,
+            "hardware": obj({"schema_version": version, "accelerators": {
+                "type": "array", "items": {"$ref": "#/$defs/accelerator"}}},
+                "specsheet hardware --json"),
+            "hardware_one": obj({"schema_version": version,
+                                 "accelerator": {"$ref": "#/$defs/accelerator"}},
+                                "specsheet hardware NAME --json"),
         },
     }
 

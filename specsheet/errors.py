@@ -25,13 +25,23 @@ class SpecError(ValueError):
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
-    """Return ``" (did you mean 'x'?)"`` for the closest of ``choices``, or ``""``."""
+    """Return ``" (did you mean 'x'?)"`` for the closest of ``choices``, or ``""``.
+
+    A word that begins some choices (``h100`` of ``h100-sxm`` and ``h100-pcie``) suggests those,
+    the first in ``choices``' order first and up to three others after it; otherwise the closest
+    by difflib's ratio."""
     import difflib  # only on the error path
 
     choices = list(choices)
     if word != word.strip() and word.strip() in choices:
         return (f" (did you mean '{word.strip()}'? the name has white space or a control "
                 "character around it, such as a Windows line ending)")
+    if len(word) >= 2:
+        begun = [c for c in choices if c.lower().startswith(word.lower()) and c != word]
+        if begun:
+            others = ", ".join(f"'{c}'" for c in begun[1:4])
+            more = ", ..." if len(begun) > 4 else ""
+            return f" (did you mean '{begun[0]}'?{f' also {others}{more}' if others else ''})"
     close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
     return f" (did you mean '{close[0]}'?)" if close else ""
 

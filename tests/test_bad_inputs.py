@@ -61,7 +61,8 @@ def test_case(case: dict[str, Any], fmt: str, monkeypatch: pytest.MonkeyPatch,
     else:
         assert result.stderr == ""
         if fmt == "json":
-            assert json.loads(result.stdout)["params"]["total"] > 0
+            doc = json.loads(result.stdout)
+            assert doc.get("model", doc)["params"]["total"] > 0
     assert not (CORPUS / "pwned").exists(), "a YAML tag ran a command"
 
 

@@ -16,6 +16,7 @@ TABLE_COMMANDS = [
     ["compare", "gpt2-small", "llama3-8b", "llama3-70b", "mixtral-8x7b"],
     ["check", "llama3-8b", "--max-weights", "16GB"],
     ["presets"],
+    ["hardware"],
 ]
 FORMATS = [[], ["--json"], ["--format", "csv"], ["--format", "markdown"]]
 

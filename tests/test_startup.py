@@ -30,6 +30,7 @@ def top_level(modules: set[str]) -> set[str]:
     ["check", "llama3-8b", "--max-weights", "17GB", "--json"],
     ["train", "llama3-8b", "--json"],
     ["train", "llama3-8b", "--lora-rank", "16", "--qlora", "--format", "csv"],
+    ["serve", "llama3-70b", "--gpu", "h100-sxm", "--gpus", "8", "--json"],
 ])
 def test_machine_readable_paths_import_neither_rich_nor_yaml(args: list[str],
                                                             tmp_path: Path) -> None:
@@ -55,4 +56,16 @@ def test_json_path_builds_only_the_command_it_runs(tmp_path: Path) -> None:
     modules = imported_modules("count", "gpt2-small", "--json", cwd=tmp_path)
     assert "specsheet.units" not in modules
     assert "specsheet.plan.budgets" not in modules
+    assert "specsheet.views.tables" not in modules
+
+
+def test_serve_json_loads_no_quantization_tables_and_no_fractions(tmp_path: Path) -> None:
+    """A plain-dtype serve cuts the model's tensors (quant.tensors) without loading the formats
+    or their layouts, and reads its memory share without fractions (and decimal)."""
+    modules = imported_modules("serve", "llama3-70b", "--gpu", "h100-sxm", "--gpus", "8",
+                               "--json", cwd=tmp_path)
+    assert "specsheet.quant.tensors" in modules
+    assert "specsheet.quant.formats" not in modules
+    assert "specsheet.quant.layouts" not in modules
+    assert "fractions" not in modules
     assert "specsheet.views.tables" not in modules

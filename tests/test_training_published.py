@@ -6,9 +6,9 @@ has its reason in the table. The table in docs/training.md must be the one this 
 
     SPECSHEET_WRITE_TRAINING_TABLE=1 pytest tests/test_training_published.py   # rewrite it
 
-The A100 and H800 come from tests/data/hardware/ (the datasheets' dense figures, cited there)
-until the built-in catalog holds them; GPT-3 175B from tests/data/models/ (a preset needs a
-released checkpoint's count, and GPT-3 has none).
+The A100 is the built-in catalog's; the H800 comes from tests/data/hardware/ (the product
+brief's dense figures, cited there) until the catalog holds it; GPT-3 175B from
+tests/data/models/ (a preset needs a released checkpoint's count, and GPT-3 has none).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from specsheet.cli.app import app
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "training.md"
 HARDWARE = Path(__file__).resolve().parent / "data" / "hardware"
-A100 = str(HARDWARE / "a100-80gb-sxm.yaml")
+A100 = "a100-80gb-sxm"  # the built-in catalog's entry
 H800 = str(HARDWARE / "h800-sxm.yaml")
 GPT3 = str(Path(__file__).resolve().parent / "data" / "models" / "gpt3-175b.yaml")
 START, END = "<!-- published: start -->", "<!-- published: end -->"
@@ -122,7 +122,7 @@ def table() -> str:
             f"{'' if implied is None else f'{implied:.0%}'} | {row.source} | {row.why} |")
     commands = "\n".join(f"    specsheet train {' '.join(_short(a) for a in row.args)}"
                          for row in ROWS)
-    where = "GPT-3 from tests/data/models/, the A100 and H800 from tests/data/hardware/"
+    where = "GPT-3 from tests/data/models/, the H800 from tests/data/hardware/"
     return "\n".join(lines) + f"\n\nThe commands ({where}):\n\n{commands}\n"
 
 

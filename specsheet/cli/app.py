@@ -26,10 +26,12 @@ COMMANDS = {
     "count": "Where one model's parameters live, its memory, KV cache and FLOPs.",
     "compare": "Models side by side, with ratios to the first.",
     "check": "Check models against budgets: exit 0 within every limit, 1 over one.",
+    "serve": "Does a model fit on these GPUs, how many requests at once, how fast, at what cost.",
     "convert": "Write a model as a preset YAML file, to keep and edit.",
     "train": "Training FLOPs, GPU-hours and cost, and memory per GPU.",
     "inspect": "A checkpoint's real tensors by component, checked against its config.",
     "presets": "List the built-in presets.",
+    "hardware": "List the built-in accelerators, or show one with every figure and its source.",
     "schema": "Print the JSON Schema of the documents --json writes.",
 }
 

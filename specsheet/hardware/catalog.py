@@ -55,17 +55,17 @@ class Accelerator:
     def peak(self, dtype: str) -> int:
         """Dense peak FLOP/s for matrix multiplications in ``dtype``.
 
-        Narrow types fall back to the nearest wider type the device lists (an accelerator
-        without an fp8 unit runs fp8 weights at its bf16 rate), since that is what an engine
-        does: it up-casts to the type the tensor cores take.
+        A type the device has no unit for runs at its 16-bit rate (bf16, else fp16), then tf32,
+        then fp32: an engine up-casts fp8, int8 or fp4 weights to the type the tensor cores
+        take (an A100 runs fp8 weights at its bf16 rate, not its int8 one; an H100 runs mxfp4
+        weights through bf16 kernels). An unknown ``dtype`` is read as bf16.
         """
         if dtype in self.peak_flops_per_s:
             return self.peak_flops_per_s[dtype]
-        order = ("fp4", "fp8", "int8", "fp16", "bf16", "tf32", "fp32")
-        start = order.index(dtype) if dtype in order else order.index("bf16")
-        for wider in order[start:]:
-            if wider in self.peak_flops_per_s:
-                return self.peak_flops_per_s[wider]
+        wider = ("fp16", "bf16") if dtype == "fp16" else ("bf16", "fp16")
+        for fallback in (*wider, "tf32", "fp32"):
+            if fallback in self.peak_flops_per_s:
+                return self.peak_flops_per_s[fallback]
         return max(self.peak_flops_per_s.values())
 
 
@@ -101,8 +101,10 @@ def accelerator_from_mapping(data: object, origin: str) -> Accelerator:
     """Validate a hardware file's mapping; SpecError names ``origin``, the field and the
     expected form."""
     if not isinstance(data, Mapping):
+        got = ("a list" if isinstance(data, list) else "nothing (null)" if data is None
+               else repr(data))
         raise SpecError(f"{origin}: expected a mapping of hardware fields "
-                        f"({', '.join(REQUIRED)})")
+                        f"({', '.join(REQUIRED)}), got {got}")
     known = {*REQUIRED, *OPTIONAL}
     for key in data:
         if key not in known:
@@ -161,9 +163,22 @@ def builtin(name: str) -> Accelerator:
     """A built-in accelerator by name, or SpecError with a did-you-mean."""
     index = catalog_index()
     if name not in index:
-        raise SpecError(f"unknown GPU {name!r}{did_you_mean(name, index)}; 'specsheet "
-                        "hardware' lists them, or give a path to a hardware YAML file")
+        raise SpecError(f"unknown GPU {name!r}{did_you_mean(name, _flagships_first(index))}; "
+                        "'specsheet hardware' lists them, or give a path to a hardware YAML file")
     return accelerator_from_mapping(index[name], f"hardware {name}")
+
+
+def _flagships_first(index: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The built-in names, fastest bf16 part first, so that a name that begins several (``h100``)
+    suggests the flagship (``h100-sxm``) before its PCIe and NVL cousins; then the faster memory."""
+    def figure(name: str, field: str, dtype: str = "") -> int:
+        value = index[name].get(field)
+        if dtype:
+            value = value.get(dtype, 0) if isinstance(value, Mapping) else 0
+        return value if isinstance(value, int) else 0
+
+    return sorted(index, key=lambda name: (-figure(name, "peak_flops_per_s", "bf16"),
+                                           -figure(name, "bandwidth_bytes_per_s"), name))
 
 
 def accelerator_yaml_dir() -> Path:

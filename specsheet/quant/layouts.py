@@ -23,7 +23,6 @@ Which tensors are quantized:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from math import prod
 from typing import NamedTuple
 
@@ -44,41 +43,9 @@ from specsheet.quant.formats import (
     QuantFormat,
     check_format,
 )
-
-# What a parameter tensor is, for the toolchains' choices.
-# linear: a Linear weight inside a transformer block; router: an MoE router (ffn_gate_inp);
-# shared_gate: Qwen2-MoE's d x 1 gate on the shared experts; projection: OPT's project_in/out;
-# embedding: token or position table; head: the untied output matrix; norm; bias.
-ROLES = ("linear", "router", "shared_gate", "projection", "embedding", "head", "norm", "bias")
-
-
-class Tensor(NamedTuple):
-    """One parameter tensor of a model, named as GGUF names it."""
-
-    name: str  # blk.0.attn_q.weight
-    shape: tuple[int, ...]  # [N, K] (PyTorch order), [E, N, K] for experts, [n] for a vector
-    component: str  # a params.COMPONENTS key
-    role: str  # one of ROLES
-    layer: int | None = None  # the block, or None outside the blocks
-
-    @property
-    def elements(self) -> int:
-        return prod(self.shape)
-
-    @property
-    def matrices(self) -> int:
-        """Linear layers this tensor stands for: E for stacked experts, else 1."""
-        return self.shape[0] if len(self.shape) == 3 else 1
-
-    @property
-    def out_features(self) -> int:
-        """N: rows of one matrix."""
-        return self.shape[-2]
-
-    @property
-    def in_features(self) -> int:
-        """K: the row length (GGUF's ne[0])."""
-        return self.shape[-1]
+from specsheet.quant.tensors import ROLES as ROLES  # re-exported: the tensors once lived here
+from specsheet.quant.tensors import Tensor as Tensor
+from specsheet.quant.tensors import model_tensors as model_tensors
 
 
 class StoredTensor(NamedTuple):
@@ -108,130 +75,6 @@ class QuantizedWeights(NamedTuple):
     def bits_per_weight(self) -> float:
         """weights_bytes x 8 / params (for display only)."""
         return self.weights_bytes * 8 / self.params
-
-
-# ---- the model's tensors -------------------------------------------------------------------
-
-_NORM_NAMES = ("attn_norm", "ffn_norm", "post_attention_norm", "post_ffw_norm")
-
-
-def _norm(spec: ModelSpec, name: str, width: int, component: str = "norms",
-          layer: int | None = None) -> Iterator[Tensor]:
-    """A norm of ``width``: a weight (RMSNorm, LayerNorm) and a bias (LayerNorm)."""
-    if spec.norm == "none":
-        return
-    yield Tensor(f"{name}.weight", (width,), component, "norm", layer)
-    if spec.norm == "layernorm":
-        yield Tensor(f"{name}.bias", (width,), component, "norm", layer)
-
-
-def _linear(name: str, n: int, k: int, bias: bool, component: str, layer: int | None,
-            role: str = "linear") -> Iterator[Tensor]:
-    yield Tensor(f"{name}.weight", (n, k), component, role, layer)
-    if bias:
-        yield Tensor(f"{name}.bias", (n,), component, "bias", layer)
-
-
-def _attention(spec: ModelSpec, i: int) -> Iterator[Tensor]:
-    """Standard: q [h·d_h, d], k [k·d_h, d], v [k·d_v, d], o [d, h·d_v]. MLA: q_a [r_q, d],
-    q_b [h·d_h, r_q] (or q), kv_a_mqa [r_kv + d_r, d], kv_b [h·(d_h - d_r + d_v), r_kv], o."""
-    d, h, blk = spec.d_model, spec.heads, f"blk.{i}"
-    qkv_bias = spec.qkv_bias
-    if spec.latent_attention:
-        if spec.q_lora_rank:
-            yield from _linear(f"{blk}.attn_q_a", spec.q_lora_rank, d, qkv_bias, "attention", i)
-            yield from _linear(f"{blk}.attn_q_b", h * spec.head_dim, spec.q_lora_rank, False,
-                               "attention", i)
-        else:
-            yield from _linear(f"{blk}.attn_q", h * spec.head_dim, d, False, "attention", i)
-        yield from _linear(f"{blk}.attn_kv_a_mqa", spec.kv_lora_rank + spec.qk_rope_head_dim, d,
-                           qkv_bias, "attention", i)
-        kv_b = h * (spec.head_dim - spec.qk_rope_head_dim + spec.v_head_dim)
-        yield from _linear(f"{blk}.attn_kv_b", kv_b, spec.kv_lora_rank, False, "attention", i)
-    else:
-        kv = spec.kv_heads
-        yield from _linear(f"{blk}.attn_q", h * spec.head_dim, d, qkv_bias, "attention", i)
-        yield from _linear(f"{blk}.attn_k", kv * spec.head_dim, d, qkv_bias, "attention", i)
-        yield from _linear(f"{blk}.attn_v", kv * spec.v_head_dim, d, qkv_bias, "attention", i)
-    yield from _linear(f"{blk}.attn_output", d, h * spec.v_head_dim, spec.o_bias, "attention", i)
-    if spec.attention_sinks:  # llama.cpp's name for gpt-oss's sinks, one per query head
-        yield Tensor(f"{blk}.attn_sinks.weight", (h,), "attention", "bias", i)
-
-
-def _mlp(spec: ModelSpec, prefix: str, suffix: str, width: int, bias: bool, layer: int,
-         experts: int = 0) -> Iterator[Tensor]:
-    """gate [f, d] (gated only), up [f, d], down [d, f]; stacked [E, ...] for experts (their
-    biases too, [E, f] and [E, d], as gpt-oss stores them)."""
-    d = spec.d_model
-    stack = (experts,) if experts else ()
-    names = ("gate", "up") if spec.mlp == "gated" else ("up",)
-    for part in names:
-        yield Tensor(f"{prefix}.ffn_{part}{suffix}.weight", (*stack, width, d), "mlp", "linear",
-                     layer)
-        if bias:
-            yield Tensor(f"{prefix}.ffn_{part}{suffix}.bias", (*stack, width), "mlp", "bias",
-                         layer)
-    yield Tensor(f"{prefix}.ffn_down{suffix}.weight", (*stack, d, width), "mlp", "linear", layer)
-    if bias:
-        yield Tensor(f"{prefix}.ffn_down{suffix}.bias", (*stack, d), "mlp", "bias", layer)
-
-
-def _block(spec: ModelSpec, i: int) -> Iterator[Tensor]:
-    d, blk = spec.d_model, f"blk.{i}"
-    for j in range(spec.norms_per_block):
-        name = _NORM_NAMES[j] if j < len(_NORM_NAMES) else f"norm_{j}"
-        yield from _norm(spec, f"{blk}.{name}", d, layer=i)
-    if spec.qk_norm == "head":
-        yield from _norm(spec, f"{blk}.attn_q_norm", spec.head_dim, layer=i)
-        yield from _norm(spec, f"{blk}.attn_k_norm", spec.head_dim, layer=i)
-    elif spec.qk_norm == "full":
-        yield from _norm(spec, f"{blk}.attn_q_norm", spec.heads * spec.head_dim, layer=i)
-        yield from _norm(spec, f"{blk}.attn_k_norm", spec.kv_heads * spec.head_dim, layer=i)
-    if spec.q_lora_rank:  # MLA's RMSNorms on its latents (weight only, whatever spec.norm)
-        yield Tensor(f"{blk}.attn_q_a_norm.weight", (spec.q_lora_rank,), "norms", "norm", i)
-    if spec.kv_lora_rank:
-        yield Tensor(f"{blk}.attn_kv_a_norm.weight", (spec.kv_lora_rank,), "norms", "norm", i)
-    yield from _attention(spec, i)
-    if spec.experts and i not in spec.dense_layers:
-        yield Tensor(f"{blk}.ffn_gate_inp.weight", (spec.experts, d), "mlp", "router", i)
-        if spec.router_bias:
-            yield Tensor(f"{blk}.ffn_gate_inp.bias", (spec.experts,), "mlp", "bias", i)
-        yield from _mlp(spec, blk, "_exps", spec.expert_d_ff, spec.expert_bias, i, spec.experts)
-        if spec.shared_d_ff:
-            yield from _mlp(spec, blk, "_shexp", spec.shared_d_ff, spec.mlp_bias, i)
-        if spec.shared_expert_gate:
-            yield Tensor(f"{blk}.ffn_gate_inp_shexp.weight", (1, d), "mlp", "shared_gate", i)
-    else:
-        yield from _mlp(spec, blk, "", spec.d_ff, spec.mlp_bias, i)
-
-
-def model_tensors(spec: ModelSpec) -> tuple[Tensor, ...]:
-    """Every parameter tensor of ``spec`` (GGUF names, PyTorch shapes), in GGUF's order: the
-    tensors outside the blocks, then block by block. A tied output head is not listed (the
-    token embedding serves as both); attention projections are listed as separate q, k, v
-    as Llama stores them."""
-    d, e = spec.d_model, spec.embedding_dim
-    tensors: list[Tensor] = [Tensor("token_embd.weight", (spec.vocab, e), "token_embedding",
-                                    "embedding")]
-    if spec.positions == "learned":
-        tensors.append(Tensor("position_embd.weight", (spec.context + spec.position_offset, d),
-                              "position_embedding", "embedding"))
-    if e != d:
-        tensors += _linear("project_in", d, e, False, "embedding_projections", None,
-                           "projection")
-        tensors += _linear("project_out", e, d, False, "embedding_projections", None,
-                           "projection")
-    if spec.embedding_norm:
-        tensors += _norm(spec, "token_embd_norm", d)
-    if spec.final_norm:
-        tensors += _norm(spec, "output_norm", d)
-    if not spec.tied_embeddings:
-        tensors.append(Tensor("output.weight", (spec.vocab, e), "output_head", "head"))
-    if spec.head_bias:
-        tensors.append(Tensor("output.bias", (spec.vocab,), "output_head", "bias"))
-    for i in range(spec.layers):
-        tensors += _block(spec, i)
-    return tuple(tensors)
 
 
 # ---- GGUF: llama.cpp's choice of type, tensor by tensor -------------------------------------
@@ -383,10 +226,11 @@ def gguf_types(spec: ModelSpec, ftype: str) -> dict[str, str]:
     return types
 
 
-def _gguf_stored(spec: ModelSpec, ftype: str, unquantized: str | None) -> list[StoredTensor]:
+def _gguf_stored(spec: ModelSpec, ftype: str, unquantized: str | None,
+                 tensors: tuple[Tensor, ...] | None = None) -> list[StoredTensor]:
     types = gguf_types(spec, ftype)
     stored = []
-    for t in model_tensors(spec):
+    for t in model_tensors(spec) if tensors is None else tensors:
         dtype = types[t.name]
         if dtype == "F32" and unquantized is not None:
             dtype = unquantized
@@ -534,10 +378,10 @@ def _quantizes(fmt: QuantFormat, t: Tensor, moe: bool) -> bool:
     return t.role == "linear"
 
 
-def _safetensors_stored(spec: ModelSpec, fmt: QuantFormat, g: int,
-                        unquantized: str) -> list[StoredTensor]:
+def _safetensors_stored(spec: ModelSpec, fmt: QuantFormat, g: int, unquantized: str,
+                        tensors: tuple[Tensor, ...] | None = None) -> list[StoredTensor]:
     stored = []
-    for t in model_tensors(spec):
+    for t in model_tensors(spec) if tensors is None else tensors:
         if _quantizes(fmt, t, spec.experts > 0):
             stored += _quantized_linear(t, fmt, g, unquantized)
         else:
@@ -562,8 +406,14 @@ def _group(fmt: QuantFormat, group_size: int | None) -> int:
 
 
 def quantized_bytes(spec: ModelSpec, format_name: str, group_size: int | None = None,
-                    dtype_unquantized: str | None = None) -> QuantizedWeights:
+                    dtype_unquantized: str | None = None,
+                    tensors: tuple[Tensor, ...] | None = None) -> QuantizedWeights:
     """Every tensor ``spec`` stores in ``format_name``, in exact bytes.
+
+    ``tensors`` (default: ``model_tensors(spec)``) stores some of the model's tensors instead,
+    named as model_tensors names them; a shape may be a slice of the model's (one GPU's share
+    under tensor parallelism: plan/serving.py), and each is stored as the toolchain stores a
+    tensor of that shape.
 
     ``group_size``: values that share a scale, for gptq-*, awq-int4 and w4a16 (default 128;
     -1: one group per row, K). ``dtype_unquantized`` (fp32, fp16, bf16) overrides the type of
@@ -580,9 +430,9 @@ def quantized_bytes(spec: ModelSpec, format_name: str, group_size: int | None = 
                             f"{', '.join(UNQUANTIZED_DTYPES)}")
         override = UNQUANTIZED_DTYPES[dtype_unquantized]
     if fmt.family == "gguf":
-        stored = _gguf_stored(spec, fmt.name.removeprefix("gguf-"), override)
+        stored = _gguf_stored(spec, fmt.name.removeprefix("gguf-"), override, tensors)
     else:
-        stored = _safetensors_stored(spec, fmt, g, override or fmt.unquantized)
+        stored = _safetensors_stored(spec, fmt, g, override or fmt.unquantized, tensors)
     return summarize(fmt.name, count_params(spec).total, stored)
 
 

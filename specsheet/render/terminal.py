@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from rich.table import Table
     from rich.text import Text
 
-_BAR_CHARS = frozenset(" █▉▊▋▌▍▎▏#+")
+_BAR_CHARS = frozenset(" █▉▊▋▌▍▎▏░#+.")
 def _is_bar(cell: str) -> bool:
     return bool(cell.strip()) and set(cell) <= _BAR_CHARS
 

@@ -13,8 +13,10 @@ from typing import TYPE_CHECKING, Any
 from specsheet.figures import Report
 
 if TYPE_CHECKING:
+    from specsheet.hardware.catalog import Accelerator
     from specsheet.model.spec import Model
     from specsheet.plan.budgets import CheckResult
+    from specsheet.plan.serving import Estimates, ServeCheck, ServePlan
     from specsheet.plan.training import TrainingPlan
     from specsheet.sources.weights.checkpoint import Inspection
 
@@ -86,9 +88,17 @@ def count_document(report: Report) -> dict[str, Any]:
     }
 
 
-def compare_document(reports: list[Report]) -> dict[str, Any]:
-    """The document of ``compare``: the models' documents in the order given."""
-    return {"schema_version": SCHEMA_VERSION, "models": [count_document(r) for r in reports]}
+def compare_document(reports: list[Report],
+                     served: list[tuple[ServePlan, Estimates | None,
+                                        dict[str, float | None]]] | None = None
+                     ) -> dict[str, Any]:
+    """The document of ``compare``: the models' documents in the order given; with --gpu,
+    ``serve``: each model's serve entry in the same order."""
+    document: dict[str, Any] = {"schema_version": SCHEMA_VERSION,
+                                "models": [count_document(r) for r in reports]}
+    if served is not None:
+        document["serve"] = [serve_entry(*entry) for entry in served]
+    return document
 
 
 def check_entries(results: list[CheckResult]) -> list[dict[str, Any]]:
@@ -100,18 +110,36 @@ def check_entries(results: list[CheckResult]) -> list[dict[str, Any]]:
     ]
 
 
-def check_document(checked: list[tuple[Report, list[CheckResult]]]) -> dict[str, Any]:
+def serve_check_entries(results: list[ServeCheck]) -> list[dict[str, Any]]:
+    """One entry per serving limit: its path in the serve entry, option, value, limit, verdict
+    (a value of null: no estimate, nothing fits)."""
+    return [{"figure": r.figure, "option": r.option, "value": r.value, "limit": r.limit,
+             "ok": r.ok} for r in results]
+
+
+def check_document(checked: list[tuple[Report, list[CheckResult]]],
+                   served: list[tuple[ServePlan, Estimates | None, dict[str, float | None],
+                                      list[ServeCheck]]] | None = None) -> dict[str, Any]:
     """The document of ``check``: the verdict over every model, and each model's checks.
 
     One model keeps the single-model form (``checks`` and ``model`` at the top); several give
-    ``models``: a list of ``{"ok", "checks", "model"}``.
+    ``models``: a list of ``{"ok", "checks", "model"}``. With --gpu each also holds ``serve``
+    (the serve entry, with ``checks`` of the serving limits).
     """
-    entries = [{"ok": all(r.ok for r in results), "checks": check_entries(results),
-                "model": count_document(report)} for report, results in checked]
+    entries: list[dict[str, Any]] = [
+        {"ok": all(r.ok for r in results), "checks": check_entries(results),
+         "model": count_document(report)} for report, results in checked]
+    for entry, (plan, est, costs, results) in zip(entries, served or [], strict=False):
+        entry["serve"] = {**serve_entry(plan, est, costs),
+                          "checks": serve_check_entries(results)}
+        entry["ok"] = entry["ok"] and all(r.ok for r in results)
     ok = all(entry["ok"] for entry in entries)
     if len(entries) == 1:
-        return {"schema_version": SCHEMA_VERSION, "ok": ok, "checks": entries[0]["checks"],
-                "model": entries[0]["model"]}
+        single = {"schema_version": SCHEMA_VERSION, "ok": ok, "checks": entries[0]["checks"],
+                  "model": entries[0]["model"]}
+        if "serve" in entries[0]:
+            single["serve"] = entries[0]["serve"]
+        return single
     return {"schema_version": SCHEMA_VERSION, "ok": ok, "models": entries}
 
 
@@ -126,6 +154,38 @@ def preset_entry(report: Report) -> dict[str, Any]:
 def presets_document(reports: list[Report]) -> dict[str, Any]:
     """The document of ``presets``: every built-in preset with its spec and total."""
     return {"schema_version": SCHEMA_VERSION, "presets": [preset_entry(r) for r in reports]}
+
+
+def accelerator_entry(accelerator: Accelerator) -> dict[str, Any]:
+    """One accelerator as every document shows it: each figure an exact integer in base units
+    (bytes, bytes per second, dense FLOP per second by element type, widest first), its
+    sources by field, and the notes."""
+    from specsheet.hardware.catalog import PEAK_DTYPES
+
+    peaks = accelerator.peak_flops_per_s
+    return {
+        "name": accelerator.name,
+        "label": accelerator.label,
+        "vendor": accelerator.vendor,
+        "memory_bytes": accelerator.memory_bytes,
+        "bandwidth_bytes_per_s": accelerator.bandwidth_bytes_per_s,
+        "peak_flops_per_s": {dtype: peaks[dtype] for dtype in PEAK_DTYPES if dtype in peaks},
+        "interconnect": accelerator.interconnect,
+        "interconnect_bytes_per_s": accelerator.interconnect_bytes_per_s,
+        "sources": dict(accelerator.sources),
+        "notes": accelerator.notes,
+    }
+
+
+def hardware_document(accelerators: list[Accelerator]) -> dict[str, Any]:
+    """The document of ``hardware``: every built-in accelerator."""
+    return {"schema_version": SCHEMA_VERSION,
+            "accelerators": [accelerator_entry(a) for a in accelerators]}
+
+
+def accelerator_document(accelerator: Accelerator) -> dict[str, Any]:
+    """The document of ``hardware NAME``: one accelerator, built-in or from a file."""
+    return {"schema_version": SCHEMA_VERSION, "accelerator": accelerator_entry(accelerator)}
 
 
 def schema_text() -> str:
@@ -240,3 +300,92 @@ def train_document(model: Model, plan: TrainingPlan) -> dict[str, Any]:
         "max_micro_batch": plan.max_micro_batch,
         "assumptions": list(plan.assumptions),
     }
+
+
+def serve_entry(plan: ServePlan, est: Estimates | None,
+                costs: dict[str, float | None]) -> dict[str, Any]:
+    """The figures of serving one model (without the schema version): exact memory per GPU of
+    the binding pipeline stage, the fit, and the roofline estimates (null when nothing fits)."""
+    from specsheet.plan.serving import BLOCK_SIZE, assumptions
+
+    report, hw, layout, request = plan.report, plan.hardware, plan.layout, plan.request
+    s = plan.binding
+    estimates: dict[str, Any] | None = None
+    if est is not None:
+        estimates = {
+            "concurrency": est.concurrency,
+            "prompt_tokens": request.prompt,
+            "output_tokens": request.output,
+            "compute_dtype": est.compute_dtype,
+            "peak_flops_per_s": est.peak_flops_per_s,
+            "mfu": est.mfu,
+            "mbu": est.mbu,
+            "prefill_s": est.prefill_s,
+            "prefill_compute_s": est.prefill_compute_s,
+            "prefill_allreduce_s": est.prefill_allreduce_s,
+            "decode_context": est.decode_context,
+            "decode_step_s": est.decode_step_s,
+            "decode_bytes_per_step": est.decode_bytes,
+            "decode_flops_per_step": est.decode_flops,
+            "experts_touched": est.experts_touched,
+            "tokens_per_s_per_request": est.tokens_per_s_per_request,
+            "tokens_per_s_total": est.tokens_per_s_total,
+            "tokens_per_s_end_to_end": est.tokens_per_s_end_to_end(request.output),
+            "usd_per_gpu_hour": est.price,
+            "tokens_per_word": est.tokens_per_word,
+            "text_tokens": est.text_tokens,
+            "text_words": est.text_words,
+            **costs,
+            "assumptions": assumptions(plan, est),
+        }
+    return {
+        "model": {"name": report.model.name, "origin": report.model.origin,
+                  "format": report.weights.format, "dtype": report.dtype,
+                  "kv_dtype": report.kv.dtype},
+        "hardware": {"name": hw.name, "label": hw.label, "memory_bytes": hw.memory_bytes,
+                     "bandwidth_bytes_per_s": hw.bandwidth_bytes_per_s,
+                     "peak_flops_per_s": dict(hw.peak_flops_per_s),
+                     "interconnect_bytes_per_s": hw.interconnect_bytes_per_s},
+        "parallel": layout._asdict(),
+        "request": {"max_model_len": request.max_model_len,
+                    "max_num_batched_tokens": request.batched_tokens,
+                    "max_num_seqs": request.max_seqs,
+                    "memory_utilization": None if plan.kv_memory_given
+                    else float(plan.utilization)},
+        "memory_per_gpu": {
+            "stage": s.stage,
+            "layers": s.layers,
+            "capacity_bytes": s.capacity_bytes,
+            "budget_bytes": s.budget_bytes,
+            "weights_bytes": s.weights_bytes,
+            "activation_bytes": s.activation_bytes,
+            "overhead_bytes": s.overhead_bytes,
+            "kv_pool_bytes": s.kv_pool_bytes,
+            "kv_pool_given": plan.kv_memory_given,
+            "kv_bytes_per_token": s.kv_bytes_per_token,
+            "kv_bytes_per_request": s.kv_bytes_per_request,
+        },
+        "kv_blocks": {
+            "block_size": BLOCK_SIZE,
+            "page_bytes": s.page_bytes,
+            "groups": [{"window": g.window, "layers": g.layers} for g in s.groups],
+            "layers_per_group": s.layers_per_group,
+            "num_blocks": s.num_blocks,
+            "blocks_per_request": s.blocks_per_request,
+            "vllm_max_concurrency": plan.vllm_max_concurrency,
+        },
+        "stages": [{"stage": st.stage, "layers": st.layers, "weights_bytes": st.weights_bytes,
+                    "activation_bytes": st.activation_bytes, "kv_pool_bytes": st.kv_pool_bytes,
+                    "num_blocks": st.num_blocks, "max_concurrency": st.max_concurrency}
+                   for st in plan.stages],
+        "fits": plan.fits,
+        "max_concurrency": plan.max_concurrency,
+        "max_context": plan.max_context,
+        "estimates": estimates,
+    }
+
+
+def serve_document(plan: ServePlan, est: Estimates | None,
+                   costs: dict[str, float | None]) -> dict[str, Any]:
+    """The document of ``serve``."""
+    return {"schema_version": SCHEMA_VERSION, **serve_entry(plan, est, costs)}

@@ -25,8 +25,10 @@ from specsheet.views.formulas import (
 )
 
 if TYPE_CHECKING:
+    from specsheet.hardware.catalog import Accelerator
     from specsheet.model.spec import Model
     from specsheet.plan.budgets import CheckResult
+    from specsheet.plan.serving import Estimates, ServeCheck, ServePlan
     from specsheet.plan.training import TrainingPlan
     from specsheet.sources.weights.checkpoint import Inspection
 
@@ -253,7 +255,9 @@ def count_views(report: Report) -> list[TableView]:
 
 # ---- compare ----------------------------------------------------------------------------------
 
-def compare_view(reports: list[Report]) -> TableView:
+def compare_view(reports: list[Report],
+                 served: list[tuple[ServePlan, Estimates | None, dict[str, float | None]]]
+                 | None = None) -> TableView:
     """A column per model, a row per figure; later models show their ratio to the first."""
     names = tuple(r.model.name for r in reports)
     view = TableView(
@@ -319,7 +323,45 @@ def compare_view(reports: list[Report]) -> TableView:
                for r in reports), style="sub")
     view.caption = ("Ratios in parentheses are to the first model; shares are of each model's "
                     "total." if len(reports) > 1 else "Shares are of the model's total.")
+    if served:
+        _serve_rows(view, served)
     return view
+
+
+def _serve_rows(view: TableView,
+                served: list[tuple[ServePlan, Estimates | None, dict[str, float | None]]]) -> None:
+    """The serve rows of ``compare --gpu``: memory per GPU and the fit (exact), then the
+    estimates."""
+    plan0 = served[0][0]
+    layout = plan0.layout
+    view.add(f"Served on {layout.gpus} x {plan0.hardware.name}",
+             *(f"tp {p.layout.tp} · pp {p.layout.pp}" for p, _, _ in served))
+    view.add("  weights per GPU", *(human_bytes(p.binding.weights_bytes) for p, _, _ in served),
+             style="sub")
+    view.add("  KV pool per GPU", *(human_bytes(p.binding.kv_pool_bytes) for p, _, _ in served),
+             style="sub")
+    view.add("  KV per request (max-model-len)",
+             *(f"{human_bytes(p.binding.kv_bytes_per_request)} at "
+               f"{human_count(p.request.max_model_len)}" for p, _, _ in served), style="sub")
+    view.add("  fits", *("yes" if p.fits else "NO" for p, _, _ in served), style="sub")
+    view.add("  max concurrency", *(exact(p.max_concurrency) for p, _, _ in served),
+             style="sub")
+    view.add("  longest request alone", *(exact(p.max_context) for p, _, _ in served),
+             style="sub")
+
+    def estimate(label: str, text: Callable[[Estimates, dict[str, float | None]], str]) -> None:
+        view.add(f"  {label} (estimate)",
+                 *("-" if e is None else text(e, c) for _, e, c in served), style="sub")
+
+    estimate("time to first token", lambda e, c: _seconds(e.prefill_s))
+    estimate("tokens/s per request", lambda e, c: f"{e.tokens_per_s_per_request:,.1f}")
+    estimate("tokens/s in total", lambda e, c: f"{e.tokens_per_s_total:,.0f}")
+    if any(c.get("usd_per_million_output_tokens") is not None for _, _, c in served):
+        estimate("$ per million output tokens",
+                 lambda e, c: _usd(c["usd_per_million_output_tokens"]))
+    if any(c.get("usd_per_million_output_words") is not None for _, _, c in served):
+        estimate("$ per million output words",
+                 lambda e, c: _usd(c["usd_per_million_output_words"]))
 
 
 def _flop_part(name: str) -> Callable[[Report], int]:
@@ -368,6 +410,61 @@ def presets_view(reports: list[Report]) -> TableView:
         view.add(r.model.name, str(s.layers), str(s.d_model), str(s.heads), str(s.kv_heads),
                  exact(s.vocab), exact(s.context), exact(r.params.total),
                  r.model.description)
+    return view
+
+
+# ---- hardware ---------------------------------------------------------------------------------
+
+def _per_s(n: int, unit: str) -> str:
+    return human_si(n, f"{unit}/s") if n else "-"
+
+
+def hardware_view(accelerators: list[Accelerator]) -> TableView:
+    """The catalog: one row per accelerator, its headline figures readable."""
+    view = TableView(
+        title="Hardware",
+        headers=("Name", "Label", "Memory", "Bandwidth", "bf16", "fp8", "fp4", "Interconnect"),
+        numeric=(False, False, True, True, True, True, True, True),
+        caption="Dense peak FLOP/s (never the 2:4-sparse figure); memory as the device reports "
+                "it where known; interconnect per GPU, one way. 'specsheet hardware NAME' shows "
+                "every figure and its source.",
+        optional=(False, True, False, False, False, False, False, False),
+    )
+    for a in accelerators:
+        peaks = a.peak_flops_per_s
+        view.add(a.name, a.label, human_si(a.memory_bytes, "B"),
+                 _per_s(a.bandwidth_bytes_per_s, "B"),
+                 *(_per_s(peaks.get(dtype, 0), "FLOP") for dtype in ("bf16", "fp8", "fp4")),
+                 _per_s(a.interconnect_bytes_per_s, "B"))
+    return view
+
+
+def accelerator_view(accelerator: Accelerator) -> TableView:
+    """One accelerator: every figure exact and readable, with its source."""
+    from specsheet.hardware.catalog import PEAK_DTYPES
+
+    a = accelerator
+    view = TableView(
+        title=f"{a.name}: {a.label}" if a.label != a.name else a.name,
+        headers=("Figure", "Value", "Readable", "Source"),
+        numeric=(False, True, True, False),
+        caption=a.notes,
+        optional=(False, False, True, False),
+    )
+    sources = a.sources
+    view.add("memory", exact(a.memory_bytes), human_si(a.memory_bytes, "B"),
+             sources.get("memory_bytes", ""))
+    view.add("bandwidth", exact(a.bandwidth_bytes_per_s), _per_s(a.bandwidth_bytes_per_s, "B"),
+             sources.get("bandwidth_bytes_per_s", ""))
+    peak_source = sources.get("peak_flops_per_s", "")
+    for dtype in PEAK_DTYPES:
+        if dtype in a.peak_flops_per_s:
+            value = a.peak_flops_per_s[dtype]
+            view.add(f"{dtype} dense peak", exact(value), _per_s(value, "FLOP"),
+                     sources.get(f"peak_flops_per_s.{dtype}", peak_source))
+    link = f"interconnect: {a.interconnect}" if a.interconnect else "interconnect"
+    view.add(link, exact(a.interconnect_bytes_per_s), _per_s(a.interconnect_bytes_per_s, "B"),
+             sources.get("interconnect_bytes_per_s", ""))
     return view
 
 
@@ -552,4 +649,145 @@ def _train_memory_view(model: Model, plan: TrainingPlan) -> TableView:
              f"{exact(plan.capacity_bytes)} B", style="sub")
     view.add("  largest micro-batch that fits", exact(plan.max_micro_batch), "", style="sub")
     view.caption = "Sizes in SI units (1 GB = 10^9 bytes)."
+    return view
+
+
+# ---- serve ------------------------------------------------------------------------------------
+
+def stacked_bar(start: int, end: int, whole: int, width: int = 24) -> str:
+    """The part from ``start`` to ``end`` of ``whole`` as a segment of a ``width``-character bar
+    (the parts before it shaded light), so that the rows of a table stack into one bar, also
+    where a renderer trims the spaces of a cell (Markdown)."""
+    first = round(width * start / whole) if whole else 0
+    last = round(width * end / whole) if whole else 0
+    if end > start:  # a part too small for a character still shows one
+        first = min(first, width - 1)
+        last = max(last, first + 1)
+    return ("░" * first + "█" * max(0, last - first)).ljust(width)
+
+
+def _seconds(value: float) -> str:
+    if value >= 1:
+        return f"{value:,.2f} s"
+    if value >= 1e-3:
+        return f"{value * 1e3:.3g} ms"
+    return f"{value * 1e6:.3g} µs"
+
+
+def _usd(value: float | None) -> str:
+    if value is None:
+        return "- (give --price)"
+    return f"${value:,.4f}" if value < 1 else f"${value:,.2f}"
+
+
+def serve_views(plan: ServePlan, est: Estimates | None,
+                costs: dict[str, float | None]) -> list[TableView]:
+    """Memory per GPU as a stacked bar against the capacity, then the fit, then the estimates."""
+    s, layout, hw = plan.binding, plan.layout, plan.hardware
+    name = plan.report.model.name
+    where = f"{layout.gpus} x {hw.name}" + (f", tp {layout.tp}" if layout.tp > 1 else "") + (
+        f", pp {layout.pp}" if layout.pp > 1 else "") + (
+        f", ep {layout.ep}" if layout.ep > 1 else "")
+    stage = f" (stage {s.stage} of {layout.pp}: {_layers(s.layers)})" if layout.pp > 1 else ""
+    memory = TableView(
+        title=f"{name} ({plan.report.weights.format}) on {where}: memory per GPU{stage}",
+        headers=("Part", "Bytes", "Of capacity", "", "Exact"),
+        numeric=(False, True, True, False, True),
+        optional=(False, False, True, True, False),
+    )
+    cap = s.capacity_bytes
+    parts = [("Weights", s.weights_bytes), ("Activation peak (estimate)", s.activation_bytes),
+             ("Runtime overhead (estimate)", s.overhead_bytes),
+             (f"KV pool ({plan.report.kv.dtype})" + (" (given)" if plan.kv_memory_given else ""),
+              s.kv_pool_bytes)]
+    at = 0
+    for label, value in parts:
+        memory.add(label, human_bytes(value), percent(value, cap),
+                   stacked_bar(min(at, cap), min(at + value, cap), cap), exact(value))
+        at += value
+    if not plan.kv_memory_given:
+        memory.add(f"Budget: {float(plan.utilization):g} x capacity",
+                   human_bytes(s.budget_bytes), percent(s.budget_bytes, cap),
+                   stacked_bar(0, min(s.budget_bytes, cap), cap), exact(s.budget_bytes),
+                   style="sub")
+    memory.add(f"Capacity ({hw.label})", human_bytes(cap), "100%", stacked_bar(0, cap, cap),
+               exact(cap), style="total")
+    memory.caption = ("Each bar is one part's place in the GPU's memory, stacked left to right. "
+                      "The activation peak and the overhead are estimates (docs/serving.md).")
+
+    fit = TableView(title=f"Fit at max-model-len {exact(plan.request.max_model_len)}: "
+                          f"{'fits' if plan.fits else 'DOES NOT FIT'}",
+                    headers=("Figure", "Value"), numeric=(False, True))
+    fit.add("KV cache per token (one GPU)", f"{exact(s.kv_bytes_per_token)} B")
+    fit.add("KV cache per request (blocks of 16)",
+            f"{human_bytes(s.kv_bytes_per_request)} ({exact(s.blocks_per_request)} blocks)")
+    fit.add("KV blocks in the pool", exact(s.num_blocks))
+    fit.add("Maximum concurrency (requests)",
+            f"{exact(plan.max_concurrency)} (vLLM logs {plan.vllm_max_concurrency:.2f}x)")
+    context = plan.report.model.spec.context
+    fit.add("Longest request alone (tokens)", exact(plan.max_context) + (
+        " (the model's context)" if plan.max_context == context else ""))
+    fit.caption = ("As vLLM sizes its pool: blocks = pool // (block bytes x layers per group), "
+                   "concurrency = blocks / blocks per request (docs/serving.md).")
+    views = [memory, fit]
+    if est is None:
+        return views
+    shape = (f"{exact(plan.request.prompt)} in, {exact(plan.request.output)} out, "
+             f"{exact(est.concurrency)} at once")
+    times = TableView(title=f"Estimates (roofline, mfu {est.mfu:g}, mbu {est.mbu:g}): {shape}",
+                      headers=("Estimate", "Value"), numeric=(False, True))
+    times.add("Time to first token (prefill)", _seconds(est.prefill_s))
+    if est.prefill_allreduce_s:
+        times.add("  of which all-reduce", _seconds(est.prefill_allreduce_s), style="sub")
+    times.add("Decode step", _seconds(est.decode_step_s))
+    times.add("Tokens/s per request", f"{est.tokens_per_s_per_request:,.1f}")
+    times.add("Tokens/s in total", f"{est.tokens_per_s_total:,.0f}")
+    times.add("  with the prefills counted",
+              f"{est.tokens_per_s_end_to_end(plan.request.output):,.0f}", style="sub")
+    if plan.report.model.spec.experts:
+        times.add("Routed experts read per step", f"{est.experts_touched:.1%}")
+    times.add("Cost per request", _usd(costs["usd_per_request"]))
+    times.add("Cost per million output tokens", _usd(costs["usd_per_million_output_tokens"]))
+    times.add("Cost per million input tokens", _usd(costs["usd_per_million_input_tokens"]))
+    if est.tokens_per_word is not None:
+        measured = (f", measured: {exact(est.text_tokens)} tokens / {exact(est.text_words)} "
+                    "words" if est.text_tokens is not None and est.text_words else "")
+        times.add(f"Cost per million output words ({est.tokens_per_word:.3g} tokens a word"
+                  f"{measured})", _usd(costs["usd_per_million_output_words"]))
+    times.caption = ("Estimates: a roofline is an upper bound on speed (and so a lower bound "
+                     "on cost); docs/serving.md states every formula.")
+    views.append(times)
+    return views
+
+
+def serve_check_view(plan: ServePlan, est: Estimates | None, costs: dict[str, float | None],
+                     results: list[ServeCheck]) -> TableView:
+    """The serving limits of ``check --gpu``: each figure, its limit and the verdict."""
+    failed = sum(not r.ok for r in results)
+    layout = plan.layout
+    view = TableView(
+        title=f"{plan.report.model.name} on {layout.gpus} x {plan.hardware.name} "
+              f"(tp {layout.tp}, pp {layout.pp}): "
+              f"{'all limits hold' if not failed else f'{failed} over budget'}",
+        headers=("Figure", "Value", "Limit", "Verdict"),
+        numeric=(False, True, True, False))
+
+    def cell(value: float | int | bool | None) -> str:
+        if value is None:
+            return "- (does not fit)"
+        if isinstance(value, bool):
+            return "yes" if value else "no"
+        if isinstance(value, int):
+            return exact(value)
+        return f"{value:,.4g}"
+
+    for r in results:
+        limit = cell(r.limit)
+        if r.option.startswith("--min"):
+            limit = f">= {limit}"
+        elif r.option.startswith("--max"):
+            limit = f"<= {limit}"
+        view.add(r.label, cell(r.value), limit, "ok" if r.ok else "OVER")
+    view.caption = (f"At max-model-len {exact(plan.request.max_model_len)}; time and speed "
+                    "are roofline estimates (docs/serving.md).")
     return view

@@ -38,6 +38,28 @@ from specsheet.cli.options import (
     reports,
     source,
 )
+from specsheet.cli.serving import (
+    DEFAULT_MBU,
+    DEFAULT_MFU,
+    DEFAULT_OUTPUT,
+    DEFAULT_PROMPT,
+    SERVE,
+    ConcurrencyOpt,
+    EpOpt,
+    GpuOpt,
+    GpusOpt,
+    KvMemoryOpt,
+    MaxModelLenOpt,
+    MbuOpt,
+    MfuOpt,
+    OutputOpt,
+    PpOpt,
+    PromptOpt,
+    ServeOptions,
+    TpOpt,
+    UtilizationOpt,
+    check_options,
+)
 from specsheet.errors import ExitCode, SpecError
 from specsheet.model.memory import DEFAULT_DTYPE
 from specsheet.sources import DEFAULT_TIMEOUT
@@ -69,6 +91,29 @@ def check(
     max_flops: Annotated[str | None, typer.Option(
         help="Most forward FLOPs per token at --tokens, e.g. 20G.",
         rich_help_panel=LIMITS)] = None,
+    min_concurrency: Annotated[int | None, typer.Option(
+        help="With --gpu: fewest requests of max-model-len the KV pool must hold at once.",
+        rich_help_panel=LIMITS, show_default=False)] = None,
+    max_ttft: Annotated[float | None, typer.Option(
+        "--max-ttft", help="With --gpu: most seconds to the first token of a --prompt request "
+        "(a roofline estimate).", rich_help_panel=LIMITS, show_default=False)] = None,
+    min_tokens_per_s: Annotated[float | None, typer.Option(
+        "--min-tokens-per-s", help="With --gpu: fewest output tokens/s per request at "
+        "--concurrency (a roofline estimate).", rich_help_panel=LIMITS,
+        show_default=False)] = None,
+    gpu: GpuOpt = None,
+    gpus: GpusOpt = None,
+    tp: TpOpt = None,
+    pp: PpOpt = None,
+    ep: EpOpt = False,
+    max_model_len: MaxModelLenOpt = None,
+    prompt: PromptOpt = DEFAULT_PROMPT,
+    output_tokens: OutputOpt = DEFAULT_OUTPUT,
+    concurrency: ConcurrencyOpt = None,
+    memory_utilization: UtilizationOpt = "0.9",
+    kv_memory: KvMemoryOpt = None,
+    mfu: MfuOpt = DEFAULT_MFU,
+    mbu: MbuOpt = DEFAULT_MBU,
     tokens: TokensOpt = None,
     quant: QuantOpt = None,
     group_size: GroupSizeOpt = None,
@@ -99,15 +144,33 @@ def check(
     """
     from specsheet.plan.budgets import BUDGETS_BY_OPTION, run_checks
     from specsheet.units import parse_quantity
-    from specsheet.views.documents import check_document, check_entries
+    from specsheet.views.documents import check_document, check_entries, serve_check_entries
 
     output = output_format(fmt, json_)
     given = {"--max-params": max_params, "--max-weights": max_weights, "--max-kv": max_kv,
              "--max-flops": max_flops}
     limits = {option: parse_quantity(text, BUDGETS_BY_OPTION[option].kind, option)
               for option, text in given.items() if text is not None}
-    if not limits:
-        raise SpecError(f"check needs at least one limit: {', '.join(given)}")
+    serve_limits = {"--min-concurrency": min_concurrency, "--max-ttft": max_ttft,
+                    "--min-tokens-per-s": min_tokens_per_s}
+    for option, value in serve_limits.items():
+        if value is not None:
+            if gpu is None:
+                raise SpecError(f"option {option}: a serving limit needs --gpu")
+            if not (value > 0 and value != float("inf")):
+                raise SpecError(f"option {option}: expected a number above 0, got {value:g}")
+    options = None
+    if gpu is not None:
+        options = ServeOptions(gpu=gpu, gpus=gpus, tp=tp, pp=pp, ep=ep,
+                               max_model_len=max_model_len, prompt=prompt, output=output_tokens,
+                               concurrency=concurrency, memory_utilization=memory_utilization,
+                               kv_memory=kv_memory, mfu=mfu, mbu=mbu, group_size=group_size)
+        check_options(options)
+    elif any(v is not None for v in (gpus, tp, pp, max_model_len, concurrency, kv_memory)):
+        raise SpecError(f"the options of the '{SERVE}' panel need --gpu")
+    if not limits and options is None:
+        raise SpecError(f"check needs at least one limit: {', '.join(given)}, or --gpu "
+                        f"(with {', '.join(serve_limits)})")
     spec_options = overrides(settings, locals())
     refs: list[str | None] = list(models or [])
     if hf is not None or not refs:
@@ -116,16 +179,33 @@ def check(
                        "lower --tokens or raise the context with --context", quant, group_size,
                        timeout)
     checked = [(report, run_checks(report, limits)) for report in computed]
-    document = check_document(checked)
+    served: list[Any] = []
+    if options is not None:
+        from specsheet.cli.serving import plan_one
+        from specsheet.plan.serving import serve_checks
+
+        for report in computed:
+            plan, est, costs = plan_one(report, options)
+            served.append((plan, est, costs, serve_checks(plan, est, min_concurrency, max_ttft,
+                                                          min_tokens_per_s)))
+    document = check_document(checked, served)
 
     def views() -> list[TableView]:
-        from specsheet.views.tables import check_view
+        from specsheet.views.tables import check_view, serve_check_view
 
-        return [check_view(report, results) for report, results in checked]
+        tables = []
+        for index, (report, results) in enumerate(checked):
+            if results:
+                tables.append(check_view(report, results))
+            if served:
+                tables.append(serve_check_view(*served[index]))
+        return tables
 
     rows = [{"name": report.model.name, **entry}
             for report, results in checked
             for entry in check_entries(results)]
+    rows += [{"name": plan.report.model.name, **entry}
+             for plan, _, _, results in served for entry in serve_check_entries(results)]
     emit(output, document, rows, views)
     if not document["ok"]:
         raise typer.Exit(ExitCode.CHECK_FAILED)

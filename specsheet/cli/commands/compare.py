@@ -21,6 +21,27 @@ from specsheet.cli.options import (
     output_format,
     reports,
 )
+from specsheet.cli.serving import (
+    DEFAULT_MBU,
+    DEFAULT_MFU,
+    DEFAULT_OUTPUT,
+    DEFAULT_PROMPT,
+    EpOpt,
+    GpuOpt,
+    GpusOpt,
+    MbuOpt,
+    MfuOpt,
+    OutputOpt,
+    PpOpt,
+    PriceOpt,
+    PromptOpt,
+    ServeOptions,
+    TextOpt,
+    TokensPerWordOpt,
+    TpOpt,
+    UtilizationOpt,
+    check_options,
+)
 from specsheet.model.memory import DEFAULT_DTYPE
 from specsheet.sources import DEFAULT_TIMEOUT
 from specsheet.sources.fields import Overrides
@@ -45,21 +66,49 @@ def compare(
     fmt: FormatOpt = None,
     timeout: TimeoutOpt = DEFAULT_TIMEOUT,
     json_: JsonOpt = False,
+    gpu: GpuOpt = None,
+    gpus: GpusOpt = None,
+    tp: TpOpt = None,
+    pp: PpOpt = None,
+    ep: EpOpt = False,
+    prompt: PromptOpt = DEFAULT_PROMPT,
+    output_tokens: OutputOpt = DEFAULT_OUTPUT,
+    memory_utilization: UtilizationOpt = "0.9",
+    price: PriceOpt = None,
+    mfu: MfuOpt = DEFAULT_MFU,
+    mbu: MbuOpt = DEFAULT_MBU,
+    tokens_per_word: TokensPerWordOpt = None,
+    text: TextOpt = None,
 ) -> None:
     """Models side by side: every figure of count, with ratios to the first model (one model
     gives one column, so a CI matrix can call it the same way for any number).
 
+    With --gpu, each model served on those GPUs too (its own context as max-model-len):
+    'specsheet compare llama3-8b mistral-7b --gpu h100-sxm --price 2.5'.
+
     Example: 'specsheet compare llama3-8b llama3-70b'.
     """
     output = output_format(fmt, json_)
+    options = None
+    if gpu is not None:
+        options = ServeOptions(gpu=gpu, gpus=gpus, tp=tp, pp=pp, ep=ep, prompt=prompt,
+                               output=output_tokens, memory_utilization=memory_utilization,
+                               price=price, mfu=mfu, mbu=mbu, tokens_per_word=tokens_per_word,
+                               group_size=group_size, text=text)
+        check_options(options)
     compared = reports(list(models), Overrides(), tokens, dtype, kv_dtype,
                        "lower --tokens to the smallest context of the models compared", quant,
                        group_size, timeout)
-    document = compare_document(compared)
+    served = None
+    if options is not None:
+        from specsheet.cli.serving import plan_one
+
+        served = [plan_one(report, options) for report in compared]
+    document = compare_document(compared, served)
 
     def views() -> list[TableView]:
         from specsheet.views.tables import compare_view
 
-        return [compare_view(compared)]
+        return [compare_view(compared, served)]
 
     emit(output, document, document["models"], views)

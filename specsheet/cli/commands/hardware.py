@@ -1,0 +1,60 @@
+"""``specsheet hardware [NAME]``: the built-in accelerators, or one of them (or a file) in full."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from specsheet.cli.options import FormatOpt, JsonOpt, emit, output_format
+
+if TYPE_CHECKING:
+    from specsheet.views.tables import TableView
+
+SETTINGS: dict[str, Any] = {}
+
+
+def complete_hardware(incomplete: str) -> list[str]:
+    """Shell completion: the built-in names that start with ``incomplete``."""
+    from specsheet.hardware.catalog import catalog_index
+
+    return [name for name in catalog_index() if name.startswith(incomplete)]
+
+
+GpuArg = Annotated[str | None, typer.Argument(
+    help="A built-in accelerator (see the list without it) or a hardware YAML file, written like "
+         "the built-in ones (docs/hardware.md). Leave out to list the built-ins.",
+    show_default=False, autocompletion=complete_hardware)]
+
+
+def hardware(gpu: GpuArg = None, fmt: FormatOpt = None, json_: JsonOpt = False) -> None:
+    """List the built-in accelerators (memory, bandwidth, dense peaks, interconnect), or show one
+    with every figure and its source."""
+    output = output_format(fmt, json_)
+    if gpu is None:
+        from specsheet.hardware.catalog import builtin, catalog_index
+        from specsheet.views.documents import hardware_document
+
+        listed = [builtin(name) for name in catalog_index()]
+        document = hardware_document(listed)
+
+        def views() -> list[TableView]:
+            from specsheet.views.tables import hardware_view
+
+            return [hardware_view(listed)]
+
+        emit(output, document, document["accelerators"], views)
+        return
+
+    from specsheet.sources.hardware import load_accelerator
+    from specsheet.views.documents import accelerator_document
+
+    accelerator = load_accelerator(gpu)
+    one = accelerator_document(accelerator)
+
+    def view() -> list[TableView]:
+        from specsheet.views.tables import accelerator_view
+
+        return [accelerator_view(accelerator)]
+
+    emit(output, one, [one["accelerator"]], view)

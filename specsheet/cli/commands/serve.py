@@ -1,0 +1,127 @@
+"""``specsheet serve``: does a model fit on these GPUs, how many requests at once, how fast and at
+what cost (docs/serving.md)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from specsheet.cli.options import (
+    DtypeOpt,
+    FormatOpt,
+    GroupSizeOpt,
+    HfOpt,
+    JsonOpt,
+    KvDtypeOpt,
+    ModelArg,
+    QuantOpt,
+    SetOpt,
+    TimeoutOpt,
+    emit,
+    output_format,
+    overrides,
+    reports,
+    source,
+)
+from specsheet.cli.serving import (
+    DEFAULT_MBU,
+    DEFAULT_MFU,
+    DEFAULT_OUTPUT,
+    DEFAULT_PROMPT,
+    BatchedTokensOpt,
+    ConcurrencyOpt,
+    EpOpt,
+    GpuOpt,
+    GpusOpt,
+    KvMemoryOpt,
+    MaxModelLenOpt,
+    MaxSeqsOpt,
+    MbuOpt,
+    MfuOpt,
+    OutputOpt,
+    PpOpt,
+    PriceOpt,
+    PromptOpt,
+    ServeOptions,
+    TextOpt,
+    TokenizerOpt,
+    TokensPerWordOpt,
+    TpOpt,
+    UtilizationOpt,
+    check_options,
+    plan_one,
+)
+from specsheet.errors import SpecError
+from specsheet.model.memory import DEFAULT_DTYPE
+from specsheet.sources import DEFAULT_TIMEOUT
+
+if TYPE_CHECKING:
+    from specsheet.views.tables import TableView
+
+SETTINGS: dict[str, Any] = {
+    "epilog": "Exact: weights, activation-free KV blocks and the pool's concurrency as vLLM "
+              "computes them. Estimates (labelled): the activation peak, the runtime overhead, "
+              "and the roofline times and costs, an upper bound on speed. Exit 0 also when the "
+              "model does not fit (fits: false); 'specsheet check --gpu' exits 1 then."}
+
+
+def serve(
+    model: ModelArg = None,
+    gpu: GpuOpt = None,
+    gpus: GpusOpt = None,
+    tp: TpOpt = None,
+    pp: PpOpt = None,
+    ep: EpOpt = False,
+    max_model_len: MaxModelLenOpt = None,
+    prompt: PromptOpt = DEFAULT_PROMPT,
+    output: OutputOpt = DEFAULT_OUTPUT,
+    concurrency: ConcurrencyOpt = None,
+    memory_utilization: UtilizationOpt = "0.9",
+    kv_memory: KvMemoryOpt = None,
+    max_num_batched_tokens: BatchedTokensOpt = None,
+    max_num_seqs: MaxSeqsOpt = None,
+    price: PriceOpt = None,
+    mfu: MfuOpt = DEFAULT_MFU,
+    mbu: MbuOpt = DEFAULT_MBU,
+    tokens_per_word: TokensPerWordOpt = None,
+    text: TextOpt = None,
+    tokenizer: TokenizerOpt = None,
+    quant: QuantOpt = None,
+    group_size: GroupSizeOpt = None,
+    dtype: DtypeOpt = None,
+    kv_dtype: KvDtypeOpt = DEFAULT_DTYPE,
+    hf: HfOpt = None,
+    fmt: FormatOpt = None,
+    timeout: TimeoutOpt = DEFAULT_TIMEOUT,
+    json_: JsonOpt = False,
+    settings: SetOpt = None,
+) -> None:
+    """Does a model fit on these GPUs, how many requests of max-model-len at once, how fast and
+    at what cost.
+
+    Example: 'specsheet serve llama3-70b --gpu h100-sxm --gpus 8 --price 2.50'.
+    """
+    from specsheet.views.documents import serve_document
+
+    output_fmt = output_format(fmt, json_)
+    if gpu is None:
+        raise SpecError("serve needs --gpu: a built-in accelerator (h100-sxm, h200, ...) or a "
+                        "hardware YAML file")
+    options = ServeOptions(
+        gpu=gpu, gpus=gpus, tp=tp, pp=pp, ep=ep, max_model_len=max_model_len, prompt=prompt,
+        output=output, concurrency=concurrency, memory_utilization=memory_utilization,
+        kv_memory=kv_memory, batched_tokens=max_num_batched_tokens, max_seqs=max_num_seqs,
+        price=price, mfu=mfu, mbu=mbu, tokens_per_word=tokens_per_word, group_size=group_size,
+        text=text, tokenizer=tokenizer)
+    check_options(options)
+    given = overrides(settings, {})
+    (report,) = reports([source(model, hf)], given, None, dtype, kv_dtype,
+                        "raise the context with --context", quant, group_size, timeout)
+    plan, est, costs = plan_one(report, options)
+    document = serve_document(plan, est, costs)
+
+    def views() -> list[TableView]:
+        from specsheet.views.tables import serve_views
+
+        return serve_views(plan, est, costs)
+
+    emit(output_fmt, document, [document], views)

@@ -1,0 +1,88 @@
+"""Tokens per word of a text, measured with a model's own tokenizer (tokenizer.json, read with
+Hugging Face's ``tokenizers``, an optional extra: ``pip install 'specsheet[tokenizers]'``).
+
+Imported only when ``--text`` is given. The tokenizer is found beside the model's config.json (a
+model folder, or its snapshot in the Hugging Face cache), or given with ``--tokenizer``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import NamedTuple
+
+from specsheet.errors import SpecError
+from specsheet.model.spec import Model
+
+MAX_TEXT_BYTES = 256 * 2**20
+
+
+class TextCount(NamedTuple):
+    """A text's tokens under one tokenizer, and its words (runs of non-white-space)."""
+
+    path: str
+    tokenizer: str
+    tokens: int
+    words: int
+
+    @property
+    def tokens_per_word(self) -> float:
+        return self.tokens / self.words
+
+
+def find_tokenizer(model: Model, given: str | None = None) -> Path:
+    """``given`` (a tokenizer.json, or a folder holding one), else the tokenizer.json beside
+    ``model``'s config.json, else SpecError saying where to get one."""
+    if given is not None:
+        path = Path(given)
+        if path.is_dir():
+            path = path / "tokenizer.json"
+        if not path.is_file():
+            raise SpecError(f"tokenizer: {path}: no such file; expected a tokenizer.json or a "
+                            "folder holding one")
+        return path
+    origin = Path(model.origin)
+    if model.origin.endswith(".json") and origin.is_file():
+        beside = origin.parent / "tokenizer.json"
+        if beside.is_file():
+            return beside
+        if "snapshots" in origin.parts:
+            repo = origin.parts[origin.parts.index("snapshots") - 1]
+            name = repo.removeprefix("models--").replace("--", "/", 1)
+            raise SpecError(f"text: {beside}: not in the Hugging Face cache; download it with: "
+                            f"hf download {name} tokenizer.json")
+        raise SpecError(f"text: {beside}: no such file; put the model's tokenizer.json beside "
+                        "its config.json or give --tokenizer PATH")
+    raise SpecError(f"text: {model.name} ({model.origin}) has no tokenizer.json beside it; give "
+                    "--tokenizer PATH, or --tokens-per-word")
+
+
+def count_text(text_path: str, tokenizer_path: Path) -> TextCount:
+    """Tokens (no special tokens added) and words of the UTF-8 text at ``text_path``."""
+    try:
+        from tokenizers import Tokenizer
+    except ImportError:
+        raise SpecError("text: measuring tokens per word needs Hugging Face's tokenizers "
+                        "package: pip install 'specsheet[tokenizers]' (or give "
+                        "--tokens-per-word)") from None
+    path = Path(text_path)
+    if not path.is_file():
+        raise SpecError(f"text: {path}: no such file")
+    try:
+        if path.stat().st_size > MAX_TEXT_BYTES:
+            raise SpecError(f"text: {path}: larger than {MAX_TEXT_BYTES // 2**20} MiB; a sample "
+                            "of the text gives the same ratio")
+        text = path.read_bytes().decode("utf-8-sig")
+    except OSError as e:
+        raise SpecError(f"text: {path}: cannot read: {e.strerror}") from None
+    except UnicodeDecodeError as e:
+        raise SpecError(f"text: {path}: not UTF-8 text (byte {e.start})") from None
+    words = len(text.split())
+    if not words:
+        raise SpecError(f"text: {path}: no words to count")
+    try:
+        tokenizer = Tokenizer.from_file(str(tokenizer_path))
+    except Exception as e:  # the Rust side raises its own Exception subclass
+        raise SpecError(f"tokenizer: {tokenizer_path}: not a tokenizer.json that the "
+                        f"tokenizers package reads ({' '.join(str(e).split())[:200]})") from None
+    tokens = len(tokenizer.encode(text, add_special_tokens=False).ids)
+    return TextCount(str(path), str(tokenizer_path), tokens, words)

@@ -1,0 +1,348 @@
+"""specsheet serve: the exact parts checked against figures derived by hand, from the models'
+dimensions and the way vLLM shards them (docs/serving.md), never by calling the code under test.
+
+Shared facts of the derivations:
+- bf16: 2 bytes a value. vLLM pads the vocabulary to a multiple of 64 and gives each of the tp
+  GPUs pad64(V) / tp rows of the embedding and of the output head.
+- A KV block holds 16 tokens; one layer's block on one GPU is 16 x (KV heads on the GPU) x
+  (head_dim + v_head_dim) x 2 bytes. num_blocks = pool // block // layers-per-group;
+  vLLM's "Maximum concurrency" = num_blocks / blocks per request.
+- H100 SXM: 85,520,809,984 bytes; U = 0.9, so the budget is floor(0.9 x that)
+  = 769,687,289,856 // 10 = 76,968,728,985.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from specsheet.cli.app import app
+
+runner = CliRunner()
+H100 = 85_520_809_984
+H200 = 150_754_820_096
+BUDGET_H100 = H100 * 9 // 10
+GIB = 2**30
+OVERHEAD = GIB  # the overhead estimate, 1 GiB a GPU
+
+
+def serve(*args: str) -> dict[str, Any]:
+    result = runner.invoke(app, ["serve", *args, "--json"])
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr == ""
+    doc: dict[str, Any] = json.loads(result.stdout)
+    return doc
+
+
+def concurrency(doc: dict[str, Any]) -> tuple[int, int, int, float]:
+    blocks = doc["kv_blocks"]
+    return (blocks["num_blocks"], blocks["blocks_per_request"], doc["max_concurrency"],
+            blocks["vllm_max_concurrency"])
+
+
+# ---- Llama 3 70B: L 80, d 8192, 64 heads of 128, 8 KV heads, d_ff 28672 (gated), V 128256
+
+def llama3_70b_layer(tp: int) -> int:
+    """Parameters of one layer on one GPU."""
+    heads, kv = 64 // tp, max(1, 8 // tp)
+    attention = 8192 * heads * 128 * 2 + 8192 * kv * 128 * 2  # q and o; k and v
+    mlp = 3 * 8192 * (28672 // tp)  # gate, up (column) and down (row)
+    return attention + mlp + 2 * 8192  # two RMSNorms, whole on every GPU
+
+
+def test_llama3_70b_on_8_h100_one_kv_head_per_gpu() -> None:
+    doc = serve("llama3-70b", "--gpu", "h100-sxm", "--gpus", "8")
+    assert doc["parallel"] == {"gpus": 8, "tp": 8, "pp": 1, "ep": 1}
+    vocab_rows = 128256 // 8  # 128,256 is already 2,004 x 64
+    params = 80 * llama3_70b_layer(8) + 2 * vocab_rows * 8192 + 8192  # + embedding, head, norm
+    assert llama3_70b_layer(8) == 106_971_136
+    weights = 2 * params
+    assert weights == 17_640_734_720
+    memory = doc["memory_per_gpu"]
+    assert memory["weights_bytes"] == weights
+    # one KV head of 128 (K and V) per GPU per layer, 2 bytes: 512 bytes a token a layer
+    assert memory["kv_bytes_per_token"] == 80 * 512 == 40_960
+    page = 16 * 512
+    assert doc["kv_blocks"]["page_bytes"] == page == 8192
+    assert memory["kv_bytes_per_request"] == (8192 // 16) * page * 80 == 335_544_320
+    # the estimates in the pool: activation = 8,192 batched tokens x (2 x 8192 + the widest
+    # intermediate, gate and up: 2 x 3584) x 2 bytes, plus 1,024 x 16,032 fp32 logits
+    activation = 8192 * (2 * 8192 + 2 * 3584) * 2 + 1024 * vocab_rows * 4
+    assert memory["activation_bytes"] == activation == 451_543_040
+    pool = BUDGET_H100 - weights - activation - OVERHEAD
+    assert memory["kv_pool_bytes"] == pool == 57_802_709_401
+    blocks = pool // page // 80
+    assert concurrency(doc) == (blocks, 512, blocks // 512, blocks / 512)
+    assert (blocks, blocks // 512) == (88_199, 172)
+    assert doc["fits"] is True
+    assert doc["max_context"] == 8192  # the model's context: more would fit
+
+
+def test_llama3_70b_on_16_gpus_replicates_the_kv_heads() -> None:
+    doc = serve("llama3-70b", "--gpu", "h100-sxm", "--gpus", "16", "--kv-memory", "40GiB")
+    # tp 16 > 8 KV heads: each GPU holds one KV head (each head on two GPUs), 4 query heads
+    assert llama3_70b_layer(16) == 8192 * 4 * 128 * 2 + 8192 * 1 * 128 * 2 + 3 * 8192 * 1792 \
+        + 2 * 8192 == 54_542_336
+    params = 80 * llama3_70b_layer(16) + 2 * (128256 // 16) * 8192 + 8192
+    assert doc["memory_per_gpu"]["weights_bytes"] == 2 * params == 8_989_458_432
+    # the same KV per GPU as at tp 8: replication saves nothing
+    assert doc["memory_per_gpu"]["kv_bytes_per_token"] == 40_960
+    # vLLM's arithmetic with kv_cache_memory_bytes = 40 GiB: 40 x 2^30 // 8192 // 80 blocks
+    blocks = 40 * GIB // 8192 // 80
+    assert blocks == 65_536
+    assert concurrency(doc) == (65_536, 512, 128, 128.0)
+
+
+def test_mixtral_8x7b_at_tp_2_splits_every_expert() -> None:
+    doc = serve("mixtral-8x7b", "--gpu", "h100-sxm", "--tp", "2", "--kv-memory", "20GB")
+    # per layer on one GPU: q, o 16 heads of 128; k, v 4 of 8 KV heads; the router (8 x 4096)
+    # whole; 8 experts, each with gate, up, down of 14336 / 2 = 7168 columns
+    layer = (4096 * 2048 * 2 + 4096 * 512 * 2 + 8 * 4096 + 8 * 3 * 4096 * 7168 + 2 * 4096)
+    assert layer == 725_655_552
+    params = 32 * layer + 2 * (32000 // 2) * 4096 + 4096
+    assert doc["memory_per_gpu"]["weights_bytes"] == 2 * params == 46_704_107_520
+    # 4 KV heads of 128 a GPU: 4 x 256 x 2 = 2,048 bytes a token a layer
+    assert doc["memory_per_gpu"]["kv_bytes_per_token"] == 32 * 2048
+    page = 16 * 2048
+    blocks = 20 * 10**9 // page // 32
+    per_request = 32768 // 16
+    assert concurrency(doc) == (blocks, per_request, blocks // per_request,
+                                blocks / per_request)
+    assert (blocks, blocks // per_request) == (19_073, 9)
+
+
+def deepseek_v3_fp8_block_per_gpu(tp: int) -> int:
+    """DeepSeek-V3 in fp8 with 128 x 128 blocks: each Linear's shard in 1-byte values plus an
+    fp32 scale per block; embeddings, head, norms and routers in bf16. d 7168, 128 heads
+    (q/k 192 = 128 + 64 rotary, v 128), q_lora 1536, kv_lora 512, 256 experts of 2048, one
+    shared expert of 2048, 3 dense layers of 18432, V 129280."""
+    def linear(n: int, k: int) -> int:
+        return n * k + -(-n // 128) * -(-k // 128) * 4
+
+    d = 7168
+    attention = (linear(1536, d)  # q_a: replicated
+                 + linear(128 * 192 // tp, 1536)  # q_b: column
+                 + linear(512 + 64, d)  # kv_a with the rotary key: replicated
+                 + linear(128 * (128 + 128) // tp, 512)  # kv_b: column
+                 + linear(d, 128 * 128 // tp))  # o: row
+    norms = (2 * d + 1536 + 512) * 2
+    dense = 3 * linear(18432 // tp, d)  # gate, up, down (the down's shape is transposed)
+    expert = 3 * linear(2048 // tp, d)
+    moe = 256 * d * 2 + 256 * expert + expert  # router (bf16), routed experts, shared expert
+    vocab = 129280 // tp * d * 2  # 129,280 = 2,020 x 64
+    return 61 * (attention + norms) + 3 * dense + 58 * moe + 2 * vocab + d * 2
+
+
+def test_deepseek_v3_fp8_block_at_tp_8_keeps_the_latent_whole() -> None:
+    weights = deepseek_v3_fp8_block_per_gpu(8)
+    assert weights == 85_140_071_456
+    on_h100 = serve("deepseek-v3", "--gpu", "h100-sxm", "--gpus", "8", "--quant", "fp8-block")
+    assert on_h100["memory_per_gpu"]["weights_bytes"] == weights
+    assert weights > BUDGET_H100  # more than 0.9 x 80 GB: it does not fit, and serve says so
+    assert on_h100["fits"] is False
+    assert on_h100["max_concurrency"] == 0
+    assert on_h100["estimates"] is None
+    doc = serve("deepseek-v3", "--gpu", "h200", "--gpus", "8", "--quant", "fp8-block",
+                "--kv-memory", "40GiB")
+    assert doc["memory_per_gpu"]["weights_bytes"] == weights
+    # MLA caches 512 + 64 values a token a layer, not split by tp: every GPU holds them all
+    assert doc["memory_per_gpu"]["kv_bytes_per_token"] == 61 * 576 * 2 == 70_272
+    page = 16 * 576 * 2
+    blocks = 40 * GIB // page // 61
+    per_request = 163840 // 16
+    assert concurrency(doc) == (blocks, per_request, blocks // per_request,
+                                blocks / per_request)
+    assert (blocks, blocks // per_request) == (38_199, 3)
+    assert doc["fits"] is True
+
+
+def test_gpt_oss_120b_mxfp4_on_one_h100_with_sliding_layers() -> None:
+    doc = serve("gpt-oss-120b", "--gpu", "h100-sxm", "--quant", "mxfp4")
+    d, experts = 2880, 128
+    # attention in bf16: q 64 x 64, k and v 8 x 64, o, their biases, 64 sink logits
+    attention = (2 * d * 4096 + 2 * d * 512 + 4096 + 2 * 512 + d + 64) * 2
+    router = (experts * d + experts) * 2
+    # mxfp4 experts: 4 bits a value (n x k / 2 bytes) and a one-byte scale per 32 values
+    matrix = d * d // 2 + d * d // 32
+    expert_bytes = experts * 3 * matrix + experts * 3 * d * 2  # + bf16 biases
+    layer = attention + 2 * d * 2 + router + expert_bytes
+    weights = 36 * layer + 2 * 201088 * d * 2 + d * 2  # 201,088 = 3,142 x 64
+    assert doc["memory_per_gpu"]["weights_bytes"] == weights == 65_248_815_744
+    # 8 KV heads of 64: 8 x 128 x 2 = 2,048 bytes a token a layer; 18 windowed layers (128)
+    # and 18 full ones form two groups of 18 layers sharing one pool
+    assert doc["kv_blocks"]["groups"] == [{"window": 128, "layers": 18},
+                                          {"window": 0, "layers": 18}]
+    page = 16 * 2048
+    full = 131072 // 16
+    windowed = -(-min(128 - 1 + 8192, 131072) // 16) + 1  # SlidingWindowSpec: 521 blocks
+    assert doc["kv_blocks"]["blocks_per_request"] == full + windowed == 8713
+    activation = 8192 * (2 * d + 4 * 2 * d) * 2 + 1024 * 201088 * 4
+    pool = BUDGET_H100 - weights - activation - OVERHEAD
+    assert doc["memory_per_gpu"]["kv_pool_bytes"] == pool == 9_350_655_769
+    blocks = pool // page // 18
+    assert concurrency(doc) == (blocks, 8713, 1, blocks / 8713)
+    assert blocks == 15_853
+    assert doc["memory_per_gpu"]["kv_bytes_per_request"] == 8713 * page * 18
+
+
+def test_mistral_7b_at_32k_caps_the_windowed_kv_as_vllm_does() -> None:
+    # every layer has a window of 4,096; vLLM reserves min(W - 1 + max_num_batched_tokens,
+    # max_model_len) tokens, in blocks, plus one block for a window that starts mid-block
+    doc = serve("mistral-7b", "--gpu", "h100-sxm", "--kv-memory", "40GiB")
+    page = 16 * 8 * 256 * 2
+    blocks = 40 * GIB // page // 32
+    per_request = -(-min(4095 + 8192, 32768) // 16) + 1
+    assert (blocks, per_request) == (20_480, 769)
+    assert concurrency(doc) == (20_480, 769, 26, 20_480 / 769)
+    assert doc["memory_per_gpu"]["weights_bytes"] == 7_241_732_096 * 2
+    # fewer batched tokens, a smaller reservation: 6,143 tokens, 385 blocks
+    small = serve("mistral-7b", "--gpu", "h100-sxm", "--kv-memory", "40GiB",
+                  "--max-num-batched-tokens", "2048")
+    assert concurrency(small)[1:3] == (385, 20_480 // 385)
+
+
+def test_pipeline_stages_take_layers_as_vllm_assigns_them() -> None:
+    # 80 layers over 3 stages: 26 each, the remaining 2 to the stages before the last: 26, 27,
+    # 27 (get_pp_indices); the binding stage is the one with the fewest blocks
+    doc = serve("llama3-70b", "--gpu", "h100-sxm", "--tp", "8", "--pp", "3",
+                "--kv-memory", "20GiB")
+    assert [s["layers"] for s in doc["stages"]] == [27, 27, 26]
+    assert doc["parallel"]["gpus"] == 24
+    per_request = 512
+    for stage in doc["stages"]:
+        blocks = 20 * GIB // 8192 // stage["layers"]
+        assert stage["num_blocks"] == blocks
+        assert stage["max_concurrency"] == blocks // per_request
+    assert doc["max_concurrency"] == 20 * GIB // 8192 // 27 // 512
+
+
+def test_expert_parallelism_holds_whole_experts() -> None:
+    tp2 = serve("mixtral-8x7b", "--gpu", "h100-sxm", "--tp", "2", "--kv-memory", "1GB")
+    ep2 = serve("mixtral-8x7b", "--gpu", "h100-sxm", "--tp", "2", "--ep", "--kv-memory", "1GB")
+    assert ep2["parallel"]["ep"] == 2
+    # 4 whole experts or 8 half experts: the same bytes
+    assert ep2["memory_per_gpu"]["weights_bytes"] == tp2["memory_per_gpu"]["weights_bytes"]
+
+
+def test_serve_table_groups_memory_fit_and_estimates() -> None:
+    result = runner.invoke(app, ["serve", "llama3-70b", "--gpu", "h100-sxm", "--gpus", "8",
+                                 "--price", "2.50", "--tokens-per-word", "1.3"])
+    assert result.exit_code == 0, result.stderr
+    out = result.stdout
+    memory, fit, estimates = (out.index("memory per GPU"), out.index("Fit at max-model-len"),
+                              out.index("Estimates (roofline"))
+    assert memory < fit < estimates
+    for text in ("17,640,734,720", "Activation peak (estimate)", "Runtime overhead (estimate)",
+                 "57,802,709,401", "88,199", "172 (vLLM logs 172.26x)",
+                 "Cost per million output words", "upper bound"):
+        assert text in out, text
+
+
+def test_estimates_follow_the_roofline_formulas() -> None:
+    doc = serve("llama3-8b", "--gpu", "h100-sxm", "--concurrency", "1", "--prompt", "1000",
+                "--output", "2", "--mfu", "1", "--mbu", "1", "--price", "3.6")
+    est = doc["estimates"]
+    # prefill: 1,000 tokens x forward FLOPs per token at T = 1,000 / bf16 peak; llama3-8b's
+    # forward FLOPs per token at T: 15,009,841,152 at T = 1 (REFERENCE.md) + 4 x (T - 1) x
+    # 32 layers x 4096
+    flops = 15_009_841_152 + 4 * 999 * 32 * 4096
+    assert est["prefill_s"] == pytest.approx(1000 * flops / 989.4e12)
+    # decode at one request: all weights (16,060,522,496 bytes) and the KV of 1,001 tokens
+    # (131,072 bytes each) over 3.35 TB/s
+    step = (8_030_261_248 * 2 + 1001 * 131_072) / 3.35e12
+    assert est["decode_step_s"] == pytest.approx(step)
+    assert est["tokens_per_s_total"] == pytest.approx(1 / step)
+    # $3.60 an hour is $0.001 a second
+    assert est["usd_per_million_output_tokens"] == pytest.approx(0.001 * step * 1e6)
+
+
+def test_moe_decode_reads_the_experts_its_tokens_reach() -> None:
+    one = serve("mixtral-8x7b", "--gpu", "h100-sxm", "--tp", "2", "--concurrency", "1")
+    many = serve("mixtral-8x7b", "--gpu", "h100-sxm", "--tp", "2", "--concurrency", "64")
+    assert one["estimates"]["experts_touched"] == pytest.approx(2 / 8)  # k / E
+    assert many["estimates"]["experts_touched"] == pytest.approx(1 - (6 / 8) ** 64)
+
+
+def test_check_with_a_gpu_exits_1_when_a_limit_fails() -> None:
+    ok = runner.invoke(app, ["check", "llama3-70b", "--gpu", "h100-sxm", "--gpus", "8",
+                             "--min-concurrency", "172", "--json"])
+    assert ok.exit_code == 0, ok.stderr
+    doc = json.loads(ok.stdout)
+    assert doc["ok"] is True
+    assert doc["serve"]["checks"][1] == {"figure": "max_concurrency",
+                                         "option": "--min-concurrency", "value": 172,
+                                         "limit": 172, "ok": True}
+    over = runner.invoke(app, ["check", "llama3-70b", "--gpu", "h100-sxm", "--gpus", "8",
+                               "--min-concurrency", "173"])
+    assert over.exit_code == 1
+    assert "OVER" in over.stdout
+    slow = runner.invoke(app, ["check", "llama3-8b", "--gpu", "h100-sxm",
+                               "--min-tokens-per-s", "100000"])
+    assert slow.exit_code == 1
+
+
+def test_compare_with_a_gpu_adds_the_serve_rows() -> None:
+    result = runner.invoke(app, ["compare", "llama3-8b", "mistral-7b", "--gpu", "h100-sxm",
+                                 "--json"])
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert [s["model"]["name"] for s in doc["serve"]] == ["llama3-8b", "mistral-7b"]
+    assert doc["serve"][1]["kv_blocks"]["blocks_per_request"] == 769
+    table = runner.invoke(app, ["compare", "llama3-8b", "mistral-7b", "--gpu", "h100-sxm"])
+    assert "Served on 1 x h100-sxm" in table.stdout
+
+
+def test_a_users_hardware_file_with_round_numbers(tmp_path: Path) -> None:
+    gpu = tmp_path / "round.yaml"
+    gpu.write_text("name: round\nmemory_bytes: 100000000000\nbandwidth_bytes_per_s: 1TB\n"
+                   "peak_flops_per_s: {bf16: 1.0e15}\n")
+    doc = serve("llama3-8b", "--gpu", str(gpu), "--memory-utilization", "0.5")
+    assert doc["memory_per_gpu"]["budget_bytes"] == 50_000_000_000
+    weights = 8_030_261_248 * 2
+    activation = 8192 * (2 * 4096 + 2 * 14336) * 2 + 1024 * 128256 * 4
+    pool = 50_000_000_000 - weights - activation - OVERHEAD
+    assert doc["memory_per_gpu"]["kv_pool_bytes"] == pool
+    # 8 KV heads x 256 x 2 bytes x 16 tokens a block, 32 layers in the group
+    blocks = pool // (16 * 4096) // 32
+    assert concurrency(doc)[:3] == (blocks, 512, blocks // 512)
+
+
+def tiny_tokenizer(path: Path) -> Path:
+    """A word-level tokenizer trained here: one token per word, and punctuation split off
+    (the Whitespace pre-tokenizer splits on \\w+|[^\\w\\s]+)."""
+    tokenizers = pytest.importorskip("tokenizers")
+    tokenizer = tokenizers.Tokenizer(tokenizers.models.WordLevel(unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = tokenizers.pre_tokenizers.Whitespace()
+    trainer = tokenizers.trainers.WordLevelTrainer(special_tokens=["[UNK]"])
+    tokenizer.train_from_iterator(["the cat sat on the mat ."], trainer)
+    tokenizer.save(str(path))
+    return path
+
+
+def test_text_measures_tokens_per_word_with_the_models_tokenizer(tmp_path: Path) -> None:
+    folder = tmp_path / "model"
+    folder.mkdir()
+    config = Path(__file__).resolve().parent / "data" / "llama-3.1-8b.json"
+    (folder / "config.json").write_bytes(config.read_bytes())
+    tiny_tokenizer(folder / "tokenizer.json")
+    text = tmp_path / "text.txt"
+    text.write_text("the cat sat. the dog sat on the mat.\n")  # 9 words; 11 tokens
+    doc = serve(str(folder), "--gpu", "h100-sxm", "--text", str(text), "--price", "3.6",
+                "--concurrency", "1")
+    est = doc["estimates"]
+    assert (est["text_tokens"], est["text_words"]) == (11, 9)
+    assert est["tokens_per_word"] == pytest.approx(11 / 9)
+    assert est["usd_per_million_output_words"] == pytest.approx(
+        est["usd_per_million_output_tokens"] * 11 / 9)
+    # a preset has no tokenizer beside it: --tokenizer names one
+    given = serve("llama3-8b", "--gpu", "h100-sxm", "--text", str(text), "--tokenizer",
+                  str(folder))
+    assert given["estimates"]["text_tokens"] == 11
+    missing = runner.invoke(app, ["serve", "llama3-8b", "--gpu", "h100-sxm", "--text",
+                                  str(text)])
+    assert missing.exit_code == 2
+    assert "has no tokenizer.json beside it; give --tokenizer PATH" in missing.stderr
