@@ -158,6 +158,24 @@ def test_megatrons_distributed_optimizer_table() -> None:
             assert total == (whole * n if zero == 0 else kept * n + -(-sharded * n // dp))
 
 
+def test_tensor_parallel_ranks_hold_their_cut() -> None:
+    """Llama 3 8B on tp = 8, written out: every block's q, k, v, o, gate, up and down cut 8
+    ways (8 KV heads: one each), its two norms whole; the embedding and the head 128,256 / 8
+    rows each; the final norm whole. bf16-mixed Adam: 2 + 4 + 12 bytes each."""
+    spec = load_preset("llama3-8b")
+    block = 4096 * 512 + 2 * 4096 * 128 + 512 * 4096 + 3 * 4096 * 1792 + 2 * 4096
+    per_gpu = 32 * block + 2 * 16_032 * 4096 + 4096
+    layout = parallelism(spec, 8, None, 8, 1, False, 0)
+    states = plan_training(spec, builtin("h100-sxm"), layout).states
+    assert states.weights_bytes == 2 * per_gpu
+    assert states.gradients_bytes == 4 * per_gpu and states.optimizer_bytes == 12 * per_gpu
+    # two pipeline stages: the first holds the embedding, the last the head and final norm
+    layout = parallelism(spec, 16, None, 8, 2, False, 0)
+    first = 16 * block + 16_032 * 4096
+    assert plan_training(spec, builtin("h100-sxm"), layout).states.weights_bytes == \
+        2 * max(first, 16 * block + 16_032 * 4096 + 4096)
+
+
 def test_optimizers() -> None:
     recipe = RECIPES["bf16-mixed"]
     assert optimizer_bytes(recipe, "sgd-momentum", 1000) == 8000

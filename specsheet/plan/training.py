@@ -18,7 +18,8 @@ Everything here is arithmetic on a spec and the choices of a run; nothing prints
 
 from __future__ import annotations
 
-from typing import NamedTuple
+import math
+from typing import TYPE_CHECKING, NamedTuple
 
 from specsheet.errors import SpecError
 from specsheet.hardware.catalog import Accelerator
@@ -31,6 +32,9 @@ from specsheet.model.flops import (
 )
 from specsheet.model.params import ParamBreakdown, count_params
 from specsheet.model.spec import ModelSpec
+
+if TYPE_CHECKING:
+    from specsheet.quant.tensors import Tensor
 
 PRECISIONS = ("bf16-mixed", "fp16-mixed", "bf16", "fp32")
 OPTIMIZERS = ("adamw", "adamw-8bit", "sgd-momentum", "adafactor")
@@ -231,35 +235,57 @@ def _share(value: int, ranks: int) -> int:
     return -(-value // ranks)
 
 
+def busiest_gpu_tensors(spec: ModelSpec, layout: Parallelism) -> tuple[Tensor, ...] | None:
+    """The parameter tensors of the busiest GPU under tensor and pipeline parallelism, cut as
+    serving.py cuts them (vLLM's layers: column- and row-parallel matrices split, norms and
+    routers whole, the embedding on the first stage and the head on the last, the vocabulary
+    padded to 64); None without model parallelism (every GPU holds the whole model)."""
+    if layout.tp * layout.pp == 1:
+        return None
+    from specsheet.plan.serving import Parallel, stage_tensors
+
+    parallel = Parallel(gpus=layout.tp * layout.pp, tp=layout.tp, pp=layout.pp, ep=1)
+    stages = [stage_tensors(spec, parallel, stage) for stage in range(layout.pp)]
+    return max(stages, key=lambda held: sum(t.elements for t in held))
+
+
 def model_states(spec: ModelSpec, params: ParamBreakdown, recipe: Recipe, optimizer: str,
                  layout: Parallelism, lora_rank: int = 0,
                  lora_targets: tuple[str, ...] = DEFAULT_LORA_TARGETS,
-                 frozen_bytes: int = 0) -> ModelStates:
+                 base_format: str = "bf16") -> ModelStates:
     """Weights, gradients and optimizer states per GPU.
 
-    Tensor and pipeline parallelism split every state evenly over tp x pp ranks (the
-    embedding's stage holds a little more; not modelled); ZeRO then shards over the dp ranks
-    the optimizer states (stage 1), the gradients (2) and the weights (3, FSDP). A LoRA run
-    trains only the adapters; its frozen base (``frozen_bytes``, whole model) is split like
-    the weights."""
-    model_ranks = layout.tp * layout.pp
+    Tensor and pipeline parallelism: the busiest GPU's parameters (``busiest_gpu_tensors``);
+    ZeRO then shards over the dp ranks the optimizer states (stage 1), the gradients (2) and
+    the weights (3, FSDP). Adafactor's factored states, and LoRA's adapters, are split in the
+    proportion of the parameters. A LoRA run trains only the adapters; its frozen base is held
+    in ``base_format`` (a dtype or a quantization format), the busiest GPU's tensors of it."""
     dp = layout.dp
+    held = busiest_gpu_tensors(spec, layout)
+    on_gpu = params.total if held is None else sum(t.elements for t in held)
     if lora_rank:
         trained = lora_params(spec, lora_rank, lora_targets)
-        optimizer_total = optimizer_bytes(recipe, optimizer, trained)
+        trained_here = _share(trained, layout.tp * layout.pp)
+        optimizer_here = optimizer_bytes(recipe, optimizer, trained_here)
+        frozen = _frozen_bytes(spec, params, base_format, held)
     else:
         trained = params.total
-        optimizer_total = optimizer_bytes(recipe, optimizer, trained, model_matrices(spec),
-                                          params.total)
-    weights_ranks = model_ranks * (dp if layout.zero >= 3 else 1)
-    frozen = _share(frozen_bytes, weights_ranks)
+        trained_here = on_gpu
+        if optimizer == "adafactor":
+            whole = optimizer_bytes(recipe, optimizer, trained, model_matrices(spec),
+                                    params.total)
+            optimizer_here = -(-whole * on_gpu // params.total)
+        else:
+            optimizer_here = optimizer_bytes(recipe, optimizer, on_gpu)
+        frozen = 0
+    frozen = _share(frozen, dp if layout.zero >= 3 else 1)
     return ModelStates(
         trainable_params=trained,
         frozen_bytes=frozen,
-        weights_bytes=frozen + _share(recipe.weights * trained, weights_ranks),
-        gradients_bytes=_share(recipe.gradients * trained,
-                               model_ranks * (dp if layout.zero >= 2 else 1)),
-        optimizer_bytes=_share(optimizer_total, model_ranks * (dp if layout.zero >= 1 else 1)),
+        weights_bytes=frozen + _share(recipe.weights * trained_here,
+                                      dp if layout.zero >= 3 else 1),
+        gradients_bytes=_share(recipe.gradients * trained_here, dp if layout.zero >= 2 else 1),
+        optimizer_bytes=_share(optimizer_here, dp if layout.zero >= 1 else 1),
     )
 
 
@@ -463,8 +489,6 @@ def plan_training(spec: ModelSpec, accelerator: Accelerator, layout: Parallelism
                   base_format: str | None = None) -> TrainingPlan:
     """Plan training ``spec`` (see the module docstring). ``base_format``: the frozen base of a
     LoRA run, a dtype (bf16 by default) or a quantization format (QLoRA: bnb-nf4)."""
-    import math
-
     from specsheet.errors import did_you_mean
     from specsheet.model.flops import ATTENTION, RECOMPUTE
 
@@ -510,10 +534,8 @@ def plan_training(spec: ModelSpec, accelerator: Accelerator, layout: Parallelism
                             f"{base_format}")
     params = count_params(spec)
     recipe = RECIPES[precision]
-    frozen = 0
     if lora_rank:
         base_format = base_format or "bf16"
-        frozen = _frozen_bytes(spec, params, base_format)
         assumptions.append(f"LoRA: rank {lora_rank} on {', '.join(lora_targets)}; the base is "
                            f"frozen in {base_format}; adapters follow the {precision} recipe; "
                            "FLOPs are those of full training (a LoRA step skips the frozen "
@@ -533,8 +555,9 @@ def plan_training(spec: ModelSpec, accelerator: Accelerator, layout: Parallelism
     assumptions += [
         f"time: model FLOPs at {mfu:.0%} MFU of the {recipe.compute_dtype} dense peak"
         + (" (the default)" if mfu == DEFAULT_MFU else ""),
-        "memory: tp x pp split every state evenly; ZeRO shards over dp; activations with "
-        "1F1B pipelining (the first stage holds L layers' worth)",
+        "memory: the busiest GPU's parameters under tp x pp, cut as vLLM's layers cut them "
+        "(vocabulary padded to 64); ZeRO shards over dp; activations with 1F1B pipelining "
+        "(the first stage holds L layers' worth)",
         "activations: Korthikanti et al. 2022, 16-bit values with dropout masks; "
         + ("causal attention runs a FlashAttention kernel: no s^2 term" if flash
            else "full attention stores the s x s scores (the 5 a s^2 term)"),
@@ -555,17 +578,25 @@ def plan_training(spec: ModelSpec, accelerator: Accelerator, layout: Parallelism
                   usd=None if price is None else gpu_hours * price, price=price),
         micro_batch=micro_batch, seq_len=seq,
         states=model_states(spec, params, recipe, optimizer, layout, lora_rank, lora_targets,
-                            frozen),
+                            base_format or "bf16"),
         activations=activations(spec, seq, micro_batch, layout, recompute, flash),
         lora_rank=lora_rank, lora_targets=lora_targets if lora_rank else (), qlora=qlora,
         base_format=base_format or precision, assumptions=tuple(assumptions),
     )
 
 
-def _frozen_bytes(spec: ModelSpec, params: ParamBreakdown, base_format: str) -> int:
-    """A LoRA base's bytes: a plain dtype, or every tensor of a quantization format."""
+def _frozen_bytes(spec: ModelSpec, params: ParamBreakdown, base_format: str,
+                  held: tuple[Tensor, ...] | None) -> int:
+    """A LoRA base's bytes on one GPU (``held``: its tensors, None for the whole model): a
+    plain dtype, or every tensor as a quantization format stores it."""
     from specsheet.model.memory import DTYPE_BITS, bytes_for
 
+    if held is not None:
+        from specsheet.plan.serving import stored_bytes
+
+        plain = base_format in DTYPE_BITS
+        return stored_bytes(spec, held, base_format if plain else None,
+                            None if plain else base_format, None)
     if base_format in DTYPE_BITS:
         return bytes_for(params.total, base_format)
     from specsheet.quant.layouts import quantized_bytes
