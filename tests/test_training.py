@@ -118,9 +118,9 @@ def test_estimates_follow_their_papers() -> None:
 # ---- model states: the ZeRO paper ----------------------------------------------------------
 
 # 7.5 billion parameters exactly: 24 layers of 12 d^2 (d = 5,000) and a 60,000 x 5,000 table
-ZERO_MODEL = ("--layers", "24", "--d-model", "5000", "--heads", "40", "--vocab", "60000",
-              "--context", "2048", "--set", "norm=none", "--set", "attn_bias=false",
-              "--set", "mlp_bias=false", "--set", "positions=none")
+ZERO_MODEL = ("--set", "layers=24", "--set", "d_model=5000", "--set", "heads=40",
+              "--set", "vocab=60000", "--set", "context=2048", "--set", "norm=none",
+              "--set", "attn_bias=false", "--set", "mlp_bias=false", "--set", "positions=none")
 
 
 @pytest.mark.parametrize(("stage", "exact", "paper_gb"), [

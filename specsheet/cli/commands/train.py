@@ -7,17 +7,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from specsheet.cli.options import (
-    ContextOpt,
-    DModelOpt,
     FormatOpt,
-    HeadsOpt,
     HfOpt,
     JsonOpt,
-    LayersOpt,
     ModelArg,
     SetOpt,
     TimeoutOpt,
-    VocabOpt,
     checked_timeout,
     emit,
     output_format,
@@ -111,11 +106,6 @@ def train(
     fmt: FormatOpt = None,
     timeout: TimeoutOpt = DEFAULT_TIMEOUT,
     json_: JsonOpt = False,
-    layers: LayersOpt = None,
-    d_model: DModelOpt = None,
-    heads: HeadsOpt = None,
-    vocab: VocabOpt = None,
-    context: ContextOpt = None,
     settings: SetOpt = None,
 ) -> None:
     """What training a model costs: FLOPs (exact, and the 6N, PaLM and Megatron estimates),
