@@ -8,6 +8,7 @@ machine touches all of them alike), and prints medians and the ratios the projec
     all presets = specsheet compare <every preset> --json / specsheet count gpt2-small --json
     cached hub  = specsheet count meta-llama/Llama-3.1-8B --json (its config.json in a Hugging
                   Face cache made for the run, HF_HUB_OFFLINE=1) / python -c "import typer"
+    train json  = specsheet train llama3-8b --json              / python -c "import typer"
     serve       = specsheet serve llama3-70b --gpu h100-sxm --gpus 8 --json / python -c
                   "import typer"
 
@@ -53,6 +54,7 @@ def commands() -> dict[str, list[str]]:
         "count (table)": [specsheet, "count", "gpt2-small"],
         "compare all presets --json": [specsheet, "compare", *preset_index(), "--json"],
         "count ORG/NAME --json": [specsheet, "count", HUB_MODEL, "--json"],
+        "train --json": [specsheet, "train", "llama3-8b", "--json"],
         "serve --json": [specsheet, "serve", "llama3-70b", "--gpu", "h100-sxm", "--gpus", "8",
                          "--json"],
         "--help": [specsheet, "--help"],
@@ -125,6 +127,7 @@ RATIOS = [
     ("table path", "count (table)", "import typer, rich.table", 1.2),
     ("all presets", "compare all presets --json", "count --json", 1.3),
     ("cached hub", "count ORG/NAME --json", "import typer", 1.2),
+    ("train json", "train --json", "import typer", 1.2),
     ("serve", "serve --json", "import typer", 1.2),
 ]
 

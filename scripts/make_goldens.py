@@ -21,6 +21,11 @@ Each model is built from its config.json on PyTorch's meta device (no weights, n
   Where transformers' MoE runs every token through every expert (Llama 4), the golden also holds
   flops_per_token_routed: the same minus the matrix multiplications of the E - k experts a
   token does not choose, the figure specsheet gives.
+- training FLOPs (``--train``, added to the goldens already written): FlopCounterMode around one
+  T-token forward in training mode and ``.backward()`` of the summed logits, divided by T, at
+  each of TRAIN_TOKENS, with the forward alone beside it (``train_flops_per_token``: forward,
+  forward + backward, and their ratio). Every parameter requires a gradient, as in
+  pre-training; meta tensors carry autograd, so no weights are needed here either.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"
 GOLDEN = ROOT / "tests" / "golden"
 TOKENS = (1, 8, 128, 1024)
+TRAIN_TOKENS = (8, 128)
 
 
 def load(path: Path | dict[str, Any]) -> tuple[Any, dict[str, Any]]:
@@ -122,6 +128,34 @@ def forward(model: torch.nn.Module, tokens: int, count_flops: bool) -> tuple[int
         else:
             out = model(input_ids=ids, use_cache=True)
     return counter.get_total_flops(), out.past_key_values
+
+
+def train_step(model: torch.nn.Module, tokens: int) -> tuple[int, int]:
+    """FLOPs of one T-token forward in training mode, and of that forward and its backward."""
+    model.train()
+    ids = torch.zeros((1, tokens), dtype=torch.long, device="meta")
+    counter = FlopCounterMode(display=False)
+    with counter:
+        # use_cache=True as in forward(): without a cache transformers looks for packed
+        # sequences in the position ids, which calls .item() (impossible on meta tensors)
+        out = model(input_ids=ids, use_cache=True)
+        forward_flops = counter.get_total_flops()
+        out.logits.float().sum().backward()
+    model.eval()
+    return forward_flops, counter.get_total_flops()
+
+
+def train_golden(path: Path | dict[str, Any]) -> dict[str, Any]:
+    """``train_flops_per_token`` of one config: per T, the forward and forward + backward."""
+    config, _ = load(path)
+    model = build(config)
+    result = {}
+    for tokens in TRAIN_TOKENS:
+        forward_flops, total = train_step(model, tokens)
+        assert forward_flops % tokens == 0 and total % tokens == 0
+        result[str(tokens)] = {"forward": forward_flops // tokens, "train": total // tokens,
+                               "ratio": total / forward_flops}
+    return result
 
 
 def cache_lengths(cache: Any) -> list[tuple[int, int]]:
@@ -300,6 +334,16 @@ def main() -> int:
             (GOLDEN / "variants" / f"{name}.json").write_text(json.dumps(result, indent=2)
                                                                + "\n")
             print(f"{name}: {result['total']:,} parameters", flush=True)
+        return 0
+    if sys.argv[1:2] == ["--train"]:
+        # add train_flops_per_token to the goldens of tests/golden (all, or those named)
+        for name in sys.argv[2:] or sorted(p.stem for p in GOLDEN.glob("*.json")):
+            path = GOLDEN / f"{name}.json"
+            result = json.loads(path.read_text())
+            result["train_flops_per_token"] = train_golden(DATA / f"{name}.json")
+            path.write_text(json.dumps(result, indent=2) + "\n")
+            ratios = {t: r["ratio"] for t, r in result["train_flops_per_token"].items()}
+            print(f"{name}: forward + backward / forward {ratios}", flush=True)
         return 0
     if sys.argv[1:2] == ["--defaults"]:
         # {"model_type": X} alone: what each configuration class's defaults build (all the

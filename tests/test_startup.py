@@ -30,6 +30,8 @@ def top_level(modules: set[str]) -> set[str]:
     ["check", "llama3-8b", "--max-weights", "17GB", "--json"],
     ["sweep", "llama3.1-8b", "--tokens", "1k:128k:x2", "--gpu", "h100-sxm", "--json"],
     ["sweep", "gpt2-small", "--d-model", "768,1536", "--format", "csv"],
+    ["train", "llama3-8b", "--json"],
+    ["train", "llama3-8b", "--lora-rank", "16", "--qlora", "--format", "csv"],
     ["serve", "llama3-70b", "--gpu", "h100-sxm", "--gpus", "8", "--json"],
 ])
 def test_machine_readable_paths_import_neither_rich_nor_yaml(args: list[str],

@@ -30,6 +30,7 @@ COMMANDS = {
     "serve": "Does a model fit on these GPUs, how many requests at once, how fast, at what cost.",
     "convert": "Write a model as a preset YAML file, to keep and edit.",
     "explore": "Design a model in the terminal; its figures follow every keystroke.",
+    "train": "Training FLOPs, GPU-hours and cost, and memory per GPU.",
     "inspect": "A checkpoint's real tensors by component, checked against its config.",
     "presets": "List the built-in presets.",
     "hardware": "List the built-in accelerators, or show one with every figure and its source.",

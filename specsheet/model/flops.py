@@ -73,3 +73,100 @@ def two_n_estimate(non_embedding_params: int) -> int:
     and (for MoE models) counts every expert.
     """
     return 2 * non_embedding_params
+
+
+# ---- training -----------------------------------------------------------------------------
+
+RECOMPUTE = ("none", "selective", "full")
+ATTENTION = ("full", "causal")
+
+
+class TrainingFlops(NamedTuple):
+    """FLOPs of training on one token of a sequence of ``tokens`` (forward and backward).
+
+    The backward of every matrix multiplication Y = X W is two of the same size: the input's
+    gradient (dY W^T) and the weight's (X^T dY); that of the attention scores Q K^T and of the
+    weighted sum P V likewise gives two each. So ``backward`` = 2 x ``forward`` exactly, under the
+    convention (FlopCounterMode around a forward and ``.backward()`` in transformers agrees for
+    every golden model: tests/golden/*.json, ``train_flops_per_token``). Embedding lookups are
+    gathers (no FLOPs forward or backward); the first block's input needs its gradient too,
+    since the token embedding is trained. ``model`` FLOPs (for MFU) never include recomputation;
+    ``hardware`` FLOPs add what ``recompute`` runs again.
+    """
+
+    tokens: int  # S, the sequence length (every token attends to all S positions with full)
+    attention: str  # full: every S x S score; causal: the S (S + 1) / 2 a causal kernel computes
+    recompute: str  # none, selective (the attention core again), full (the forward again)
+    forward: int  # one forward, per token
+    backward: int  # 2 x forward
+    recomputed: int  # forward FLOPs run again in the backward pass (hardware only)
+    attention_core: int  # the part of ``forward`` that is scores and weighted sums
+
+    @property
+    def model(self) -> int:
+        """Forward + backward, per token: the FLOPs MFU counts."""
+        return self.forward + self.backward
+
+    @property
+    def hardware(self) -> int:
+        """Model FLOPs + recomputation, per token: what the GPUs execute."""
+        return self.model + self.recomputed
+
+
+def attention_core_flops(spec: ModelSpec, tokens: int, attention: str = "full") -> int:
+    """Scores and weighted sums per token of a forward over ``tokens`` tokens.
+
+    full: 2 x S x L x h x (d_h + d_v), as ForwardFlops.attention_context; causal: the lower
+    triangle with its diagonal, S (S + 1) / 2 of the S^2 pairs, so (S + 1) x L x h x (d_h + d_v)
+    per token (what a causal FlashAttention kernel computes, up to its block edges)."""
+    width = spec.layers * spec.heads * (spec.head_dim + spec.v_head_dim)
+    if attention == "causal":
+        return (tokens + 1) * width
+    return 2 * tokens * width
+
+
+def training_flops(spec: ModelSpec, tokens: int, recompute: str = "none",
+                   attention: str = "full") -> TrainingFlops:
+    """Training FLOPs per token at sequence length ``tokens`` (see TrainingFlops).
+
+    Selective recomputation runs the attention core again (Korthikanti et al. 2022, section
+    5: the scores, softmax, dropout and weighted sum; only the two matrix multiplications
+    count); full recomputation runs the whole forward again."""
+    if recompute not in RECOMPUTE:
+        raise ValueError(recompute)
+    if attention not in ATTENTION:
+        raise ValueError(attention)
+    dense = forward_flops(spec, tokens)
+    core = attention_core_flops(spec, tokens, attention)
+    forward = dense.total - dense.attention_context + core
+    recomputed = {"none": 0, "selective": core, "full": forward}[recompute]
+    return TrainingFlops(tokens=tokens, attention=attention, recompute=recompute,
+                         forward=forward, backward=2 * forward, recomputed=recomputed,
+                         attention_core=core)
+
+
+def six_n_estimate(non_embedding_params: int) -> int:
+    """6N per token (Kaplan et al., 2020): 2N forward and 4N backward; no attention over the
+    context. N: the active parameters without the embedding tables, as the 2N rule."""
+    return 6 * non_embedding_params
+
+
+def palm_estimate(spec: ModelSpec, non_embedding_params: int, tokens: int) -> int:
+    """PaLM's MFU formula per token (Chowdhery et al., 2022, appendix B): 6N + 12 L H Q T,
+    H heads of size Q over a sequence of T; full attention, counted three times."""
+    return 6 * non_embedding_params + 12 * spec.layers * spec.heads * spec.head_dim * tokens
+
+
+def megatron_estimate(spec: ModelSpec, tokens: int, recompute: bool) -> int:
+    """Megatron-LM's count per token (Narayanan et al., 2021, section 5.1), for a GPT block of
+    hidden size h (4h MLP, h x h attention), l layers, vocabulary V, sequence s:
+
+        with activation recomputation:  96 s l h^2 (1 + s / 6h + V / 16 l h) per sequence
+        without:                         72 s l h^2 (1 + s / 6h + V / 12 l h)
+
+    i.e. 24 l h^2 + 4 l s h + 2 V h per token forward, four times (three without recompute)
+    for the blocks and three times for the logits. Exact integers: the expansions, divided by s.
+    """
+    h, layer, s, v = spec.d_model, spec.layers, tokens, spec.vocab
+    blocks = 24 * layer * h * h + 4 * layer * s * h
+    return (4 if recompute else 3) * blocks + 6 * v * h

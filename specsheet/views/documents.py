@@ -15,8 +15,10 @@ from specsheet.figures import Axis, Point, Report
 
 if TYPE_CHECKING:
     from specsheet.hardware.catalog import Accelerator
+    from specsheet.model.spec import Model
     from specsheet.plan.budgets import CheckResult
     from specsheet.plan.serving import Estimates, ServeCheck, ServePlan
+    from specsheet.plan.training import TrainingPlan
     from specsheet.sources.weights.checkpoint import Inspection
 
 SCHEMA_VERSION = 1
@@ -313,6 +315,75 @@ def inspect_document(inspection: Inspection) -> dict[str, Any]:
         "other_tensors": [n.tensor.name for n in inspection.named if n.component == "other"],
         "check": checked,
         "note": inspection.note,
+    }
+
+
+def train_document(model: Model, plan: TrainingPlan) -> dict[str, Any]:
+    """The document of ``train``: FLOPs per token and in total (exact, and three estimates),
+    time and cost, and the memory of a step on one GPU."""
+    from specsheet.plan.training import estimate_errors
+
+    fl, layout, states, act = plan.flops, plan.layout, plan.states, plan.activations
+    tokens = plan.tokens_total
+    errors = estimate_errors(plan)
+    estimates = {"approx_6n": plan.approx_6n, "approx_palm": plan.approx_palm,
+                 "approx_megatron": plan.approx_megatron}
+    flops: dict[str, Any] = {
+        "seq_len": fl.tokens,
+        "attention": fl.attention,
+        "recompute": fl.recompute,
+        "forward_per_token": fl.forward,
+        "backward_per_token": fl.backward,
+        "recomputed_per_token": fl.recomputed,
+        "attention_core_per_token": fl.attention_core,
+        "per_token_model": fl.model,
+        "per_token_hardware": fl.hardware,
+        "total_model": plan.total_model_flops,
+        "total_hardware": plan.total_hardware_flops,
+    }
+    for name, per_token in estimates.items():
+        flops[f"{name}_per_token"] = per_token
+        flops[f"{name}_total"] = per_token * tokens
+        flops[f"{name}_error_percent"] = errors[name]
+    acc = plan.accelerator
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "name": model.name,
+        "origin": model.origin,
+        "spec": model.spec.as_dict(),
+        "params": {"total": plan.params.total, "active": plan.params.active,
+                   "non_embedding": plan.params.non_embedding,
+                   "trainable": states.trainable_params},
+        "flops": flops,
+        "tokens_total": tokens,
+        "tokens_default": plan.tokens_default,
+        "hardware": {"gpu": acc.name, "label": acc.label, "gpus": layout.gpus,
+                     "dtype": plan.recipe.compute_dtype,
+                     "peak_flops_per_s": plan.peak_flops_per_s, "mfu": plan.mfu},
+        "time": {"seconds": plan.time.seconds, "gpu_hours": plan.time.gpu_hours,
+                 "days": plan.time.days, "usd": plan.time.usd},
+        "parallelism": layout._asdict(),
+        "precision": plan.recipe.precision,
+        "optimizer": plan.optimizer,
+        "lora": {"rank": plan.lora_rank, "targets": list(plan.lora_targets),
+                 "qlora": plan.qlora, "base_format": plan.base_format}
+        if plan.lora_rank else None,
+        "memory_per_gpu": {
+            "weights_bytes": states.weights_bytes,
+            "frozen_bytes": states.frozen_bytes,
+            "gradients_bytes": states.gradients_bytes,
+            "optimizer_bytes": states.optimizer_bytes,
+            "activations_bytes": act.total,
+            "activations_per_sequence_bytes": act.per_sequence,
+            "activations_per_layer_bytes": act.per_layer,
+            "activations_form": act.form,
+            "micro_batch": plan.micro_batch,
+            "total_bytes": plan.total_bytes,
+            "capacity_bytes": plan.capacity_bytes,
+        },
+        "fits": plan.fits,
+        "max_micro_batch": plan.max_micro_batch,
+        "assumptions": list(plan.assumptions),
     }
 
 

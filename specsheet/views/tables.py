@@ -26,8 +26,10 @@ from specsheet.views.formulas import (
 
 if TYPE_CHECKING:
     from specsheet.hardware.catalog import Accelerator
+    from specsheet.model.spec import Model
     from specsheet.plan.budgets import CheckResult
     from specsheet.plan.serving import Estimates, ServeCheck, ServePlan
+    from specsheet.plan.training import TrainingPlan
     from specsheet.sources.weights.checkpoint import Inspection
 
 RowStyle = Literal["", "sub", "total"]
@@ -553,6 +555,101 @@ def _differences_view(inspection: Inspection) -> list[TableView]:
         view.add(COMPONENT_LABELS[d.component], "" if d.layer is None else str(d.layer),
                  exact(d.file), exact(d.computed), "; ".join(shown))
     return [view]
+
+
+def train_views(model: Model, plan: TrainingPlan) -> list[TableView]:
+    """``train``: FLOPs and time, then memory per GPU."""
+    return [_train_compute_view(model, plan), _train_memory_view(model, plan)]
+
+
+def _train_compute_view(model: Model, plan: TrainingPlan) -> TableView:
+    from specsheet.plan.training import estimate_errors
+
+    fl, tokens, layout = plan.flops, plan.tokens_total, plan.layout
+    errors = estimate_errors(plan)
+    view = TableView(
+        title=f"{model.name}: training on {human_count(tokens)} tokens of sequence length "
+              f"{exact(fl.tokens)}",
+        headers=("Figure", "Value", "Exact"), numeric=(False, True, True),
+        optional=(False, True, False))
+    view.add("Training FLOPs per token (model: forward + backward)", human_flops(fl.model),
+             exact(fl.model))
+    view.add(f"  forward ({fl.attention} attention)", human_flops(fl.forward), exact(fl.forward),
+             style="sub")
+    view.add("  backward (2 x forward)", human_flops(fl.backward), exact(fl.backward),
+             style="sub")
+    if fl.recomputed:
+        view.add(f"  recomputed ({fl.recompute}; hardware only)", human_flops(fl.recomputed),
+                 exact(fl.recomputed), style="sub")
+        view.add("  hardware FLOPs per token", human_flops(fl.hardware), exact(fl.hardware),
+                 style="sub")
+    default = " (20 x N, Chinchilla)" if plan.tokens_default else ""
+    view.add(f"Tokens{default}", human_count(tokens), exact(tokens))
+    view.add("Training FLOPs, total (model)", human_flops(plan.total_model_flops),
+             exact(plan.total_model_flops))
+    if fl.recomputed:
+        view.add("  hardware, with recomputation", human_flops(plan.total_hardware_flops),
+                 exact(plan.total_hardware_flops), style="sub")
+    megatron = "Megatron, full recompute; of hardware FLOPs" if fl.recompute == "full" \
+        else "Megatron"
+    for name, label, per_token in (("approx_6n", "6N, Kaplan", plan.approx_6n),
+                                   ("approx_palm", "6N + 12 L H Q T, PaLM", plan.approx_palm),
+                                   ("approx_megatron", megatron, plan.approx_megatron)):
+        error = signed_percent(errors[name])
+        view.add(f"  {label} (estimate, {error})", human_flops(per_token * tokens),
+                 exact(per_token * tokens), style="sub")
+    acc = plan.accelerator
+    hours = plan.time.gpu_hours
+    view.add(f"GPU-hours ({acc.label} at {plan.mfu:.0%} MFU of its "
+             f"{plan.recipe.compute_dtype} peak, {human_si(plan.peak_flops_per_s, 'FLOP/s')})",
+             human_count(round(hours)), f"{hours:,.0f}")
+    view.add(f"  days on {exact(layout.gpus)} GPUs", "", f"{plan.time.days:,.1f}", style="sub")
+    if plan.time.usd is not None:
+        view.add(f"  cost at ${plan.time.price:,.2f} per GPU-hour", "",
+                 f"${plan.time.usd:,.0f}", style="sub")
+    view.caption = ("FLOPs: matrix multiplications only, a multiply-add is 2 FLOPs; MFU counts "
+                    "model FLOPs, never recomputation. " + "; ".join(plan.assumptions) + ".")
+    return view
+
+
+def _train_memory_view(model: Model, plan: TrainingPlan) -> TableView:
+    layout, states, act = plan.layout, plan.states, plan.activations
+    parts = [f"dp {layout.dp}", f"tp {layout.tp}", f"pp {layout.pp}"]
+    if layout.sp:
+        parts.append("sp")
+    if layout.zero:
+        parts.append(f"ZeRO-{layout.zero}")
+    view = TableView(
+        title=f"{model.name}: memory per GPU ({', '.join(parts)}; {plan.recipe.precision}, "
+              f"{plan.optimizer})",
+        headers=("Figure", "Value", "Exact"), numeric=(False, True, True),
+        optional=(False, True, False))
+    if plan.lora_rank:
+        view.add(f"LoRA rank {plan.lora_rank} ({', '.join(plan.lora_targets)}): trainable "
+                 "parameters", human_count(states.trainable_params),
+                 exact(states.trainable_params))
+        view.add(f"Frozen base ({plan.base_format})", human_bytes(states.frozen_bytes),
+                 f"{exact(states.frozen_bytes)} B")
+        view.add("Adapter weights", human_bytes(states.weights_bytes - states.frozen_bytes),
+                 f"{exact(states.weights_bytes - states.frozen_bytes)} B")
+    else:
+        view.add("Weights", human_bytes(states.weights_bytes), f"{exact(states.weights_bytes)} B")
+    view.add("Gradients", human_bytes(states.gradients_bytes),
+             f"{exact(states.gradients_bytes)} B")
+    view.add("Optimizer states (with master weights)", human_bytes(states.optimizer_bytes),
+             f"{exact(states.optimizer_bytes)} B")
+    view.add(f"Activations (micro-batch {exact(act.micro_batch)}, {act.form})",
+             human_bytes(act.total), f"{exact(act.total)} B")
+    view.add("  per layer, one sequence", human_bytes(act.per_layer),
+             f"{exact(act.per_layer)} B", style="sub")
+    view.add("Total", human_bytes(plan.total_bytes), f"{exact(plan.total_bytes)} B",
+             style="total")
+    verdict = "fits" if plan.fits else "DOES NOT FIT"
+    view.add(f"  {plan.accelerator.label} holds ({verdict})", human_bytes(plan.capacity_bytes),
+             f"{exact(plan.capacity_bytes)} B", style="sub")
+    view.add("  largest micro-batch that fits", exact(plan.max_micro_batch), "", style="sub")
+    view.caption = "Sizes in SI units (1 GB = 10^9 bytes)."
+    return view
 
 
 # ---- serve ------------------------------------------------------------------------------------

@@ -1,0 +1,200 @@
+"""``specsheet train``: training FLOPs, tokens, GPU-hours and cost, and memory per GPU."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from specsheet.cli.options import (
+    FormatOpt,
+    HfOpt,
+    JsonOpt,
+    ModelArg,
+    SetOpt,
+    TimeoutOpt,
+    checked_timeout,
+    emit,
+    output_format,
+    overrides,
+    source,
+)
+from specsheet.errors import SpecError
+from specsheet.sources import DEFAULT_TIMEOUT
+
+if TYPE_CHECKING:
+    from specsheet.views.tables import TableView
+
+SETTINGS: dict[str, Any] = {
+    "epilog": "FLOPs: matrix multiplications only, a multiply-add is 2 FLOPs; the backward of "
+              "each is two of the same size, so training is 3 x the forward (model FLOPs, what "
+              "MFU counts); recomputation adds hardware FLOPs. Bytes in SI units "
+              "(1 GB = 10^9 B). docs/training.md has every formula and its source."}
+
+RUN = "Run"
+PARALLEL = "Parallelism"
+MEMORY = "Memory"
+FINE_TUNE = "Fine-tuning"
+
+
+def train(
+    model: ModelArg = None,
+    hf: HfOpt = None,
+    tokens_total: Annotated[str | None, typer.Option(
+        "--tokens-total", "-D", help="Tokens to train on: 300B, 15.6T, 2e12 [default: the "
+        "Chinchilla-optimal 20 x parameters].", show_default=False, rich_help_panel=RUN)] = None,
+    seq_len: Annotated[int | None, typer.Option(
+        "--seq-len", "-s", help="Sequence length s [default: the model's context].",
+        show_default=False, rich_help_panel=RUN)] = None,
+    micro_batch: Annotated[int, typer.Option(
+        "--micro-batch", "-b", help="Sequences per GPU per step, b.", rich_help_panel=RUN)] = 1,
+    gpu: Annotated[str, typer.Option(
+        "--gpu", help="A built-in accelerator (h100-sxm, h200, ...) or a hardware YAML file.",
+        rich_help_panel=RUN)] = "h100-sxm",
+    gpus: Annotated[int | None, typer.Option(
+        "--gpus", "-n", help="GPUs in the run, = dp x tp x pp [default: dp x tp x pp].",
+        show_default=False, rich_help_panel=RUN)] = None,
+    mfu: Annotated[float, typer.Option(
+        "--mfu", help="Model FLOPs utilization, above 0 and at most 1.",
+        rich_help_panel=RUN)] = 0.40,
+    price: Annotated[float | None, typer.Option(
+        "--price", help="Dollars per GPU-hour, for the cost.", show_default=False,
+        rich_help_panel=RUN)] = None,
+    recompute: Annotated[str, typer.Option(
+        "--recompute", help="Activation recomputation: none, selective (the attention core) "
+        "or full (every layer).", rich_help_panel=RUN)] = "none",
+    attention: Annotated[str, typer.Option(
+        "--attention", help="full: every s x s score, as count and FlopCounterMode; causal: the "
+        "half a causal FlashAttention kernel computes (and no s^2 activations).",
+        rich_help_panel=RUN)] = "full",
+    precision: Annotated[str, typer.Option(
+        "--precision", help="bf16-mixed (bf16 weights, fp32 gradients and master weights), "
+        "fp16-mixed (the ZeRO paper's 2 + 2 + 12 bytes), bf16 (pure) or fp32.",
+        rich_help_panel=MEMORY)] = "bf16-mixed",
+    optimizer: Annotated[str, typer.Option(
+        "--optimizer", help="adamw, adamw-8bit, sgd-momentum or adafactor.",
+        rich_help_panel=MEMORY)] = "adamw",
+    zero: Annotated[int, typer.Option(
+        "--zero", help="ZeRO stage over the data-parallel ranks: 0 none, 1 optimizer states, "
+        "2 + gradients, 3 + weights.", rich_help_panel=PARALLEL)] = 0,
+    fsdp: Annotated[bool, typer.Option(
+        "--fsdp", help="Fully sharded data parallel: the same as --zero 3.",
+        rich_help_panel=PARALLEL)] = False,
+    dp: Annotated[int | None, typer.Option(
+        "--dp", help="Data-parallel ranks [default: gpus / (tp x pp)].", show_default=False,
+        rich_help_panel=PARALLEL)] = None,
+    tp: Annotated[int, typer.Option("--tp", help="Tensor-parallel ranks (divide the heads).",
+                                    rich_help_panel=PARALLEL)] = 1,
+    pp: Annotated[int, typer.Option("--pp", help="Pipeline stages (the layers split).",
+                                    rich_help_panel=PARALLEL)] = 1,
+    sp: Annotated[bool, typer.Option("--sp", help="Sequence parallelism (with --tp).",
+                                     rich_help_panel=PARALLEL)] = False,
+    lora_rank: Annotated[int | None, typer.Option(
+        "--lora-rank", help="Train LoRA adapters of rank r on a frozen base.",
+        show_default=False, rich_help_panel=FINE_TUNE)] = None,
+    lora_targets: Annotated[str | None, typer.Option(
+        "--lora-targets", help="Comma-separated: q, k, v, o, gate, up, down, experts "
+        "[default: all of them; experts adapts every routed expert].", show_default=False,
+        rich_help_panel=FINE_TUNE)] = None,
+    qlora: Annotated[bool, typer.Option(
+        "--qlora", help="QLoRA: the frozen base in bnb-nf4 (or --quant bnb-nf4-dq).",
+        rich_help_panel=FINE_TUNE)] = False,
+    quant: Annotated[str | None, typer.Option(
+        "--quant", "-q", help="The frozen base's format with --lora-rank: a dtype (bf16) or a "
+        "quantization format (bnb-nf4 ...) [default: bf16; bnb-nf4 with --qlora].",
+        show_default=False, rich_help_panel=FINE_TUNE)] = None,
+    fmt: FormatOpt = None,
+    timeout: TimeoutOpt = DEFAULT_TIMEOUT,
+    json_: JsonOpt = False,
+    settings: SetOpt = None,
+) -> None:
+    """What training a model costs: FLOPs (exact, and the 6N, PaLM and Megatron estimates),
+    GPU-hours, days and dollars, and whether a step fits in each GPU's memory.
+
+    Examples: 'specsheet train llama3.1-8b --tokens-total 15.6T --gpus 1024',
+    'specsheet train gpt2-small --zero 2 --gpus 8 --micro-batch 16',
+    'specsheet train llama3-8b --lora-rank 16 --qlora --seq-len 4096'.
+    """
+    output = output_format(fmt, json_)
+    given = overrides(settings, locals())
+    from specsheet.cli import streams
+    from specsheet.plan.training import parallelism, plan_training
+    from specsheet.sources.hardware import load_accelerator
+    from specsheet.sources.resolve import resolve
+    from specsheet.views.documents import train_document
+
+    notes: list[str] = []
+    try:
+        for name, value in (("mfu", mfu), ("price", price)):
+            _check_number(name, value)
+        total = None if tokens_total is None else _tokens(tokens_total)
+        if fsdp and zero not in (0, 3):
+            raise SpecError(f"zero: ZeRO stage 3 (what --fsdp means) contradicts --zero {zero}")
+        try:
+            accelerator = load_accelerator(gpu)
+        except SpecError as e:
+            raise SpecError(f"option --gpu: {e}") from None
+        loaded = resolve(source(model, hf), given, notes, checked_timeout(timeout))
+        layout = parallelism(loaded.spec, gpus, dp, tp, pp, sp, 3 if fsdp else zero)
+        targets = tuple(t.strip() for t in lora_targets.split(",")) if lora_targets else None
+        if targets is not None and lora_rank is None:
+            raise SpecError("lora-targets: given without --lora-rank")
+        plan = plan_training(
+            loaded.spec, accelerator, layout, seq_len=seq_len, micro_batch=micro_batch,
+            tokens_total=total, precision=precision, optimizer=optimizer, recompute=recompute,
+            attention=attention, mfu=mfu, price=price,
+            lora_rank=0 if lora_rank is None else _rank(lora_rank),
+            **({"lora_targets": targets} if targets else {}), qlora=qlora, base_format=quant)
+    except SpecError as e:
+        raise SpecError(_as_option(str(e), fsdp)) from None
+    finally:
+        for note in dict.fromkeys(notes):
+            streams.say(f"specsheet: note: {note}")
+    document = train_document(loaded, plan)
+
+    def views() -> list[TableView]:
+        from specsheet.views.tables import train_views
+
+        return train_views(loaded, plan)
+
+    emit(output, document, [document], views)
+
+
+# the plan's arguments by the options that set them
+_OPTIONS = ("mfu", "price", "tokens-total", "seq-len", "micro-batch", "gpus", "dp", "tp", "pp",
+            "sp", "zero", "precision", "optimizer", "recompute", "attention", "lora-rank",
+            "lora-targets", "qlora", "quant")
+
+
+def _as_option(message: str, fsdp: bool) -> str:
+    """``tp: ...`` from the plan becomes ``option --tp: ...``."""
+    for option in _OPTIONS:
+        for spelled in (option, option.replace("-", "_")):
+            if message.startswith(f"{spelled}:"):
+                name = "--fsdp" if option == "zero" and fsdp else f"--{option}"
+                return f"option {name}:{message[len(spelled) + 1:]}"
+    return message
+
+
+def _check_number(name: str, value: float | None) -> None:
+    import math
+
+    if value is not None and not math.isfinite(value):
+        raise SpecError(f"{name}: expected a finite number, got {value}")
+
+
+def _rank(rank: int) -> int:
+    if rank < 1:
+        raise SpecError(f"lora-rank: expected a rank of 1 or more, got {rank}")
+    return rank
+
+
+def _tokens(text: str) -> int:
+    """A token count: 300B, 15.6T, 2e12, 1,000,000 (B is a billion, as for parameters)."""
+    from specsheet.units import parse_quantity
+
+    try:
+        return parse_quantity(text.removesuffix("tokens").strip(), "count", "--tokens-total")
+    except SpecError:
+        raise SpecError(f"tokens-total: {text!r} is not a token count; expected a number with "
+                        "an optional K, M, B (or G) or T: 300B, 15.6T, 2e12") from None

@@ -1,0 +1,604 @@
+"""A training plan: FLOPs, tokens, time and cost, and the memory a training step takes per GPU.
+
+Everything here is arithmetic on a spec and the choices of a run; nothing prints. Sources:
+
+- FLOPs: model/flops.py (forward + backward, exact under the project's convention), with 6N
+  (Kaplan et al. 2020), PaLM's 6N + 12 L H Q T (Chowdhery et al. 2022, appendix B) and
+  Megatron's count (Narayanan et al. 2021) beside it as estimates.
+- Model states: the ZeRO paper's accounting (Rajbhandari et al. 2020, section 3.1: mixed-precision
+  Adam holds 2 + 2 + 12 bytes a parameter) and Megatron-LM's table for its distributed
+  optimizer (bf16 parameters with fp32 gradients: 18 bytes, 6 + 12/d distributed).
+- Activations: Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large Transformer
+  Models"), section 4, for a GPT block: s b h (34 + 5 a s / h) bytes a layer in 16 bits, with the
+  tensor-parallel, sequence-parallel, selective and full-recompute forms. The terms are derived
+  here from the tensors the block keeps (``activation_terms``), so that grouped-query attention,
+  gated MLPs, mixtures of experts and latent attention follow the same reasoning; for the GPT-3
+  shape they are the paper's formulas exactly.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, NamedTuple
+
+from specsheet.errors import SpecError
+from specsheet.hardware.catalog import Accelerator
+from specsheet.model.flops import (
+    TrainingFlops,
+    megatron_estimate,
+    palm_estimate,
+    six_n_estimate,
+    training_flops,
+)
+from specsheet.model.params import ParamBreakdown, count_params
+from specsheet.model.spec import ModelSpec
+
+if TYPE_CHECKING:
+    from specsheet.quant.tensors import Tensor
+
+PRECISIONS = ("bf16-mixed", "fp16-mixed", "bf16", "fp32")
+OPTIMIZERS = ("adamw", "adamw-8bit", "sgd-momentum", "adafactor")
+LORA_TARGETS = ("q", "k", "v", "o", "gate", "up", "down", "experts")
+# the attention and MLP projections; an MoE layer's MLP projections are its experts'
+DEFAULT_LORA_TARGETS = ("q", "k", "v", "o", "gate", "up", "down", "experts")
+QLORA_BASES = ("bnb-nf4", "bnb-nf4-dq")  # the 4-bit formats QLoRA trains on
+CHINCHILLA_TOKENS_PER_PARAM = 20  # Hoffmann et al. 2022: about 20 tokens a parameter
+DEFAULT_MFU = 0.40
+ADAM_8BIT_BLOCK = 2048  # values that share one fp32 absmax (Dettmers et al. 2022, block-wise)
+
+
+class Recipe(NamedTuple):
+    """Bytes a trained parameter holds under a precision recipe."""
+
+    precision: str
+    weights: int  # the copy the forward runs on
+    gradients: int  # gradients as they are kept (and reduced)
+    master: int  # an fp32 master copy, kept with the optimizer (0 without one)
+    state: int  # bytes of one optimizer state value (fp32: 4; pure bf16: 2)
+    compute_dtype: str  # the element type of the matrix multiplications (the GPU's peak)
+
+
+RECIPES: dict[str, Recipe] = {
+    # Megatron's bf16 recipe: bf16 parameters, fp32 gradients (main_grad), fp32 master: 18 B
+    "bf16-mixed": Recipe("bf16-mixed", 2, 4, 4, 4, "bf16"),
+    # the ZeRO paper's mixed precision: fp16 parameters and gradients, fp32 master: 16 B
+    "fp16-mixed": Recipe("fp16-mixed", 2, 2, 4, 4, "fp16"),
+    # everything in bf16, no master copy (optimizer states in bf16 too)
+    "bf16": Recipe("bf16", 2, 2, 0, 2, "bf16"),
+    "fp32": Recipe("fp32", 4, 4, 0, 4, "fp32"),
+}
+
+
+class Parallelism(NamedTuple):
+    """How the GPUs divide the work: gpus = dp x tp x pp."""
+
+    gpus: int
+    dp: int  # data-parallel ranks (ZeRO shards over these)
+    tp: int  # tensor-parallel ranks
+    pp: int  # pipeline stages (layers split)
+    sp: bool  # sequence parallelism (with tensor parallelism)
+    zero: int  # ZeRO stage: 1 optimizer states, 2 + gradients, 3 + weights (FSDP)
+
+
+def parallelism(spec: ModelSpec, gpus: int | None, dp: int | None, tp: int, pp: int,
+                sp: bool, zero: int) -> Parallelism:
+    """Check and complete the layout: dp from gpus / (tp x pp) when only gpus is given.
+    SpecError names the option to change."""
+    for name, value in (("tp", tp), ("pp", pp)):
+        if value < 1:
+            raise SpecError(f"{name}: expected a positive number of ranks, got {value}")
+    if not 0 <= zero <= 3:
+        raise SpecError(f"zero: expected a stage from 0 to 3, got {zero}")
+    if spec.heads % tp:
+        raise SpecError(f"tp: {tp} does not divide the {spec.heads} attention heads; each "
+                        "tensor-parallel rank holds whole heads")
+    if pp > spec.layers:
+        raise SpecError(f"pp: {pp} pipeline stages for {spec.layers} layers; a stage needs "
+                        "a layer")
+    if sp and tp == 1:
+        raise SpecError("sp: sequence parallelism splits along the tensor-parallel ranks; "
+                        "it needs tp above 1")
+    if dp is not None and dp < 1:
+        raise SpecError(f"dp: expected a positive number of ranks, got {dp}")
+    if gpus is not None and gpus < 1:
+        raise SpecError(f"gpus: expected a positive number of GPUs, got {gpus}")
+    if gpus is None:
+        gpus = (dp or 1) * tp * pp
+    if dp is None:
+        if gpus % (tp * pp):
+            raise SpecError(f"gpus: {gpus} GPUs is not dp x tp x pp for tp {tp} and pp {pp}; "
+                            f"give a multiple of {tp * pp}")
+        dp = gpus // (tp * pp)
+    if gpus != dp * tp * pp:
+        raise SpecError(f"gpus: {gpus} GPUs is not dp x tp x pp = {dp} x {tp} x {pp} = "
+                        f"{dp * tp * pp}")
+    return Parallelism(gpus=gpus, dp=dp, tp=tp, pp=pp, sp=sp, zero=zero)
+
+
+# ---- the matrices of a model (for LoRA and Adafactor) --------------------------------------
+
+class Matrix(NamedTuple):
+    """``count`` linear layers of in_features x out_features, under a LoRA target name."""
+
+    target: str  # q, k, v, o, gate, up, down, experts; "" outside the blocks
+    in_features: int
+    out_features: int
+    copies: int  # how many in the whole model
+
+
+def _layer_mlp(spec: ModelSpec, width: int, copies: int, target: str | None = None
+               ) -> list[Matrix]:
+    d = spec.d_model
+    names = ("gate", "up") if spec.mlp == "gated" else ("up",)
+    rows = [Matrix(target or name, d, width, copies) for name in names]
+    return [*rows, Matrix(target or "down", width, d, copies)]
+
+
+def model_matrices(spec: ModelSpec) -> list[Matrix]:
+    """Every matrix of the model, grouped by shape: blocks, embeddings, head, router."""
+    d, h, e, L = spec.d_model, spec.heads, spec.embedding_dim, spec.layers
+    rows: list[Matrix] = []
+    if spec.latent_attention:
+        if spec.q_lora_rank:
+            rows += [Matrix("q", d, spec.q_lora_rank, L),
+                     Matrix("q", spec.q_lora_rank, h * spec.head_dim, L)]
+        else:
+            rows.append(Matrix("q", d, h * spec.head_dim, L))
+        kv_b = h * (spec.head_dim - spec.qk_rope_head_dim + spec.v_head_dim)
+        rows += [Matrix("k", d, spec.kv_lora_rank + spec.qk_rope_head_dim, L),
+                 Matrix("v", spec.kv_lora_rank, kv_b, L)]
+    else:
+        kv = spec.kv_heads
+        rows += [Matrix("q", d, h * spec.head_dim, L), Matrix("k", d, kv * spec.head_dim, L),
+                 Matrix("v", d, kv * spec.v_head_dim, L)]
+    rows.append(Matrix("o", h * spec.v_head_dim, d, L))
+    if spec.dense_mlp_layers:
+        rows += _layer_mlp(spec, spec.d_ff, spec.dense_mlp_layers)
+    if spec.moe_layers:
+        rows.append(Matrix("", d, spec.experts, spec.moe_layers))  # the router
+        rows += _layer_mlp(spec, spec.expert_d_ff, spec.moe_layers * spec.experts, "experts")
+        if spec.shared_d_ff:
+            rows += _layer_mlp(spec, spec.shared_d_ff, spec.moe_layers)
+        if spec.shared_expert_gate:
+            rows.append(Matrix("", d, 1, spec.moe_layers))
+    rows.append(Matrix("", spec.vocab, e, 1))  # token embedding (the tied head too)
+    if not spec.tied_embeddings:
+        rows.append(Matrix("", e, spec.vocab, 1))
+    if spec.positions == "learned":
+        rows.append(Matrix("", spec.context + spec.position_offset, d, 1))
+    if e != d:
+        rows += [Matrix("", e, d, 1), Matrix("", d, e, 1)]
+    return rows
+
+
+def check_lora_targets(targets: tuple[str, ...]) -> tuple[str, ...]:
+    from specsheet.errors import did_you_mean
+
+    if not targets:
+        raise SpecError(f"lora-targets: expected some of {', '.join(LORA_TARGETS)}")
+    for target in targets:
+        if target not in LORA_TARGETS:
+            raise SpecError(f"lora-targets: unknown target {target!r}"
+                            f"{did_you_mean(target, LORA_TARGETS)}; expected some of "
+                            f"{', '.join(LORA_TARGETS)}")
+    return tuple(dict.fromkeys(targets))
+
+
+def lora_params(spec: ModelSpec, rank: int, targets: tuple[str, ...]) -> int:
+    """LoRA's trainable parameters: r x (in + out) for every targeted matrix (A is in x r, B is
+    r x out; Hu et al. 2021). In MLA, k stands for kv_a and v for kv_b; ``experts`` adapts
+    every routed expert's matrices."""
+    if rank < 1:
+        raise SpecError(f"lora-rank: expected a rank of 1 or more, got {rank}")
+    return sum(rank * (m.in_features + m.out_features) * m.copies
+               for m in model_matrices(spec) if m.target and m.target in targets)
+
+
+# ---- model states ------------------------------------------------------------------------
+
+def optimizer_bytes(recipe: Recipe, optimizer: str, params: int,
+                    matrices: list[Matrix] | None = None, total_params: int = 0) -> int:
+    """Optimizer states of ``params`` trained parameters, the fp32 master copy included.
+
+    adamw: two states (m, v); sgd-momentum: one; adamw-8bit: two 8-bit states and an fp32
+    absmax for every ADAM_8BIT_BLOCK values of each (block-wise, over the whole); adafactor
+    (no momentum, as its default beta1 = None): a factored second moment, rows + columns of
+    every matrix and every value of the vectors (``matrices`` and ``total_params`` give the
+    shapes)."""
+    master = recipe.master * params
+    if optimizer == "adamw":
+        return master + 2 * recipe.state * params
+    if optimizer == "sgd-momentum":
+        return master + recipe.state * params
+    if optimizer == "adamw-8bit":
+        return master + 2 * params + 2 * 4 * -(-params // ADAM_8BIT_BLOCK)
+    if optimizer == "adafactor":
+        if matrices is None:  # adapters: every LoRA matrix is factored the same way
+            return master + recipe.state * params
+        in_matrices = sum(m.in_features * m.out_features * m.copies for m in matrices)
+        factored = sum((m.in_features + m.out_features) * m.copies for m in matrices)
+        return master + recipe.state * (factored + total_params - in_matrices)
+    raise SpecError(f"optimizer: unknown optimizer {optimizer!r}")
+
+
+class ModelStates(NamedTuple):
+    """Model states on one GPU, in bytes."""
+
+    trainable_params: int  # parameters with gradients (all, or the LoRA adapters)
+    frozen_bytes: int  # a LoRA base's weights (bf16 or quantized), on this GPU
+    weights_bytes: int  # the frozen base and the trained weights, on this GPU
+    gradients_bytes: int
+    optimizer_bytes: int  # master weights and optimizer states
+
+
+def _share(value: int, ranks: int) -> int:
+    return -(-value // ranks)
+
+
+def busiest_gpu_tensors(spec: ModelSpec, layout: Parallelism) -> tuple[Tensor, ...] | None:
+    """The parameter tensors of the busiest GPU under tensor and pipeline parallelism, cut as
+    serving.py cuts them (vLLM's layers: column- and row-parallel matrices split, norms and
+    routers whole, the embedding on the first stage and the head on the last, the vocabulary
+    padded to 64); None without model parallelism (every GPU holds the whole model)."""
+    if layout.tp * layout.pp == 1:
+        return None
+    from specsheet.plan.serving import Parallel, stage_tensors
+
+    parallel = Parallel(gpus=layout.tp * layout.pp, tp=layout.tp, pp=layout.pp, ep=1)
+    stages = [stage_tensors(spec, parallel, stage) for stage in range(layout.pp)]
+    return max(stages, key=lambda held: sum(t.elements for t in held))
+
+
+def model_states(spec: ModelSpec, params: ParamBreakdown, recipe: Recipe, optimizer: str,
+                 layout: Parallelism, lora_rank: int = 0,
+                 lora_targets: tuple[str, ...] = DEFAULT_LORA_TARGETS,
+                 base_format: str = "bf16") -> ModelStates:
+    """Weights, gradients and optimizer states per GPU.
+
+    Tensor and pipeline parallelism: the busiest GPU's parameters (``busiest_gpu_tensors``);
+    ZeRO then shards over the dp ranks the optimizer states (stage 1), the gradients (2) and
+    the weights (3, FSDP). Adafactor's factored states, and LoRA's adapters, are split in the
+    proportion of the parameters. A LoRA run trains only the adapters; its frozen base is held
+    in ``base_format`` (a dtype or a quantization format), the busiest GPU's tensors of it."""
+    dp = layout.dp
+    held = busiest_gpu_tensors(spec, layout)
+    on_gpu = params.total if held is None else sum(t.elements for t in held)
+    if lora_rank:
+        trained = lora_params(spec, lora_rank, lora_targets)
+        trained_here = _share(trained, layout.tp * layout.pp)
+        optimizer_here = optimizer_bytes(recipe, optimizer, trained_here)
+        frozen = _frozen_bytes(spec, params, base_format, held)
+    else:
+        trained = params.total
+        trained_here = on_gpu
+        if optimizer == "adafactor":
+            whole = optimizer_bytes(recipe, optimizer, trained, model_matrices(spec),
+                                    params.total)
+            optimizer_here = -(-whole * on_gpu // params.total)
+        else:
+            optimizer_here = optimizer_bytes(recipe, optimizer, on_gpu)
+        frozen = 0
+    frozen = _share(frozen, dp if layout.zero >= 3 else 1)
+    return ModelStates(
+        trainable_params=trained,
+        frozen_bytes=frozen,
+        weights_bytes=frozen + _share(recipe.weights * trained_here,
+                                      dp if layout.zero >= 3 else 1),
+        gradients_bytes=_share(recipe.gradients * trained_here, dp if layout.zero >= 2 else 1),
+        optimizer_bytes=_share(optimizer_here, dp if layout.zero >= 1 else 1),
+    )
+
+
+# ---- activations -------------------------------------------------------------------------
+
+class ActivationTerms(NamedTuple):
+    """Bytes one layer keeps for its backward, per sequence of s tokens (b = 1), in 16 bits
+    (dropout masks in 1 byte), split as tensor parallelism splits them (Korthikanti et al.
+    2022, section 4.1; the GPT-3 block gives 10 s h + 24 s h + 5 a s^2)."""
+
+    outside_tp: int  # norm inputs, the inputs of attention and MLP, the two dropout masks
+    inside_tp: int  # q, k, v, the output projection's input, the MLP's inner activations
+    scores: int  # softmax output, its dropout mask and output: 5 a s^2 (FlashAttention: none)
+    layer_input: int  # what full recomputation keeps: the layer's input, 2 s h
+
+
+def activation_terms(spec: ModelSpec, seq: int, moe_layer: bool = False) -> ActivationTerms:
+    """One layer's activations for one sequence of ``seq`` tokens.
+
+    Korthikanti's accounting, term by term: attention keeps the norm's output (2sh), Q and K
+    (2sh each), the softmax output (2as^2), its dropout mask (as^2) and output (2as^2), V (2sh),
+    the output projection's input (2sh) and a dropout mask (sh); the MLP keeps its input (2sh),
+    the activation's input and output (2 x 2 s 4h) and a mask (sh); the two norms their inputs
+    (4sh). Derived for other shapes the same way (our extension, not the paper's): q, k and v
+    by their widths (grouped-query attention keeps narrower k and v), a gated MLP keeps gate,
+    up and their product (3 x 2 s f), an MoE layer its router's logits (fp32) and, per token,
+    the k experts' and the shared experts' inner activations; MLA keeps its latents too."""
+    s, d, h = seq, spec.d_model, spec.heads
+    if spec.latent_attention:
+        q = h * spec.head_dim
+        k = h * spec.head_dim
+        v = h * spec.v_head_dim
+        latents = spec.q_lora_rank + spec.kv_lora_rank + spec.qk_rope_head_dim
+    else:
+        q, k, v = h * spec.head_dim, spec.kv_heads * spec.head_dim, spec.kv_heads * spec.v_head_dim
+        latents = 0
+    inner_per_width = 6 if spec.mlp == "gated" else 4  # values kept per unit of inner width
+    if moe_layer:
+        widths = spec.experts_per_token * spec.expert_d_ff + spec.shared_d_ff
+        mlp_inner = s * inner_per_width * widths + 4 * s * spec.experts
+    else:
+        mlp_inner = s * inner_per_width * spec.d_ff
+    return ActivationTerms(
+        outside_tp=10 * s * d,
+        inside_tp=2 * s * (q + k + v + latents) + 2 * s * h * spec.v_head_dim + mlp_inner,
+        scores=5 * h * s * s,
+        layer_input=2 * s * d,
+    )
+
+
+class Activations(NamedTuple):
+    """Activation bytes on the busiest GPU for one micro-batch."""
+
+    per_layer: int  # one layer, one sequence (the largest kind of layer)
+    layers_held: int  # layers whose activations the busiest stage holds at once
+    output: int  # the final norm's input and the fp32 logits (the last stage), one sequence
+    per_sequence: int  # everything, one sequence
+    micro_batch: int
+    total: int  # per_sequence x micro_batch
+    form: str  # which of Korthikanti's forms applies
+
+
+def layer_activation_bytes(terms: ActivationTerms, tp: int, sp: bool, recompute: str,
+                           flash: bool) -> int:
+    """Korthikanti et al. 2022's forms, per layer (b = 1; ceilings where t does not divide):
+
+    none:       10 s h + 24 s h / t + 5 a s^2 / t           (t = 1: s h (34 + 5 a s / h))
+    sp:         (34 s h + 5 a s^2) / t
+    selective:  10 s h + 24 s h / t, or 34 s h / t with sp  (the s^2 term recomputed)
+    full:       2 s h, or 2 s h / t with sp                 (the layer's input only)
+
+    FlashAttention never stores the s x s scores: the s^2 term goes, as with selective."""
+    if recompute == "full":
+        return _share(terms.layer_input, tp) if sp else terms.layer_input
+    scores = 0 if flash or recompute == "selective" else terms.scores
+    if sp:
+        return _share(terms.outside_tp + terms.inside_tp + scores, tp)
+    return terms.outside_tp + _share(terms.inside_tp + scores, tp)
+
+
+def activations(spec: ModelSpec, seq: int, micro_batch: int, layout: Parallelism,
+                recompute: str, flash: bool) -> Activations:
+    """Activations of the busiest pipeline stage for a micro-batch.
+
+    With 1F1B pipelining the first stage holds pp micro-batches of its L / pp layers: L layers'
+    worth (Korthikanti et al., section 4.2.3), the same as without a pipeline. The last stage's
+    output (final norm input 2sh, fp32 logits 4sV, split over t) is added when there is a single
+    stage, where it shares a GPU with the layers."""
+    kinds = []
+    if spec.dense_mlp_layers:
+        kinds.append(activation_terms(spec, seq, moe_layer=False))
+    if spec.moe_layers:
+        kinds.append(activation_terms(spec, seq, moe_layer=True))
+    per_layer = max(layer_activation_bytes(t, layout.tp, layout.sp, recompute, flash)
+                    for t in kinds)
+    output = _share(2 * seq * spec.d_model + 4 * seq * spec.vocab, layout.tp) \
+        if layout.pp == 1 else 0
+    per_sequence = per_layer * spec.layers + output
+    form = {"none": "sp" if layout.sp else "tp" if layout.tp > 1 else "plain",
+            "selective": "selective + sp" if layout.sp else "selective",
+            "full": "full + sp" if layout.sp else "full"}[recompute]
+    if flash and recompute == "none":
+        form += ", FlashAttention (no s^2 term)"
+    return Activations(per_layer=per_layer, layers_held=spec.layers, output=output,
+                       per_sequence=per_sequence, micro_batch=micro_batch,
+                       total=per_sequence * micro_batch, form=form)
+
+
+# ---- the plan ----------------------------------------------------------------------------
+
+class Time(NamedTuple):
+    seconds: float
+    gpu_hours: float
+    days: float
+    usd: float | None  # gpu_hours x price, when a price is given
+    price: float | None  # dollars per GPU-hour
+
+
+class TrainingPlan(NamedTuple):
+    """Every figure of ``specsheet train``."""
+
+    params: ParamBreakdown
+    flops: TrainingFlops  # per token
+    tokens_total: int
+    tokens_default: bool  # the Chinchilla-optimal 20 x N
+    approx_6n: int  # per token
+    approx_palm: int
+    approx_megatron: int  # with recomputation when recompute is full (Megatron's form)
+    accelerator: Accelerator
+    layout: Parallelism
+    recipe: Recipe
+    optimizer: str
+    mfu: float
+    peak_flops_per_s: int  # one GPU, the recipe's compute type
+    time: Time
+    micro_batch: int
+    seq_len: int
+    states: ModelStates
+    activations: Activations
+    lora_rank: int
+    lora_targets: tuple[str, ...]
+    qlora: bool
+    base_format: str  # the frozen base's format with LoRA, else the recipe's weights
+    assumptions: tuple[str, ...]
+
+    @property
+    def total_model_flops(self) -> int:
+        return self.flops.model * self.tokens_total
+
+    @property
+    def total_hardware_flops(self) -> int:
+        return self.flops.hardware * self.tokens_total
+
+    @property
+    def static_bytes(self) -> int:
+        """What does not grow with the micro-batch: weights, gradients, optimizer states."""
+        s = self.states
+        return s.weights_bytes + s.gradients_bytes + s.optimizer_bytes
+
+    @property
+    def total_bytes(self) -> int:
+        return self.static_bytes + self.activations.total
+
+    @property
+    def capacity_bytes(self) -> int:
+        return self.accelerator.memory_bytes
+
+    @property
+    def fits(self) -> bool:
+        return self.total_bytes <= self.capacity_bytes
+
+    @property
+    def max_micro_batch(self) -> int:
+        """The largest micro-batch whose step fits (0: not even the model states fit)."""
+        room = self.capacity_bytes - self.static_bytes
+        return max(room, 0) // self.activations.per_sequence
+
+
+def estimate_error(estimate: int, exact: int) -> float:
+    """Relative error of an estimate, in percent."""
+    return 100 * (estimate - exact) / exact
+
+
+def estimate_errors(plan: TrainingPlan) -> dict[str, float]:
+    """Each estimate's error against the exact figure it estimates: model FLOPs, except
+    Megatron's with recomputation (``--recompute full``), which counts the forward again and is
+    set against the hardware FLOPs."""
+    fl = plan.flops
+    megatron_exact = fl.hardware if fl.recompute == "full" else fl.model
+    return {"approx_6n": estimate_error(plan.approx_6n, fl.model),
+            "approx_palm": estimate_error(plan.approx_palm, fl.model),
+            "approx_megatron": estimate_error(plan.approx_megatron, megatron_exact)}
+
+
+def plan_training(spec: ModelSpec, accelerator: Accelerator, layout: Parallelism, *,
+                  seq_len: int | None = None, micro_batch: int = 1,
+                  tokens_total: int | None = None, precision: str = "bf16-mixed",
+                  optimizer: str = "adamw", recompute: str = "none", attention: str = "full",
+                  mfu: float = DEFAULT_MFU, price: float | None = None, lora_rank: int = 0,
+                  lora_targets: tuple[str, ...] = DEFAULT_LORA_TARGETS, qlora: bool = False,
+                  base_format: str | None = None) -> TrainingPlan:
+    """Plan training ``spec`` (see the module docstring). ``base_format``: the frozen base of a
+    LoRA run, a dtype (bf16 by default) or a quantization format (QLoRA: bnb-nf4)."""
+    from specsheet.errors import did_you_mean
+    from specsheet.model.flops import ATTENTION, RECOMPUTE
+
+    for name, value, allowed in (("recompute", recompute, RECOMPUTE),
+                                 ("attention", attention, ATTENTION)):
+        if value not in allowed:
+            raise SpecError(f"{name}: expected one of {', '.join(allowed)}, got {value!r}"
+                            f"{did_you_mean(value, allowed)}")
+    if precision not in RECIPES:
+        raise SpecError(f"precision: unknown recipe {precision!r}; expected one of "
+                        f"{', '.join(PRECISIONS)}")
+    if optimizer not in OPTIMIZERS:
+        raise SpecError(f"optimizer: unknown optimizer {optimizer!r}; expected one of "
+                        f"{', '.join(OPTIMIZERS)}")
+    if not (isinstance(mfu, float | int) and math.isfinite(mfu) and 0 < mfu <= 1):
+        raise SpecError(f"mfu: expected a fraction above 0 and at most 1, got {mfu}")
+    if price is not None and not (math.isfinite(price) and price >= 0):
+        raise SpecError(f"price: expected dollars per GPU-hour, 0 or more, got {price}")
+    if micro_batch < 1:
+        raise SpecError(f"micro-batch: expected 1 or more sequences, got {micro_batch}")
+    seq = spec.context if seq_len is None else seq_len
+    if seq < 1:
+        raise SpecError(f"seq-len: expected a positive number of tokens, got {seq}")
+    if seq > spec.context:
+        raise SpecError(f"seq-len: {seq:,} exceeds the model's context ({spec.context:,} "
+                        "tokens)")
+    if tokens_total is not None and tokens_total < 1:
+        raise SpecError(f"tokens-total: expected a positive number of tokens, got "
+                        f"{tokens_total}")
+    assumptions: list[str] = []
+    lora_targets = check_lora_targets(lora_targets)
+    if qlora and not lora_rank:
+        raise SpecError("qlora: QLoRA trains LoRA adapters on a 4-bit base; give a LoRA rank")
+    if lora_rank < 0:
+        raise SpecError(f"lora-rank: expected a rank of 1 or more, got {lora_rank}")
+    if lora_rank == 0 and base_format is not None:
+        raise SpecError(f"quant: a frozen base in {base_format} is for LoRA; give a LoRA rank "
+                        "too (full training keeps the weights in the precision recipe)")
+    if qlora:
+        base_format = base_format or "bnb-nf4"
+        if base_format not in QLORA_BASES:
+            raise SpecError(f"qlora: QLoRA needs a 4-bit base ({', '.join(QLORA_BASES)}), got "
+                            f"{base_format}")
+    params = count_params(spec)
+    recipe = RECIPES[precision]
+    if lora_rank:
+        base_format = base_format or "bf16"
+        assumptions.append(f"LoRA: rank {lora_rank} on {', '.join(lora_targets)}; the base is "
+                           f"frozen in {base_format}; adapters follow the {precision} recipe; "
+                           "FLOPs are those of full training (a LoRA step skips the frozen "
+                           "weights' gradients, about a third of them)")
+    flops = training_flops(spec, seq, recompute, attention)
+    default_tokens = tokens_total is None
+    tokens = CHINCHILLA_TOKENS_PER_PARAM * params.total if tokens_total is None \
+        else tokens_total
+    if default_tokens:
+        assumptions.append("tokens: the Chinchilla-optimal 20 x N (Hoffmann et al. 2022), N "
+                           "the total parameters")
+    n = params.active - params.embeddings
+    peak = accelerator.peak(recipe.compute_dtype)
+    seconds = flops.model * tokens / (layout.gpus * peak * mfu)
+    gpu_hours = seconds * layout.gpus / 3600
+    flash = attention == "causal"
+    assumptions += [
+        f"time: model FLOPs at {mfu:.0%} MFU of the {recipe.compute_dtype} dense peak"
+        + (" (the default)" if mfu == DEFAULT_MFU else ""),
+        "memory: the busiest GPU's parameters under tp x pp, cut as vLLM's layers cut them "
+        "(vocabulary padded to 64); ZeRO shards over dp; activations with 1F1B pipelining "
+        "(the first stage holds L layers' worth)",
+        "activations: Korthikanti et al. 2022, 16-bit values with dropout masks; "
+        + ("causal attention runs a FlashAttention kernel: no s^2 term" if flash
+           else "full attention stores the s x s scores (the 5 a s^2 term)"),
+        "not counted: temporary buffers, communication buckets, the allocator's fragmentation, "
+        "the CUDA context",
+    ]
+    if spec.experts or spec.kv_heads != spec.heads or spec.mlp == "gated" \
+            or spec.latent_attention:
+        assumptions.append("activations: the terms for MoE, GQA, gated MLPs or MLA are "
+                           "derived from Korthikanti's reasoning, not taken from the paper")
+    return TrainingPlan(
+        params=params, flops=flops, tokens_total=tokens, tokens_default=default_tokens,
+        approx_6n=six_n_estimate(n), approx_palm=palm_estimate(spec, n, seq),
+        approx_megatron=megatron_estimate(spec, seq, recompute == "full"),
+        accelerator=accelerator, layout=layout, recipe=recipe, optimizer=optimizer, mfu=mfu,
+        peak_flops_per_s=peak,
+        time=Time(seconds=seconds, gpu_hours=gpu_hours, days=seconds / 86400,
+                  usd=None if price is None else gpu_hours * price, price=price),
+        micro_batch=micro_batch, seq_len=seq,
+        states=model_states(spec, params, recipe, optimizer, layout, lora_rank, lora_targets,
+                            base_format or "bf16"),
+        activations=activations(spec, seq, micro_batch, layout, recompute, flash),
+        lora_rank=lora_rank, lora_targets=lora_targets if lora_rank else (), qlora=qlora,
+        base_format=base_format or precision, assumptions=tuple(assumptions),
+    )
+
+
+def _frozen_bytes(spec: ModelSpec, params: ParamBreakdown, base_format: str,
+                  held: tuple[Tensor, ...] | None) -> int:
+    """A LoRA base's bytes on one GPU (``held``: its tensors, None for the whole model): a
+    plain dtype, or every tensor as a quantization format stores it."""
+    from specsheet.model.memory import DTYPE_BITS, bytes_for
+
+    if held is not None:
+        from specsheet.plan.serving import stored_bytes
+
+        plain = base_format in DTYPE_BITS
+        return stored_bytes(spec, held, base_format if plain else None,
+                            None if plain else base_format, None)
+    if base_format in DTYPE_BITS:
+        return bytes_for(params.total, base_format)
+    from specsheet.quant.layouts import quantized_bytes
+
+    return quantized_bytes(spec, base_format).weights_bytes
