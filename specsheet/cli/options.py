@@ -28,9 +28,12 @@ CONVENTIONS = (
 )
 
 DTYPES = ", ".join(DTYPE_BITS)
-def parse_tokens(text: str) -> int:
-    """``--tokens``: an integer, or a quantity with k or M as context lengths are named
-    (``32k`` = 32,768; units.parse_quantity, imported only then)."""
+def parse_tokens(text: str | int) -> int:
+    """A number of tokens (``--tokens``, ``--seq-len``, ...): an integer, or a quantity with k
+    or M as context lengths are named (``32k`` = 32,768; units.parse_quantity, imported only
+    then). An option's default arrives as the int it is."""
+    if isinstance(text, int):
+        return text
     text = text.strip()
     if text.isascii() and text.isdigit():
         tokens = int(text)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, NamedTuple
 
 import typer
 
+from specsheet.cli.options import parse_tokens
 from specsheet.errors import SpecError
 
 if TYPE_CHECKING:
@@ -31,13 +32,16 @@ EpOpt = Annotated[bool, typer.Option(
     "--ep", help="Expert parallelism (vLLM's --enable-expert-parallel): whole experts spread "
     "over the tp GPUs instead of every expert split.", rich_help_panel=SERVE)]
 MaxModelLenOpt = Annotated[int | None, typer.Option(
-    "--max-model-len", min=1, help="Tokens a request may reach, for memory [default: the "
-    "model's context].", show_default=False, rich_help_panel=SERVE)]
+    "--max-model-len", parser=parse_tokens, metavar="T",
+    help="Tokens a request may reach, for memory: 8192 or 8k [default: the model's context].",
+    show_default=False, rich_help_panel=SERVE)]
 PromptOpt = Annotated[int, typer.Option(
-    "--prompt", min=1, help="Prompt tokens of a request, for the estimates.",
+    "--prompt", parser=parse_tokens, metavar="T",
+    help="Prompt tokens of a request, for the estimates.",
     rich_help_panel=SERVE)]
 OutputOpt = Annotated[int, typer.Option(
-    "--output", min=1, help="Output tokens of a request, for the estimates.",
+    "--output", parser=parse_tokens, metavar="T",
+    help="Output tokens of a request, for the estimates.",
     rich_help_panel=SERVE)]
 ConcurrencyOpt = Annotated[int | None, typer.Option(
     "--concurrency", min=1, help="Requests decoded at once, for the estimates [default: as "

@@ -17,6 +17,7 @@ from specsheet.cli.options import (
     emit,
     output_format,
     overrides,
+    parse_tokens,
     source,
 )
 from specsheet.errors import SpecError
@@ -44,7 +45,8 @@ def train(
         "--tokens-total", "-D", help="Tokens to train on: 300B, 15.6T, 2e12 [default: the "
         "Chinchilla-optimal 20 x parameters].", show_default=False, rich_help_panel=RUN)] = None,
     seq_len: Annotated[int | None, typer.Option(
-        "--seq-len", "-s", help="Sequence length s [default: the model's context].",
+        "--seq-len", "-s", parser=parse_tokens, metavar="S",
+        help="Sequence length s: 4096 or 4k [default: the model's context].",
         show_default=False, rich_help_panel=RUN)] = None,
     micro_batch: Annotated[int, typer.Option(
         "--micro-batch", "-b", help="Sequences per GPU per step, b.", rich_help_panel=RUN)] = 1,
