@@ -50,6 +50,9 @@ def load(path: Path | dict[str, Any]) -> tuple[Any, dict[str, Any]]:
 
 
 def build(config: Any) -> torch.nn.Module:
+    # bf16 as the checkpoints ship, so that the cache holds its states in the dtypes
+    # transformers keeps them in (FLOPs and counts do not depend on it)
+    torch.set_default_dtype(torch.bfloat16)
     with torch.device("meta"):
         try:
             return AutoModelForCausalLM.from_config(config, experts_implementation="batched_mm")
@@ -70,6 +73,17 @@ def component(model: torch.nn.Module, name: str) -> str:
         return "position_embedding"
     if re.search(r"project_(in|out)\.", name):
         return "embedding_projections"
+    mixer = re.match(r"(.*\.layers\.\d+\.(mixer|mamba|linear_attn))\.", name)
+    if mixer:  # Mamba, Mamba-2 and gated DeltaNet layers; Nemotron-H's blocks hold any kind
+        kind = type(model.get_submodule(mixer.group(1))).__name__.lower()
+        if "attention" in kind and "linear" not in kind:
+            return "attention"
+        if "mlp" in kind or "moe" in kind:
+            return "mlp.dense"
+        return "ssm"
+    if ".shared_mlp." in name:  # Granite 4.0: the shared expert, or the only MLP
+        return "mlp.shared_experts" if getattr(model.config, "num_local_experts", 0) \
+            else "mlp.dense"
     if re.search(r"\.(mlp|block_sparse_moe|feed_forward|fc1|fc2)\.", name):
         if re.search(r"\.(mlp|block_sparse_moe|feed_forward)\.(gate|router)\.(weight|bias)$",
                      name):
@@ -97,14 +111,39 @@ def forward(model: torch.nn.Module, tokens: int, count_flops: bool) -> tuple[int
 
 
 def cache_lengths(cache: Any) -> list[tuple[int, int]]:
-    """(positions held, elements per position) of each layer's keys and values."""
+    """(positions held, elements per position) of each attention layer's keys and values."""
     rows = []
     for layer in cache.layers:
-        keys, values = layer.keys, layer.values
+        keys, values = getattr(layer, "keys", None), getattr(layer, "values", None)
+        if keys is None:  # a Mamba or gated DeltaNet layer, or an MLP block (Nemotron-H)
+            continue
         positions = keys.shape[-2]
         per_position = (keys.numel() + values.numel()) // positions
         rows.append((positions, per_position))
     return rows
+
+
+def cache_bytes(cache: Any) -> dict[str, int]:
+    """What the cache holds, read from its tensors: keys and values, convolution states and
+    recurrent states, in elements and in bytes of the dtypes transformers keeps them in."""
+    held = {"kv_elements": 0, "kv_bytes": 0, "conv_elements": 0, "conv_bytes": 0,
+            "recurrent_elements": 0, "recurrent_bytes": 0}
+    for layer in cache.layers:
+        for name in ("keys", "values"):
+            tensor = getattr(layer, name, None)
+            if tensor is not None:
+                held["kv_elements"] += tensor.numel()
+                held["kv_bytes"] += tensor.numel() * tensor.element_size()
+        for name, key in (("conv_states", "conv"), ("recurrent_states", "recurrent")):
+            for tensor in (getattr(layer, name, None) or {}).values():
+                if tensor is not None:
+                    held[f"{key}_elements"] += tensor.numel()
+                    held[f"{key}_bytes"] += tensor.numel() * tensor.element_size()
+    return held
+
+
+# hybrids whose request memory is read at long lengths too (the done-when check of issue 12)
+LONG_REQUESTS = {"granite-4.0-h-tiny": (8, 32768), "qwen3-next-80b-a3b": (8, 32768)}
 
 
 def golden(path: Path | dict[str, Any]) -> dict[str, Any]:
@@ -129,8 +168,8 @@ def golden(path: Path | dict[str, Any]) -> dict[str, Any]:
     moe = {key.split(".")[1]: parts.pop(key, 0)
            for key in ("mlp.dense", "mlp.router", "mlp.routed_experts", "mlp.shared_experts")}
     components = {key: parts.get(key, 0) for key in (
-        "token_embedding", "position_embedding", "embedding_projections", "attention", "norms",
-        "output_head")}
+        "token_embedding", "position_embedding", "embedding_projections", "attention", "ssm",
+        "norms", "output_head")}
     components["mlp"] = sum(moe.values())
 
     flops = {}
@@ -166,6 +205,18 @@ def golden(path: Path | dict[str, Any]) -> dict[str, Any]:
         "kv_bytes_per_token_bf16": 2 * per_token,
         "flops_per_token": flops,
     }
+    held = cache_bytes(cache8)
+    if held["conv_elements"] or held["recurrent_elements"]:
+        # bf16 model: keys, values and convolution states in bf16; transformers keeps the
+        # recurrent (SSM, DeltaNet) states in float32
+        result["state"] = {k: v for k, v in held.items() if not k.startswith("kv_")}
+        result["state"]["bytes"] = held["conv_bytes"] + held["recurrent_bytes"]
+        result["request_bytes"] = {"8": held["kv_bytes"] + result["state"]["bytes"]}
+        for tokens in LONG_REQUESTS.get(stem, ()):
+            _, cache = forward(model, tokens, count_flops=False)
+            long = cache_bytes(cache)
+            result["request_bytes"][str(tokens)] = long["kv_bytes"] + long["conv_bytes"] + \
+                long["recurrent_bytes"]
     if everyone:
         result["moe_computes_every_expert"] = True
         result["flops_per_token_routed"] = result_routed
@@ -199,7 +250,7 @@ DEFAULT_FAMILIES = (
     "gpt2", "gpt_neox", "gptj", "opt", "bloom", "falcon", "llama", "mistral", "mixtral", "qwen2",
     "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2", "gemma3_text", "phi3", "starcoder2",
     "olmo", "olmo2", "deepseek_v3", "phi", "gpt_oss", "cohere", "cohere2", "smollm3", "granite",
-    "glm4_moe", "llama4_text", "exaone4",
+    "glm4_moe", "llama4_text", "exaone4", "mamba2", "jamba", "falcon_h1", "qwen3_next",
 )
 
 

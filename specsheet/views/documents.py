@@ -71,6 +71,8 @@ def count_document(report: Report) -> dict[str, Any]:
             "elements_per_token": kv.elements_per_token,
             "bytes_per_token": kv.bytes_per_token,
             "bytes_per_request": kv.bytes_per_request,
+            "state_bytes": kv.state_bytes,
+            "layers_by_kind": model.spec.layers_by_kind,
             "sliding_window": model.spec.sliding_window,
             "sliding_layers": len(model.spec.sliding_layers),
         },

@@ -129,7 +129,11 @@ def breakdown_view(report: Report) -> TableView:
     if p.embedding_projections:
         line("Embedding projections", "e × d in + d × e out", p.embedding_projections)
     weights = p.block.attention + p.block.mlp
-    line(f"Attention, {_layers(spec.layers)}", "L × per layer", p.attention)
+    line(f"Attention, {_layers(spec.attention_layers)}", "L × per layer", p.attention)
+    if p.ssm:
+        kinds = ", ".join(f"{n} {kind}" for kind, n in spec.layers_by_kind.items()
+                          if kind not in ("attention", "none"))
+        line(f"State-space layers, {kinds}", "projections, convolution, A, D, dt", p.ssm)
     note("  per layer", attention_formula(spec), p.block.attention,
          f"{percent(p.block.attention, weights)} of attention + MLP")
     if not spec.experts:
@@ -210,11 +214,22 @@ def summary_view(report: Report) -> TableView:
                      style="sub")
     quantized_kv = " (quantized, a scale per tensor)" if kv.dtype in ("fp8", "int8", "int4") \
         else ""
-    view.add(f"KV cache per request (T = {t}, {kv.dtype}){quantized_kv}",
-             human_bytes(kv.bytes_per_request), f"{exact(kv.bytes_per_request)} B")
-    view.add("  per token", human_bytes(kv.bytes_per_token), f"{exact(kv.bytes_per_token)} B",
-             style="sub")
     spec = model.spec
+    if kv.state_bytes:
+        kinds = ", ".join(f"{n} {kind}" for kind, n in spec.layers_by_kind.items())
+        view.add(f"Request memory (T = {t}: KV + state; {kinds})",
+                 human_bytes(kv.bytes_per_request), f"{exact(kv.bytes_per_request)} B")
+        view.add(f"  KV cache ({kv.dtype}, {spec.attention_layers} attention layers){quantized_kv}",
+                 human_bytes(kv.kv_bytes), f"{exact(kv.kv_bytes)} B", style="sub")
+        view.add("    per token", human_bytes(kv.bytes_per_token),
+                 f"{exact(kv.bytes_per_token)} B", style="sub")
+        view.add(f"  state, whatever T (convolutions {kv.dtype}, recurrent fp32)",
+                 human_bytes(kv.state_bytes), f"{exact(kv.state_bytes)} B", style="sub")
+    else:
+        view.add(f"KV cache per request (T = {t}, {kv.dtype}){quantized_kv}",
+                 human_bytes(kv.bytes_per_request), f"{exact(kv.bytes_per_request)} B")
+        view.add("  per token", human_bytes(kv.bytes_per_token),
+                 f"{exact(kv.bytes_per_token)} B", style="sub")
     if spec.sliding_layers:
         view.add(f"  {describe_layers(spec.sliding_layers, spec.layers)} hold at most "
                  f"{exact(spec.sliding_window)} positions (sliding window)", "", "", style="sub")
@@ -224,7 +239,7 @@ def summary_view(report: Report) -> TableView:
     view.add(f"Forward FLOPs per token (T = {t})", human_flops(fl.total), exact(fl.total))
     for name, label in FLOP_LABELS.items():
         value = fl.parts()[name]
-        if value or name != "embedding_projections":
+        if value or name not in ("embedding_projections", "ssm"):
             view.add(f"  {label}", human_flops(value), exact(value), style="sub")
     view.add(f"  2N rule (estimate, {signed_percent(report.flops_2n_error)})",
              human_flops(report.flops_2n), exact(report.flops_2n), style="sub")
@@ -238,6 +253,7 @@ def summary_view(report: Report) -> TableView:
 FLOP_LABELS = {
     "attention_projections": "attention projections",
     "attention_context": "attention over the context",
+    "ssm": "state-space layers (projections, convolution, scan)",
     "mlp": "MLP",
     "logits": "logits (output head)",
     "embedding_projections": "embedding projections",
@@ -286,6 +302,8 @@ def compare_view(reports: list[Report]) -> TableView:
     share("  token embedding", lambda r: r.params.token_embedding, total)
     share("  position embedding", lambda r: r.params.position_embedding, total)
     share("  attention", lambda r: r.params.attention, total)
+    if any(r.params.ssm for r in reports):
+        share("  state-space layers", lambda r: r.params.ssm, total)
     share("  MLP", lambda r: r.params.mlp, total)
     share("  norms", lambda r: r.params.norms, total)
     share("  output head", lambda r: r.params.output_head, total)
@@ -373,7 +391,7 @@ def presets_view(reports: list[Report]) -> TableView:
 COMPONENT_LABELS = {
     "token_embedding": "Token embedding", "position_embedding": "Position embedding",
     "embedding_projections": "Embedding projections", "attention": "Attention",
-    "mlp": "MLP", "norms": "Norms", "output_head": "Output head",
+    "ssm": "State-space layers", "mlp": "MLP", "norms": "Norms", "output_head": "Output head",
     "other": "Other (not in count)",
 }
 
