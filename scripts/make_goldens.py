@@ -67,7 +67,7 @@ def component(model: torch.nn.Module, name: str) -> str:
         return "norms"
     if re.match(r"(lm_head|embed_out)\.", name):
         return "output_head"
-    if re.search(r"(embed_tokens|wte|word_embeddings|embed_in)\.weight$", name):
+    if re.search(r"(embed_tokens|wte|word_embeddings|embed_in|embeddings)\.weight$", name):
         return "token_embedding"
     if re.search(r"(wpe|embed_positions)\.weight$", name):
         return "position_embedding"
@@ -76,7 +76,9 @@ def component(model: torch.nn.Module, name: str) -> str:
     mixer = re.match(r"(.*\.layers\.\d+\.(mixer|mamba|linear_attn))\.", name)
     if mixer:  # Mamba, Mamba-2 and gated DeltaNet layers; Nemotron-H's blocks hold any kind
         kind = type(model.get_submodule(mixer.group(1))).__name__.lower()
-        if "attention" in kind and "linear" not in kind:
+        if "mamba" in kind or "delta" in kind:
+            return "ssm"
+        if "attention" in kind:
             return "attention"
         if "mlp" in kind or "moe" in kind:
             return "mlp.dense"
