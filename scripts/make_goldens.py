@@ -273,6 +273,20 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "glm4_moe-qk-norm": ("glm-4.5-air", {"use_qk_norm": True, "attention_bias": False}),
     "llama4-interleaved": ("llama-4-scout", {"interleave_moe_layer_step": 2,
                                             "num_local_experts": 128}),
+    "falcon_h1-mamba-rms-norm-biases": ("falcon-h1-0.5b", {"mamba_rms_norm": True,
+                                                           "mamba_proj_bias": True,
+                                                           "projectors_bias": True,
+                                                           "mamba_conv_bias": False}),
+    "granitemoehybrid-biases": ("granite-4.0-h-1b", {"mamba_proj_bias": True,
+                                                     "attention_bias": True}),
+    "nemotron_h-biases": ("nemotron-h-8b", {"use_bias": True, "use_conv_bias": False,
+                                            "mlp_bias": True, "attention_bias": True}),
+    "qwen3_next-dense-layers": ("qwen3-next-80b-a3b", {"mlp_only_layers": [0, 3],
+                                                       "decoder_sparse_step": 2}),
+    "jamba-short-every-layer-experts": ("jamba-1.5-mini", {
+        "num_hidden_layers": 8, "expert_layer_period": 1, "expert_layer_offset": 0,
+        "attn_layer_period": 4, "attn_layer_offset": 1, "mamba_proj_bias": True}),
+    "mamba2-groups-bias": ("mamba2-780m", {"n_groups": 4, "use_bias": True}),
 }
 
 

@@ -246,7 +246,7 @@ def count_params(spec: ModelSpec) -> ParamBreakdown:
         else dense
     kinds = spec.layer_types
     attention_layers = spec.attention_layers
-    ssm = sum(ssm_params(spec, kind) for kind in kinds) 
+    ssm = sum(ssm_params(spec, kind) for kind in kinds)
     mixer_norms = sum(ssm_norms(spec, kind) for kind in kinds)
     qk = {"none": 0, "head": 2 * spec.head_dim,
           "full": (spec.heads + spec.kv_heads) * spec.head_dim}[spec.qk_norm]

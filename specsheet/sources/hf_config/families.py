@@ -529,14 +529,19 @@ _NEMOTRON_BLOCKS = {"M": "mamba", "*": "attention", "-": "mlp", "E": "moe",
 def _nemotron_h(c: HFConfig) -> Fields:
     """Nemotron-H: blocks of one kind each (hybrid_override_pattern: M a Mamba-2 mixer, * an
     attention layer, - an MLP of two matrices (squared ReLU)), each with one RMSNorm;
-    d_inner = mamba_num_heads x mamba_head_dim. MoE blocks (E) are not supported."""
+    d_inner = mamba_num_heads x mamba_head_dim; use_bias gives the Mamba projections biases
+    (mamba_proj_bias is not read by transformers' Nemotron-H). MoE blocks (E) are not
+    supported."""
     d = c.integer("hidden_size")
     pattern = c.data.get("hybrid_override_pattern")
-    layers = c.integer("num_hidden_layers")
-    if c.data.get("layers_block_type") is None and isinstance(pattern, str):
-        blocks = _kinds(c, "hybrid_override_pattern", layers, _NEMOTRON_BLOCKS, list(pattern))
-    else:
-        blocks = _kinds(c, "layers_block_type", layers, _NEMOTRON_BLOCKS)
+    key, names = "layers_block_type", c.data.get("layers_block_type")
+    if names is None and isinstance(pattern, str):
+        key, names = "hybrid_override_pattern", list(pattern)
+    # num_hidden_layers, when given, must agree with the pattern (transformers warns, and
+    # follows the pattern)
+    layers = c.integer("num_hidden_layers") if c.data.get("num_hidden_layers") is not None \
+        else len(names) if isinstance(names, list) else 0
+    blocks = _kinds(c, key, layers, _NEMOTRON_BLOCKS, names)
     if "moe" in blocks:
         raise SpecError(f"{c.origin}: Nemotron-H's MoE blocks (E) are not supported yet")
     heads = c.integer("num_attention_heads")
@@ -555,7 +560,7 @@ def _nemotron_h(c: HFConfig) -> Fields:
                              c.integer("mamba_num_heads"), c.integer("n_groups"),
                              c.integer("ssm_state_size"), c.integer("conv_kernel"),
                              c.integer("chunk_size"), c.flag("use_conv_bias"),
-                             c.flag("mamba_proj_bias"), True)}
+                             c.flag("use_bias"), True)}
 
 
 _GRANITE_LAYERS = {"mamba": "mamba2", "attention": "attention", "linear_attention": "mamba2",
