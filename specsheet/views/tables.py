@@ -325,9 +325,12 @@ def compare_view(reports: list[Report]) -> TableView:
     figure(f"KV cache per request ({base.kv.dtype})", lambda r: r.kv.bytes_per_request,
            human_bytes)
     figure("  per token", lambda r: r.kv.bytes_per_token, human_bytes, style="sub")
+    if any(r.kv.state_bytes for r in reports):
+        figure("  of which state (fixed)", lambda r: r.kv.state_bytes, human_bytes, style="sub")
     figure("Forward FLOPs per token", lambda r: r.flops.total, human_flops)
     for name, label in FLOP_LABELS.items():
-        if name != "embedding_projections" or any(r.flops.embedding_projections for r in reports):
+        if name not in ("embedding_projections", "ssm") or any(
+                r.flops.parts()[name] for r in reports):
             figure(f"  {label}", _flop_part(name), human_flops, style="sub")
     view.add("  2N rule (estimate)",
              *(f"{human_flops(r.flops_2n)} ({signed_percent(r.flops_2n_error)})"
