@@ -130,12 +130,12 @@ def breakdown_view(report: Report) -> TableView:
         line("Embedding projections", "e × d in + d × e out", p.embedding_projections)
     weights = p.block.attention + p.block.mlp
     line(f"Attention, {_layers(spec.attention_layers)}", "L × per layer", p.attention)
+    note("  per layer", attention_formula(spec), p.block.attention,
+         f"{percent(p.block.attention, weights)} of attention + MLP")
     if p.ssm:
         kinds = ", ".join(f"{n} {kind}" for kind, n in spec.layers_by_kind.items()
                           if kind not in ("attention", "none"))
         line(f"State-space layers, {kinds}", "projections, convolution, A, D, dt", p.ssm)
-    note("  per layer", attention_formula(spec), p.block.attention,
-         f"{percent(p.block.attention, weights)} of attention + MLP")
     if not spec.experts:
         line(f"MLP, {_layers(spec.layers)}", "L × per layer", p.mlp)
         note("  per layer", mlp_formula(spec), p.block.mlp,
@@ -157,7 +157,7 @@ def breakdown_view(report: Report) -> TableView:
             gate = " + d (gate)" if spec.shared_expert_gate else ""
             line("  shared experts", f"{mlp_formula(spec, 'f_s')}{gate} per layer",
                  moe.shared_experts, "sub")
-    line("Norms", norm_formula(spec), p.norms)
+    line("Norms", norm_formula(spec) + (" + the mixers' norms" if p.ssm else ""), p.norms)
     note("  per layer", layer_norm_formula(spec), p.block.norms)
     if spec.tied_embeddings:
         head = "tied to the token embedding"
