@@ -54,10 +54,11 @@ def test_recurrent_states_stay_in_float32_whatever_the_cache_dtype() -> None:
 def test_a_mamba2_layer_adds_its_mixer_and_its_state() -> None:
     """Turning one attention layer of a hybrid into a Mamba-2 layer moves one layer's
     attention into the state-space component and adds one layer's state."""
-    base = dict(layers=4, d_model=64, heads=4, vocab=100, context=128, mlp="gated",
-                norm="rmsnorm", attn_bias=False, mlp_bias=False, positions="none",
-                ssm_inner=128, ssm_state=16, ssm_conv=4, ssm_heads=8, ssm_groups=2,
-                ssm_chunk=32)
+    base: dict[str, object] = {
+        "layers": 4, "d_model": 64, "heads": 4, "vocab": 100, "context": 128, "mlp": "gated",
+        "norm": "rmsnorm", "attn_bias": False, "mlp_bias": False, "positions": "none",
+        "ssm_inner": 128, "ssm_state": 16, "ssm_conv": 4, "ssm_heads": 8, "ssm_groups": 2,
+        "ssm_chunk": 32}
     two = ModelSpec.create(**base, layer_types=["mamba2", "attention", "mamba2", "attention"])
     three = ModelSpec.create(**base, layer_types=["mamba2", "mamba2", "mamba2", "attention"])
     p2, p3 = count_params(two), count_params(three)
