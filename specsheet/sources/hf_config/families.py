@@ -529,7 +529,9 @@ _NEMOTRON_BLOCKS = {"M": "mamba", "*": "attention", "-": "mlp", "E": "moe",
 def _nemotron_h(c: HFConfig) -> Fields:
     """Nemotron-H: blocks of one kind each (hybrid_override_pattern: M a Mamba-2 mixer, * an
     attention layer, - an MLP of two matrices (squared ReLU)), each with one RMSNorm;
-    d_inner = mamba_num_heads x mamba_head_dim; use_bias gives the Mamba projections biases
+    d_inner = mamba_num_heads x mamba_head_dim; the attention has no biases whatever
+    attention_bias says (transformers' Nemotron-H ignores it); use_bias gives the Mamba
+    projections biases
     (mamba_proj_bias is not read by transformers' Nemotron-H). MoE blocks (E) are not
     supported."""
     d = c.integer("hidden_size")
@@ -551,7 +553,7 @@ def _nemotron_h(c: HFConfig) -> Fields:
             "kv_heads": c.integer("num_key_value_heads", heads), "vocab": c.integer("vocab_size"),
             "context": c.integer("max_position_embeddings"),
             "d_ff": c.integer("intermediate_size"), "mlp": "plain", "norm": "rmsnorm",
-            "norms_per_block": 1, "attn_bias": c.flag("attention_bias"),
+            "norms_per_block": 1, "attn_bias": False,  # transformers ignores attention_bias
             "mlp_bias": c.flag("mlp_bias"), "positions": "none",
             "tied_embeddings": c.flag("tie_word_embeddings"),
             "layer_types": [kinds[b] for b in blocks],
