@@ -283,6 +283,9 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
                                             "mlp_bias": True, "attention_bias": True}),
     "qwen3_next-dense-layers": ("qwen3-next-80b-a3b", {"mlp_only_layers": [0, 3],
                                                        "decoder_sparse_step": 2}),
+    "qwen3_next-attention-bias-interval": ("qwen3-next-80b-a3b", {
+        "attention_bias": True, "num_hidden_layers": 12, "layer_types": None,
+        "full_attention_interval": 3}),
     "jamba-short-every-layer-experts": ("jamba-1.5-mini", {
         "num_hidden_layers": 8, "expert_layer_period": 1, "expert_layer_offset": 0,
         "attn_layer_period": 4, "attn_layer_offset": 1, "mamba_proj_bias": True}),

@@ -52,7 +52,8 @@ def attention_biases(spec: ModelSpec) -> int:
             q = spec.q_lora_rank if spec.q_lora_rank else 0
             biases += q + spec.kv_lora_rank + spec.qk_rope_head_dim
         else:
-            biases += spec.heads * spec.head_dim + spec.kv_heads * (
+            gate = 2 if spec.attention_gate else 1  # the output gate's bias too
+            biases += gate * spec.heads * spec.head_dim + spec.kv_heads * (
                 spec.head_dim + spec.v_head_dim)
     return biases
 

@@ -597,8 +597,9 @@ _QWEN3_NEXT_LAYERS = {"linear_attention": "linear_attention", "full_attention": 
 
 def _qwen3_next(c: HFConfig) -> Fields:
     """Qwen3-Next: gated DeltaNet layers and gated attention layers (layer_types, else every
-    full_attention_interval-th layer attention), q/k norms one head wide; Qwen2-MoE's experts
-    with a gated shared expert (decoder_sparse_step, mlp_only_layers); no biases."""
+    full_attention_interval-th layer attention), q/k norms one head wide, attention_bias on
+    q (its gate too), k, v and o; Qwen2-MoE's experts with a gated shared expert
+    (decoder_sparse_step, mlp_only_layers); no MLP biases."""
     fields = _llama_like(c)
     layers = fields["layers"]
     if c.data.get("layer_types") is not None:
@@ -607,7 +608,7 @@ def _qwen3_next(c: HFConfig) -> Fields:
         interval = c.integer("full_attention_interval")
         types = ["attention" if (i + 1) % interval == 0 else "linear_attention"
                  for i in range(layers)]
-    fields.update(attn_bias=False, mlp_bias=False, qk_norm="head", attention_gate=True,
+    fields.update(mlp_bias=False, qk_norm="head", attention_gate=True,
                   experts=c.integer("num_experts"),
                   experts_per_token=c.integer("num_experts_per_tok"),
                   expert_d_ff=c.integer("moe_intermediate_size"),
