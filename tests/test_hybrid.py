@@ -85,3 +85,14 @@ def test_a_hybrid_document_says_what_its_layers_are() -> None:
     kv = document["kv_cache"]
     assert kv["bytes_per_request"] == 8 * kv["bytes_per_token"] + kv["state_bytes"]
     json.dumps(document)
+
+
+def test_the_table_shows_state_and_kv_apart() -> None:
+    from specsheet.views.tables import summary_view
+
+    report = build_report(load_preset("granite-4.0-h-tiny"), tokens=32768)
+    rows = {row.cells[0].strip(): row.cells[2] for row in summary_view(report).rows}
+    assert rows["Request memory (T = 32,768: KV + state; 36 mamba2, 4 attention)"] == \
+        "326,017,024 B"
+    assert rows["KV cache (bf16, 4 attention layers)"] == "268,435,456 B"
+    assert rows["state, whatever T (convolutions bf16, recurrent fp32)"] == "57,581,568 B"

@@ -247,6 +247,10 @@ def summary_view(report: Report) -> TableView:
         "FLOPs: matrix multiplications only, a multiply-add is 2 FLOPs, each token attends to "
         "all T positions (no causal halving). Sizes in SI units (1 MB = 10^6 bytes)."
     )
+    if fl.ssm:
+        view.caption += (" State-space layers: their depthwise convolution counts as "
+                         "FlopCounterMode counts it, and their scan as transformers' PyTorch "
+                         "path runs it (docs/conventions.md).")
     return view
 
 
