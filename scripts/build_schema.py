@@ -136,7 +136,10 @@ def spec_schema() -> dict[str, Any]:
     for doc in FIELD_DOCS:
         if doc.name in INPUT_ONLY_FIELDS:
             continue
-        schema = dict(types.get(doc.type) or {"enum": list(doc.choices)})
+        if doc.type == "kinds":
+            schema: dict[str, Any] = {"type": "array", "items": {"enum": list(doc.choices)}}
+        else:
+            schema = dict(types.get(doc.type) or {"enum": list(doc.choices)})
         schema["description"] = doc.help
         properties[doc.name] = schema
     return obj(properties, "Every spec field, after defaults are derived (docs/models.md).")
@@ -216,12 +219,18 @@ def build() -> dict[str, Any]:
         "kv_cache": obj({
             "tokens": {"type": "integer", "minimum": 1},
             "dtype": {"type": "string"},
-            "elements_per_token": {"type": "integer", "minimum": 1},
-            "bytes_per_token": {"type": "integer", "minimum": 1},
+            "elements_per_token": {"type": "integer", "minimum": 0},
+            "bytes_per_token": {"type": "integer", "minimum": 0},
             "bytes_per_request": {"type": "integer", "minimum": 1},
+            "state_bytes": {"type": "integer", "minimum": 0,
+                            "description": "the fixed state of state-space and linear-attention "
+                                           "layers (0 for pure attention)"},
+            "layers_by_kind": {"type": "object", "additionalProperties": {"type": "integer",
+                                                                          "minimum": 1}},
             "sliding_window": {"type": "integer", "minimum": 0},
             "sliding_layers": {"type": "integer", "minimum": 0},
-        }, "The KV cache of one request, in bytes."),
+        }, "The memory of one request, in bytes: the attention layers' keys and values at T "
+           "and the state of the other layers."),
         "flops": obj({
             "tokens": {"type": "integer", "minimum": 1},
             "forward_per_token": {"type": "integer", "minimum": 1},

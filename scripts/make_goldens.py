@@ -78,6 +78,9 @@ def dbrx_experts_forward(self: Any, hidden_states: torch.Tensor, top_k_index: to
 
 
 def build(config: Any) -> torch.nn.Module:
+    # bf16 as the checkpoints ship, so that the cache holds its states in the dtypes
+    # transformers keeps them in (FLOPs and counts do not depend on it)
+    torch.set_default_dtype(torch.bfloat16)
     if config.model_type == "dbrx":
         from transformers.models.dbrx import modeling_dbrx
 
@@ -96,12 +99,25 @@ def component(model: torch.nn.Module, name: str) -> str:
         return "norms"
     if re.match(r"(lm_head|embed_out)\.", name):
         return "output_head"
-    if re.search(r"(embed_tokens|wte|word_embeddings|embed_in)\.weight$", name):
+    if re.search(r"(embed_tokens|wte|word_embeddings|embed_in|embeddings)\.weight$", name):
         return "token_embedding"
     if re.search(r"(wpe|embed_positions)\.weight$", name):
         return "position_embedding"
     if re.search(r"project_(in|out)\.", name):
         return "embedding_projections"
+    mixer = re.match(r"(.*\.layers\.\d+\.(mixer|mamba|linear_attn))\.", name)
+    if mixer:  # Mamba, Mamba-2 and gated DeltaNet layers; Nemotron-H's blocks hold any kind
+        kind = type(model.get_submodule(mixer.group(1))).__name__.lower()
+        if "mamba" in kind or "delta" in kind:
+            return "ssm"
+        if "attention" in kind:
+            return "attention"
+        if "mlp" in kind or "moe" in kind:
+            return "mlp.dense"
+        return "ssm"
+    if ".shared_mlp." in name:  # Granite 4.0: the shared expert, or the only MLP
+        return "mlp.shared_experts" if getattr(model.config, "num_local_experts", 0) \
+            else "mlp.dense"
     if re.search(r"\.(mlp|block_sparse_moe|feed_forward|ffn|fc1|fc2)\.", name):
         # routers: a gate or router Linear (DBRX's router.layer), and ERNIE 4.5's
         # e_score_correction_bias, a parameter of one value per expert beside the gate
@@ -159,14 +175,39 @@ def train_golden(path: Path | dict[str, Any]) -> dict[str, Any]:
 
 
 def cache_lengths(cache: Any) -> list[tuple[int, int]]:
-    """(positions held, elements per position) of each layer's keys and values."""
+    """(positions held, elements per position) of each attention layer's keys and values."""
     rows = []
     for layer in cache.layers:
-        keys, values = layer.keys, layer.values
+        keys, values = getattr(layer, "keys", None), getattr(layer, "values", None)
+        if keys is None:  # a Mamba or gated DeltaNet layer, or an MLP block (Nemotron-H)
+            continue
         positions = keys.shape[-2]
         per_position = (keys.numel() + values.numel()) // positions
         rows.append((positions, per_position))
     return rows
+
+
+def cache_bytes(cache: Any) -> dict[str, int]:
+    """What the cache holds, read from its tensors: keys and values, convolution states and
+    recurrent states, in elements and in bytes of the dtypes transformers keeps them in."""
+    held = {"kv_elements": 0, "kv_bytes": 0, "conv_elements": 0, "conv_bytes": 0,
+            "recurrent_elements": 0, "recurrent_bytes": 0}
+    for layer in cache.layers:
+        for name in ("keys", "values"):
+            tensor = getattr(layer, name, None)
+            if tensor is not None:
+                held["kv_elements"] += tensor.numel()
+                held["kv_bytes"] += tensor.numel() * tensor.element_size()
+        for name, key in (("conv_states", "conv"), ("recurrent_states", "recurrent")):
+            for tensor in (getattr(layer, name, None) or {}).values():
+                if tensor is not None:
+                    held[f"{key}_elements"] += tensor.numel()
+                    held[f"{key}_bytes"] += tensor.numel() * tensor.element_size()
+    return held
+
+
+# hybrids whose request memory is read at long lengths too (the done-when check of issue 12)
+LONG_REQUESTS = {"granite-4.0-h-tiny": (8, 32768), "qwen3-next-80b-a3b": (8, 32768)}
 
 
 def golden(path: Path | dict[str, Any]) -> dict[str, Any]:
@@ -193,8 +234,8 @@ def golden(path: Path | dict[str, Any]) -> dict[str, Any]:
     moe = {key.split(".")[1]: parts.pop(key, 0)
            for key in ("mlp.dense", "mlp.router", "mlp.routed_experts", "mlp.shared_experts")}
     components = {key: parts.get(key, 0) for key in (
-        "token_embedding", "position_embedding", "embedding_projections", "attention", "norms",
-        "output_head")}
+        "token_embedding", "position_embedding", "embedding_projections", "attention", "ssm",
+        "norms", "output_head")}
     components["mlp"] = sum(moe.values())
 
     flops = {}
@@ -230,6 +271,18 @@ def golden(path: Path | dict[str, Any]) -> dict[str, Any]:
         "kv_bytes_per_token_bf16": 2 * per_token,
         "flops_per_token": flops,
     }
+    held = cache_bytes(cache8)
+    if held["conv_elements"] or held["recurrent_elements"]:
+        # bf16 model: keys, values and convolution states in bf16; transformers keeps the
+        # recurrent (SSM, DeltaNet) states in float32
+        result["state"] = {k: v for k, v in held.items() if not k.startswith("kv_")}
+        result["state"]["bytes"] = held["conv_bytes"] + held["recurrent_bytes"]
+        result["request_bytes"] = {"8": held["kv_bytes"] + result["state"]["bytes"]}
+        for tokens in LONG_REQUESTS.get(stem, ()):
+            _, cache = forward(model, tokens, count_flops=False)
+            long = cache_bytes(cache)
+            result["request_bytes"][str(tokens)] = long["kv_bytes"] + long["conv_bytes"] + \
+                long["recurrent_bytes"]
     if everyone:
         result["moe_computes_every_expert"] = True
         result["flops_per_token_routed"] = result_routed
@@ -264,7 +317,7 @@ DEFAULT_FAMILIES = (
     "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2", "gemma3_text", "phi3", "starcoder2",
     "olmo", "olmo2", "deepseek_v3", "phi", "gpt_oss", "cohere", "cohere2", "smollm3", "granite",
     "glm4_moe", "llama4_text", "exaone4", "glm4", "olmo3", "seed_oss", "ernie4_5", "ernie4_5_moe",
-    "phimoe", "granitemoe",
+    "phimoe", "granitemoe", "mamba2", "jamba", "falcon_h1", "qwen3_next",
 )
 # hunyuan_v1_dense (head_dim defaults to None) and dbrx (its attention configuration has no
 # rope_theta) cannot be built from their configuration classes' defaults alone
@@ -308,6 +361,23 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
                                                "ffn_config": {}}),
     "qwen2_moe-57b-sparse-step-3": ("qwen2-57b-a14b", {"decoder_sparse_step": 3,
                                                        "mlp_only_layers": [1]}),
+    "falcon_h1-mamba-rms-norm-biases": ("falcon-h1-0.5b", {"mamba_rms_norm": True,
+                                                           "mamba_proj_bias": True,
+                                                           "projectors_bias": True,
+                                                           "mamba_conv_bias": False}),
+    "granitemoehybrid-biases": ("granite-4.0-h-1b", {"mamba_proj_bias": True,
+                                                     "attention_bias": True}),
+    "nemotron_h-biases": ("nemotron-h-8b", {"use_bias": True, "use_conv_bias": False,
+                                            "mlp_bias": True, "attention_bias": True}),
+    "qwen3_next-dense-layers": ("qwen3-next-80b-a3b", {"mlp_only_layers": [0, 3],
+                                                       "decoder_sparse_step": 2}),
+    "qwen3_next-attention-bias-interval": ("qwen3-next-80b-a3b", {
+        "attention_bias": True, "num_hidden_layers": 12, "layer_types": None,
+        "full_attention_interval": 3}),
+    "jamba-short-every-layer-experts": ("jamba-1.5-mini", {
+        "num_hidden_layers": 8, "expert_layer_period": 1, "expert_layer_offset": 0,
+        "attn_layer_period": 4, "attn_layer_offset": 1, "mamba_proj_bias": True}),
+    "mamba2-groups-bias": ("mamba2-780m", {"n_groups": 4, "use_bias": True}),
 }
 
 

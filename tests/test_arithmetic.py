@@ -27,7 +27,7 @@ def test_components_and_total_match_reference(name: str) -> None:
     token, position, attention, mlp, norms, head, total = PARAMS[name]
     assert params.components() == {
         "token_embedding": token, "position_embedding": position, "embedding_projections": 0,
-        "attention": attention, "mlp": mlp, "norms": norms, "output_head": head}
+        "attention": attention, "ssm": 0, "mlp": mlp, "norms": norms, "output_head": head}
     assert params.total == params.active == total
 
 

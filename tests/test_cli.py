@@ -61,7 +61,7 @@ def test_count_json_schema_for_gpt2_small() -> None:
     assert doc["params"]["total"] == doc["params"]["active"] == total
     assert doc["params"]["components"] == {
         "token_embedding": token, "position_embedding": position, "embedding_projections": 0,
-        "attention": attention, "mlp": mlp, "norms": norms, "output_head": head}
+        "attention": attention, "ssm": 0, "mlp": mlp, "norms": norms, "output_head": head}
     assert doc["params"]["non_embedding"] == 85_056_000
     assert doc["params"]["per_block"] == {"attention": 2_362_368, "mlp": 4_722_432,
                                           "norms": 3_072, "total": 7_087_872}

@@ -50,7 +50,7 @@ def test_parameters_match_transformers(path: Path) -> None:
     g = golden(path)
     params = count_params(load_file(DATA / f"{path.stem}.json").spec)
     assert params.total == g["total"]
-    assert params.components() == {k: g["components"][k] for k in params.components()}
+    assert params.components() == {k: g["components"].get(k, 0) for k in params.components()}
     assert params.moe._asdict() == g["moe"]
     assert params.active == g["active"]
 
@@ -74,6 +74,20 @@ def assert_cache_and_flops(model: Model, g: dict[str, Any]) -> None:
         kv = kv_cache(model.spec, beyond["tokens"], "bf16")
         assert kv.bytes_per_request == beyond["bytes_bf16"]
         assert len(model.spec.sliding_layers) == beyond["windowed_layers"]
+    assert_state(model, g)
+
+
+def assert_state(model: Model, g: dict[str, Any]) -> None:
+    """The state of Mamba and gated DeltaNet layers, and the request's memory (keys, values and
+    states) at each length the golden read transformers' cache at: bf16 keys, values and
+    convolution states, float32 recurrent states."""
+    state = g.get("state", {"conv_elements": 0, "recurrent_elements": 0, "bytes": 0})
+    kv = kv_cache(model.spec, 8, "bf16")
+    assert kv.conv_state_elements == state["conv_elements"]
+    assert kv.recurrent_state_elements == state["recurrent_elements"]
+    assert kv.state_bytes == state["bytes"]
+    for tokens, held in g.get("request_bytes", {}).items():
+        assert kv_cache(model.spec, int(tokens), "bf16").bytes_per_request == held, tokens
 
 
 @pytest.mark.parametrize("path", GOLDENS, ids=lambda p: p.stem)
@@ -124,7 +138,7 @@ def test_absent_keys_take_the_defaults_transformers_applies(path: Path, tmp_path
     model = load_file(config)
     params = count_params(model.spec)
     assert params.total == g["total"]
-    assert params.components() == {k: g["components"][k] for k in params.components()}
+    assert params.components() == {k: g["components"].get(k, 0) for k in params.components()}
     assert params.active == g["active"]
     assert_cache_and_flops(model, g)
 
@@ -136,9 +150,26 @@ def test_every_family_has_a_defaults_golden() -> None:
     # build it without that key, and specsheet asks for it
     # hunyuan_v1_dense (head_dim defaults to None) and dbrx (its attention configuration has no
     # rope_theta) cannot be built from their defaults alone either; kimi_k2 has no configuration
-    # class in transformers (it is read as deepseek_v3, as its auto_map says)
+    # class in transformers (it is read as deepseek_v3, as its auto_map says); granitemoehybrid's
+    # defaults make every layer Mamba-2, which transformers 5.24 cannot run (its cache asks an
+    # attention layer for the sequence length); nemotron_h's default blocks include MoE blocks,
+    # which specsheet does not support yet
     assert {p.stem for p in DEFAULTS} == set(FAMILIES) - {
-        "deepseek_v2", "hunyuan_v1_dense", "dbrx", "kimi_k2"}
+        "deepseek_v2", "hunyuan_v1_dense", "dbrx", "kimi_k2", "granitemoehybrid", "nemotron_h"}
+
+
+def test_hybrid_request_memory_equals_transformers_cache_at_8_and_32768_tokens() -> None:
+    """Issue 12's check: a hybrid's memory per request (attention layers' keys and values at
+    T, plus the Mamba-2 layers' fixed state) is what transformers' cache holds after a
+    forward of T = 8 and T = 32,768 tokens."""
+    for name in ("granite-4.0-h-tiny", "qwen3-next-80b-a3b"):
+        g = golden(TESTS / "golden" / f"{name}.json")
+        spec = load_file(DATA / f"{name}.json").spec
+        assert set(g["request_bytes"]) == {"8", "32768"}
+        for tokens in (8, 32768):
+            kv = kv_cache(spec, tokens, "bf16")
+            assert kv.bytes_per_request == g["request_bytes"][str(tokens)]
+            assert kv.bytes_per_request - kv.state_bytes == tokens * kv.bytes_per_token
 
 
 VARIANTS = sorted((TESTS / "golden" / "variants").glob("*.json"))
@@ -160,7 +191,7 @@ def test_variants_of_published_configs(path: Path, tmp_path: Path) -> None:
     model = load_file(config)
     params = count_params(model.spec)
     assert params.total == g["total"]
-    assert params.components() == {k: g["components"][k] for k in params.components()}
+    assert params.components() == {k: g["components"].get(k, 0) for k in params.components()}
     assert params.moe._asdict() == g["moe"]
     assert params.active == g["active"]
     assert_cache_and_flops(model, g)

@@ -41,7 +41,8 @@ def attention_biases(spec: dict[str, Any], qkv: bool, o: bool) -> int:
         q = spec["q_lora_rank"]
         qkv_width = q + spec["kv_lora_rank"] + spec["qk_rope_head_dim"]
     else:
-        qkv_width = (spec["heads"] * spec["head_dim"]
+        gates = 2 if spec["attention_gate"] else 1  # Qwen3-Next's q_proj holds the gate too
+        qkv_width = (gates * spec["heads"] * spec["head_dim"]
                      + spec["kv_heads"] * (spec["head_dim"] + spec["v_head_dim"]))
     return (qkv_width if qkv else 0) + (spec["d_model"] if o else 0)
 
@@ -58,7 +59,9 @@ def test_bias_and_tie_switches_win(name: str, base: dict[str, dict[str, Any]]) -
         code, doc, _ = count(name, flag)
         assert code == 0 and doc is not None
         assert doc["spec"]["qkv_bias"] is value and doc["spec"]["o_bias"] is value, flag
-        change = spec["layers"] * (attention_biases(spec, value, value) - attention_biases(
+        kinds = before["kv_cache"]["layers_by_kind"]  # only attention layers have attention
+        layers = kinds.get("attention", 0) + kinds.get("hybrid", 0)
+        change = layers * (attention_biases(spec, value, value) - attention_biases(
             spec, spec["qkv_bias"], spec["o_bias"]))
         assert doc["params"]["components"]["attention"] - before["params"]["components"][
             "attention"] == change, flag
@@ -77,10 +80,14 @@ def test_bias_and_tie_switches_win(name: str, base: dict[str, dict[str, Any]]) -
 def test_size_options_win(name: str, base: dict[str, dict[str, Any]]) -> None:
     before = base[name]
     spec, p = before["spec"], before["params"]
-    # one more layer adds exactly one block (of the kind the last layers have)
-    code, doc, _ = count(name, "--layers", str(spec["layers"] + 1))
-    assert code == 0 and doc is not None
-    assert doc["params"]["total"] - p["total"] == p["per_block"]["total"]
+    # one more layer adds exactly one block (of the kind the last layers have); a hybrid's
+    # layer_types then no longer fits, and the error says so
+    code, doc, stderr = count(name, "--layers", str(spec["layers"] + 1))
+    if spec["layer_types"]:
+        assert code == 2 and "layer_types: expected" in stderr
+    else:
+        assert code == 0 and doc is not None
+        assert doc["params"]["total"] - p["total"] == p["per_block"]["total"]
     # 64 more tokens in the vocabulary: 64 more rows of the embedding (and of an untied head)
     code, doc, _ = count(name, "--vocab", str(spec["vocab"] + 64))
     assert code == 0 and doc is not None

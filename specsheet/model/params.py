@@ -12,7 +12,7 @@ from typing import NamedTuple
 from specsheet.model.spec import ModelSpec
 
 COMPONENTS = (
-    "token_embedding", "position_embedding", "embedding_projections", "attention", "mlp",
+    "token_embedding", "position_embedding", "embedding_projections", "attention", "ssm", "mlp",
     "norms", "output_head",
 )
 _NORM_FACTOR = {"layernorm": 2, "rmsnorm": 1, "none": 0}
@@ -39,7 +39,8 @@ def attention_weights(spec: ModelSpec) -> int:
         kv_b = spec.kv_lora_rank * h * (spec.head_dim - spec.qk_rope_head_dim + spec.v_head_dim)
         return q + kv_a + kv_b + out
     kv = spec.kv_heads
-    return d * h * spec.head_dim + d * kv * spec.head_dim + d * kv * spec.v_head_dim + out
+    gate = d * h * spec.head_dim if spec.attention_gate else 0  # Qwen3-Next's output gate
+    return d * h * spec.head_dim + gate + d * kv * spec.head_dim + d * kv * spec.v_head_dim + out
 
 
 def attention_biases(spec: ModelSpec) -> int:
@@ -51,7 +52,8 @@ def attention_biases(spec: ModelSpec) -> int:
             q = spec.q_lora_rank if spec.q_lora_rank else 0
             biases += q + spec.kv_lora_rank + spec.qk_rope_head_dim
         else:
-            biases += spec.heads * spec.head_dim + spec.kv_heads * (
+            gate = 2 if spec.attention_gate else 1  # the output gate's bias too
+            biases += gate * spec.heads * spec.head_dim + spec.kv_heads * (
                 spec.head_dim + spec.v_head_dim)
     return biases
 
@@ -82,6 +84,75 @@ def expert_params(spec: ModelSpec) -> int:
 def router_params(spec: ModelSpec) -> int:
     """One MoE layer's router: E x d, and E with router_bias."""
     return spec.experts * (spec.d_model + (1 if spec.router_bias else 0))
+
+
+def ssm_conv_channels(spec: ModelSpec, kind: str) -> int:
+    """Channels of a layer's causal convolution: d_inner (Mamba), d_inner + 2·G·N (Mamba-2),
+    2·H_k·d_k + H_v·d_v (gated DeltaNet: queries, keys and values)."""
+    if kind == "mamba":
+        return spec.ssm_inner
+    if kind in ("mamba2", "hybrid"):
+        return spec.ssm_inner + 2 * spec.ssm_groups * spec.ssm_state
+    if kind == "linear_attention":
+        return 2 * spec.linear_key_heads * spec.linear_key_dim + \
+            spec.linear_value_heads * spec.linear_value_dim
+    return 0
+
+
+def ssm_projection_weights(spec: ModelSpec, kind: str) -> int:
+    """The matrices a token is multiplied by in one state-space or linear-attention layer.
+
+    Mamba: in d x 2·d_in, x d_in x (R + 2N), dt R x d_in, out d_in x d.
+    Mamba-2: in d x (2·d_in + 2·G·N + H), out d_in x d.
+    Gated DeltaNet: qkvz d x (2·H_k·d_k + 2·H_v·d_v), ba d x 2·H_v, out H_v·d_v x d.
+    """
+    d, inner = spec.d_model, spec.ssm_inner
+    if kind == "mamba":
+        rank = spec.ssm_dt_rank
+        return d * 2 * inner + inner * (rank + 2 * spec.ssm_state) + rank * inner + inner * d
+    if kind in ("mamba2", "hybrid"):
+        return d * (2 * inner + 2 * spec.ssm_groups * spec.ssm_state + spec.ssm_heads) + inner * d
+    if kind == "linear_attention":
+        keys = spec.linear_key_heads * spec.linear_key_dim
+        values = spec.linear_value_heads * spec.linear_value_dim
+        return d * (2 * keys + 2 * values) + d * 2 * spec.linear_value_heads + values * d
+    return 0
+
+
+def ssm_params(spec: ModelSpec, kind: str) -> int:
+    """One layer's state-space or linear-attention mixer, its norms left out: the projections,
+    their biases (ssm_bias), the convolution (kernel x channels, and a bias with
+    ssm_conv_bias), and per channel or head A, D and the time-step bias."""
+    if kind not in ("mamba", "mamba2", "hybrid", "linear_attention"):
+        return 0
+    d, inner = spec.d_model, spec.ssm_inner
+    channels = ssm_conv_channels(spec, kind)
+    if kind == "linear_attention":  # no conv bias; A_log and dt_bias per value head
+        return ssm_projection_weights(spec, kind) + channels * spec.ssm_conv + \
+            2 * spec.linear_value_heads
+    conv = channels * spec.ssm_conv + (channels if spec.ssm_conv_bias else 0)
+    if kind == "mamba":
+        biases = 2 * inner + d if spec.ssm_bias else 0
+        # dt_proj's bias, A (d_in x N), D (d_in)
+        return ssm_projection_weights(spec, kind) + biases + conv + inner + \
+            inner * spec.ssm_state + inner
+    heads = spec.ssm_heads
+    biases = 2 * inner + 2 * spec.ssm_groups * spec.ssm_state + heads + d if spec.ssm_bias else 0
+    return ssm_projection_weights(spec, kind) + biases + conv + 3 * heads  # dt_bias, A, D
+
+
+def ssm_norms(spec: ModelSpec, kind: str) -> int:
+    """The norms inside one mixer: Mamba-2's gated RMSNorm (d_in), Jamba's RMSNorms on the
+    time step, B and C (R + 2N), gated DeltaNet's gated RMSNorm (one value head wide)."""
+    if kind == "linear_attention":
+        return spec.linear_value_dim
+    if not spec.ssm_norm:
+        return 0
+    if kind == "mamba":
+        return spec.ssm_dt_rank + 2 * spec.ssm_state
+    if kind in ("mamba2", "hybrid"):
+        return spec.ssm_inner
+    return 0
 
 
 def layer_norms(spec: ModelSpec) -> int:
@@ -118,12 +189,13 @@ class BlockParams(NamedTuple):
 
 
 class ParamBreakdown(NamedTuple):
-    """Where a model's parameters live. ``total`` is the sum of the seven components."""
+    """Where a model's parameters live. ``total`` is the sum of the eight components."""
 
     token_embedding: int  # V x e
     position_embedding: int  # (n_max + offset) x d for a learned table, else 0
     embedding_projections: int  # e x d in and d x e out, when e != d
-    attention: int  # L x layer attention
+    attention: int  # the attention layers' attention
+    ssm: int  # state-space and linear-attention mixers (Mamba, Mamba-2, gated DeltaNet)
     mlp: int  # dense MLPs, routers, routed and shared experts
     norms: int  # every norm: layers, final, q/k, MLA latent, embedding
     output_head: int  # V x e when untied (+ V with a bias), 0 when tied
@@ -133,7 +205,7 @@ class ParamBreakdown(NamedTuple):
     active: int  # used per token: total minus the routed experts a token does not use
 
     def components(self) -> dict[str, int]:
-        """The seven components by name, in a fixed order."""
+        """The eight components by name, in a fixed order."""
         return {name: getattr(self, name) for name in COMPONENTS}
 
     @property
@@ -173,6 +245,14 @@ def count_params(spec: ModelSpec) -> ParamBreakdown:
     norms = layer_norms(spec)
     mlp_of_block = router_params(spec) + spec.experts * expert + shared if spec.experts \
         else dense
+    kinds = spec.layer_types
+    attention_layers = spec.attention_layers
+    ssm = sum(ssm_params(spec, kind) for kind in kinds)
+    mixer_norms = sum(ssm_norms(spec, kind) for kind in kinds)
+    qk = {"none": 0, "head": 2 * spec.head_dim,
+          "full": (spec.heads + spec.kv_heads) * spec.head_dim}[spec.qk_norm]
+    # q/k norms and MLA latents belong to the attention layers only
+    attention_norms = norm_params(spec, qk) + spec.kv_lora_rank + spec.q_lora_rank
     token_embedding = spec.vocab * e
     head = (0 if spec.tied_embeddings else spec.vocab * e) + (spec.vocab if spec.head_bias else 0)
     breakdown = ParamBreakdown(
@@ -180,9 +260,11 @@ def count_params(spec: ModelSpec) -> ParamBreakdown:
         position_embedding=(spec.context + spec.position_offset) * d
         if spec.positions == "learned" else 0,
         embedding_projections=2 * e * d if e != d else 0,
-        attention=spec.layers * attention,
+        attention=attention_layers * attention,
+        ssm=ssm,
         mlp=moe.total,
-        norms=spec.layers * norms + (norm_params(spec, d) if spec.final_norm else 0)
+        norms=spec.layers * norms - (spec.layers - attention_layers) * attention_norms
+        + mixer_norms + (norm_params(spec, d) if spec.final_norm else 0)
         + (norm_params(spec, d) if spec.embedding_norm else 0),
         output_head=head,
         block=BlockParams(attention=attention, mlp=mlp_of_block, norms=norms),

@@ -10,26 +10,33 @@ their fields are given.
 from dataclasses import dataclass, fields
 from typing import Any, Literal, NamedTuple, get_args
 
-from specsheet.errors import SpecError
+from specsheet.errors import SpecError, did_you_mean
 
 MLPKind = Literal["plain", "gated"]
 NormKind = Literal["layernorm", "rmsnorm", "none"]
 PositionKind = Literal["learned", "rotary", "alibi", "none"]
 QKNormKind = Literal["none", "head", "full"]
+# what mixes positions in a layer: attention, a Mamba (selective scan) or Mamba-2 (state-space
+# duality) layer, a gated DeltaNet (linear attention, Qwen3-Next), attention and Mamba-2 side by
+# side (Falcon-H1), or nothing (a block that is only an MLP, Nemotron-H)
+LayerKind = Literal["attention", "mamba", "mamba2", "linear_attention", "hybrid", "none"]
+LAYER_KINDS: tuple[str, ...] = get_args(LayerKind)
+ATTENTION_KINDS = ("attention", "hybrid")  # the layers that keep a KV cache
 
 MLP_KINDS: tuple[str, ...] = get_args(MLPKind)
 NORM_KINDS: tuple[str, ...] = get_args(NormKind)
 POSITION_KINDS: tuple[str, ...] = get_args(PositionKind)
 QK_NORM_KINDS: tuple[str, ...] = get_args(QKNormKind)
 
-FieldType = Literal["int", "count", "bool", "choice", "layers"]
+FieldType = Literal["int", "count", "bool", "choice", "layers", "kinds"]
 
 
 class FieldDoc(NamedTuple):
     """How one spec field is written in a preset and what it means.
 
     Types: int (a positive integer), count (an integer >= 0), bool, choice (one of
-    ``choices``), layers (a list of layer indices from 0, or ``all``).
+    ``choices``), layers (a list of layer indices from 0, or ``all``), kinds (a list of one
+    of ``choices`` per layer).
     """
 
     name: str
@@ -97,6 +104,29 @@ FIELD_DOCS: tuple[FieldDoc, ...] = (
              "multi-head latent attention: the compressed key/value width (0: no MLA)"),
     FieldDoc("q_lora_rank", "count", "0", "MLA: the compressed query width (0: no compression)"),
     FieldDoc("qk_rope_head_dim", "count", "0", "MLA: the rotary part of each query/key head"),
+    FieldDoc("layer_types", "kinds", "all attention",
+             "what mixes positions in each layer: attention, mamba, mamba2, linear_attention "
+             "(gated DeltaNet), hybrid (attention and Mamba-2 side by side) or none", LAYER_KINDS),
+    FieldDoc("no_mlp_layers", "layers", "none", "layers without an MLP (Nemotron-H)"),
+    FieldDoc("attention_gate", "bool", "false",
+             "the query projection also produces an output gate, h x d_h wide (Qwen3-Next)"),
+    FieldDoc("ssm_inner", "count", "0", "Mamba layers: the inner width, d_inner"),
+    FieldDoc("ssm_state", "count", "0", "Mamba layers: the state size per channel, N"),
+    FieldDoc("ssm_conv", "count", "0", "Mamba and gated DeltaNet layers: the convolution's "
+             "kernel"),
+    FieldDoc("ssm_heads", "count", "0", "Mamba-2 layers: heads (d_inner / head size)"),
+    FieldDoc("ssm_groups", "count", "0", "Mamba-2 layers: groups sharing B and C"),
+    FieldDoc("ssm_dt_rank", "count", "0", "Mamba layers: the rank of the time-step projection"),
+    FieldDoc("ssm_chunk", "count", "0", "Mamba-2 layers: the scan's chunk (FLOPs only)"),
+    FieldDoc("ssm_conv_bias", "bool", "true", "the Mamba convolution carries a bias"),
+    FieldDoc("ssm_bias", "bool", "false", "the Mamba in and out projections carry biases"),
+    FieldDoc("ssm_norm", "bool", "true",
+             "Mamba-2: a gated RMSNorm over d_inner; Mamba: RMSNorms on the time step, B and C "
+             "(Jamba)"),
+    FieldDoc("linear_key_heads", "count", "0", "gated DeltaNet: key heads"),
+    FieldDoc("linear_value_heads", "count", "0", "gated DeltaNet: value heads"),
+    FieldDoc("linear_key_dim", "count", "0", "gated DeltaNet: size of a key head"),
+    FieldDoc("linear_value_dim", "count", "0", "gated DeltaNet: size of a value head"),
 )
 
 REQUIRED_FIELDS: tuple[str, ...] = ("layers", "d_model", "heads", "vocab", "context")
@@ -153,6 +183,23 @@ class ModelSpec:
     kv_lora_rank: int = 0  # MLA: compressed key/value width (0: standard attention)
     q_lora_rank: int = 0  # MLA: compressed query width (0: a direct q projection)
     qk_rope_head_dim: int = 0  # MLA: rotary part of each query/key head
+    layer_types: tuple[str, ...] = ()  # the mixer of each layer (empty: all attention)
+    no_mlp_layers: tuple[int, ...] = ()  # blocks without an MLP (Nemotron-H)
+    attention_gate: bool = False  # q_proj also gives an h x d_h output gate (Qwen3-Next)
+    ssm_inner: int = 0  # Mamba: d_inner
+    ssm_state: int = 0  # Mamba: N, state per channel (Mamba-2: per head channel)
+    ssm_conv: int = 0  # Mamba, gated DeltaNet: convolution kernel
+    ssm_heads: int = 0  # Mamba-2: heads
+    ssm_groups: int = 0  # Mamba-2: groups of B and C
+    ssm_dt_rank: int = 0  # Mamba: rank of the time-step projection
+    ssm_chunk: int = 0  # Mamba-2: the scan's chunk length (FLOPs)
+    ssm_conv_bias: bool = True  # the convolution carries a bias
+    ssm_bias: bool = False  # in_proj and out_proj carry biases
+    ssm_norm: bool = True  # Mamba-2's gated RMSNorm; Mamba's dt/B/C RMSNorms (Jamba)
+    linear_key_heads: int = 0  # gated DeltaNet: key heads
+    linear_value_heads: int = 0  # gated DeltaNet: value heads
+    linear_key_dim: int = 0  # gated DeltaNet: key head size
+    linear_value_dim: int = 0  # gated DeltaNet: value head size
 
     @classmethod
     def create(cls, **given: Any) -> "ModelSpec":
@@ -190,7 +237,7 @@ class ModelSpec:
             values["sliding_layers"] = _all_layers(layers)
         elif sliding == "all":
             values["sliding_layers"] = ()
-        for name in ("sliding_layers", "dense_layers"):
+        for name in ("sliding_layers", "dense_layers", "layer_types", "no_mlp_layers"):
             if name in values and not isinstance(values[name], tuple):
                 values[name] = tuple(values[name])
         unknown = set(values) - {f.name for f in fields(cls)}
@@ -204,7 +251,9 @@ class ModelSpec:
             _check_positive(name, getattr(self, name))
         for name in ("norms_per_block", "position_offset", "sliding_window", "experts",
                      "experts_per_token", "expert_d_ff", "shared_d_ff", "kv_lora_rank",
-                     "q_lora_rank", "qk_rope_head_dim"):
+                     "q_lora_rank", "qk_rope_head_dim", "ssm_inner", "ssm_state", "ssm_conv",
+                     "ssm_heads", "ssm_groups", "ssm_dt_rank", "ssm_chunk", "linear_key_heads",
+                     "linear_value_heads", "linear_key_dim", "linear_value_dim"):
             _check_count(name, getattr(self, name))
         for name, allowed in (("mlp", MLP_KINDS), ("norm", NORM_KINDS),
                               ("positions", POSITION_KINDS), ("qk_norm", QK_NORM_KINDS)):
@@ -213,7 +262,8 @@ class ModelSpec:
                 raise SpecError(f"{name}: expected one of {', '.join(allowed)}, got {value!r}")
         for name in ("final_norm", "embedding_norm", "qkv_bias", "o_bias", "mlp_bias",
                      "tied_embeddings", "head_bias", "shared_expert_gate", "attention_sinks",
-                     "expert_bias", "router_bias"):
+                     "expert_bias", "router_bias", "attention_gate", "ssm_conv_bias", "ssm_bias",
+                     "ssm_norm"):
             if not isinstance(getattr(self, name), bool):
                 raise SpecError(f"{name}: expected true or false, got {getattr(self, name)!r}")
         if self.heads % self.kv_heads:
@@ -223,6 +273,8 @@ class ModelSpec:
             )
         self._check_layer_list("sliding_layers")
         self._check_layer_list("dense_layers")
+        self._check_layer_list("no_mlp_layers")
+        self._check_layer_types()
         if self.sliding_layers and not self.sliding_window:
             raise SpecError("sliding_layers: given without a sliding_window")
         self._check_experts()
@@ -238,6 +290,41 @@ class ModelSpec:
                                 f"{self.layers} layers (they count from 0)")
         if len(set(indices)) != len(indices) or list(indices) != sorted(indices):
             raise SpecError(f"{name}: expected increasing layer indices without repeats")
+
+    def _check_layer_types(self) -> None:
+        types = self.layer_types
+        if not types:
+            return
+        if len(types) != self.layers:
+            raise SpecError(f"layer_types: expected {self.layers} entries (one per layer), "
+                            f"got {len(types)}")
+        for kind in types:
+            if kind not in LAYER_KINDS:
+                hint = did_you_mean(kind, LAYER_KINDS) if isinstance(kind, str) else ""
+                raise SpecError(f"layer_types: unknown layer kind {kind!r}{hint}; expected "
+                                f"one of {', '.join(LAYER_KINDS)}")
+        windowed = [i for i in self.sliding_layers if types[i] not in ATTENTION_KINDS]
+        if windowed:
+            raise SpecError(f"sliding_layers: layer {windowed[0]} is a {types[windowed[0]]} "
+                            "layer; only attention layers have a window")
+        kinds = set(types)
+        if kinds & {"mamba", "mamba2", "hybrid"}:
+            for name in ("ssm_inner", "ssm_state", "ssm_conv"):
+                if not getattr(self, name):
+                    raise SpecError(f"{name}: the Mamba layers of layer_types need it")
+        if kinds & {"mamba2", "hybrid"} and not (self.ssm_heads and self.ssm_groups):
+            raise SpecError("ssm_heads: the Mamba-2 layers of layer_types need ssm_heads and "
+                            "ssm_groups")
+        if "mamba" in kinds and not self.ssm_dt_rank:
+            raise SpecError("ssm_dt_rank: the Mamba layers of layer_types need it")
+        if "linear_attention" in kinds:
+            for name in ("linear_key_heads", "linear_value_heads", "linear_key_dim",
+                         "linear_value_dim", "ssm_conv"):
+                if not getattr(self, name):
+                    raise SpecError(f"{name}: the linear_attention layers of layer_types "
+                                    "need it")
+        if set(self.no_mlp_layers) & set(self.dense_layers):
+            raise SpecError("no_mlp_layers: a layer without an MLP cannot be a dense layer too")
 
     def _check_experts(self) -> None:
         if self.experts:
@@ -272,12 +359,38 @@ class ModelSpec:
     @property
     def moe_layers(self) -> int:
         """Layers with routed experts."""
-        return self.layers - len(self.dense_layers) if self.experts else 0
+        return self.mlp_layers - len(self.dense_layers) if self.experts else 0
+
+    @property
+    def mlp_layers(self) -> int:
+        """Layers with an MLP (dense or MoE)."""
+        return self.layers - len(self.no_mlp_layers)
 
     @property
     def dense_mlp_layers(self) -> int:
         """Layers with a dense MLP of width d_ff."""
-        return self.layers - self.moe_layers
+        return self.mlp_layers - self.moe_layers
+
+    def layers_of(self, *kinds: str) -> int:
+        """Layers whose mixer is one of ``kinds``."""
+        if not self.layer_types:
+            return self.layers if "attention" in kinds else 0
+        return sum(1 for kind in self.layer_types if kind in kinds)
+
+    @property
+    def attention_layers(self) -> int:
+        """Layers with attention (and a KV cache)."""
+        return self.layers_of(*ATTENTION_KINDS)
+
+    @property
+    def layers_by_kind(self) -> dict[str, int]:
+        """Layers by mixer kind, in the order the kinds first appear; they sum to L."""
+        counts: dict[str, int] = {}
+        for kind in self.layer_types or ("attention",):
+            counts[kind] = counts.get(kind, 0) + 1
+        if not self.layer_types:
+            counts["attention"] = self.layers
+        return counts
 
     @property
     def latent_attention(self) -> bool:

@@ -420,6 +420,10 @@ def quantized_bytes(spec: ModelSpec, format_name: str, group_size: int | None = 
     the tensors the format leaves unquantized (its default: F16 for GPTQ and AWQ, F32 for
     GGUF's vectors, BF16 for the others).
     """
+    if spec.layer_types and set(spec.layer_types) != {"attention"}:
+        raise SpecError(f"{format_name}: the tensors of state-space and linear-attention layers "
+                        "(Mamba, gated DeltaNet) have no quantized layout in specsheet yet; "
+                        "give a plain dtype")
     fmt = check_format(format_name)
     g = _group(fmt, group_size)
     override = None

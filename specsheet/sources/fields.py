@@ -46,6 +46,10 @@ def check_field(doc: FieldDoc, value: object) -> Any:
                 isinstance(i, int) and not isinstance(i, bool) for i in value)):
             raise SpecError(f"field '{doc.name}': expected a list of layer indices "
                             f"([0, 2, 4]) or all, got {_describe(value)}")
+    elif doc.type == "kinds":
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise SpecError(f"field '{doc.name}': expected a list of layer kinds, one per layer "
+                            f"({', '.join(doc.choices)}), got {_describe(value)}")
     elif doc.type == "bool":
         if not isinstance(value, bool):
             raise SpecError(f"field '{doc.name}': expected true or false, got {_describe(value)}")

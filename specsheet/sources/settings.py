@@ -40,6 +40,8 @@ def _parse_value(doc: FieldDoc, text: str) -> Any:
                         f"got {text!r}")
     if doc.type == "choice":
         return text
+    if doc.type == "kinds":  # attention,mamba2,... one per layer (the spec checks the kinds)
+        return [i.strip() for i in text.strip("[]").split(",") if i.strip()]
     if doc.type == "layers":
         if lowered == "all":
             return "all"

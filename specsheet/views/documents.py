@@ -76,6 +76,8 @@ def _kv_section(report: Report) -> dict[str, Any]:
         "elements_per_token": kv.elements_per_token,
         "bytes_per_token": kv.bytes_per_token,
         "bytes_per_request": kv.bytes_per_request,
+        "state_bytes": kv.state_bytes,
+        "layers_by_kind": spec.layers_by_kind,
         "sliding_window": spec.sliding_window,
         "sliding_layers": len(spec.sliding_layers),
     }

@@ -33,6 +33,9 @@ def attention_formula(spec: ModelSpec) -> str:
         biases = "4d" if square and mha else f"{qkv} + {out}"
     else:
         biases = qkv if spec.qkv_bias else out if spec.o_bias else ""
+    if spec.attention_gate:  # the output gate: q_proj twice as wide (Qwen3-Next)
+        weights = "d·h·d_h (gate) + " + weights
+        biases = "h·d_h (gate) + " + biases if spec.qkv_bias else biases
     return _terms(weights, biases, "h" if spec.attention_sinks else "")
 
 

@@ -134,9 +134,13 @@ def breakdown_view(report: Report) -> TableView:
     if p.embedding_projections:
         line("Embedding projections", "e × d in + d × e out", p.embedding_projections)
     weights = p.block.attention + p.block.mlp
-    line(f"Attention, {_layers(spec.layers)}", "L × per layer", p.attention)
+    line(f"Attention, {_layers(spec.attention_layers)}", "L × per layer", p.attention)
     note("  per layer", attention_formula(spec), p.block.attention,
          f"{percent(p.block.attention, weights)} of attention + MLP")
+    if p.ssm:
+        kinds = ", ".join(f"{n} {kind}" for kind, n in spec.layers_by_kind.items()
+                          if kind not in ("attention", "none"))
+        line(f"State-space layers, {kinds}", "projections, convolution, A, D, dt", p.ssm)
     if not spec.experts:
         line(f"MLP, {_layers(spec.layers)}", "L × per layer", p.mlp)
         note("  per layer", mlp_formula(spec), p.block.mlp,
@@ -158,7 +162,7 @@ def breakdown_view(report: Report) -> TableView:
             gate = " + d (gate)" if spec.shared_expert_gate else ""
             line("  shared experts", f"{mlp_formula(spec, 'f_s')}{gate} per layer",
                  moe.shared_experts, "sub")
-    line("Norms", norm_formula(spec), p.norms)
+    line("Norms", norm_formula(spec) + (" + the mixers' norms" if p.ssm else ""), p.norms)
     note("  per layer", layer_norm_formula(spec), p.block.norms)
     if spec.tied_embeddings:
         head = "tied to the token embedding"
@@ -215,11 +219,22 @@ def summary_view(report: Report) -> TableView:
                      style="sub")
     quantized_kv = " (quantized, a scale per tensor)" if kv.dtype in ("fp8", "int8", "int4") \
         else ""
-    view.add(f"KV cache per request (T = {t}, {kv.dtype}){quantized_kv}",
-             human_bytes(kv.bytes_per_request), f"{exact(kv.bytes_per_request)} B")
-    view.add("  per token", human_bytes(kv.bytes_per_token), f"{exact(kv.bytes_per_token)} B",
-             style="sub")
     spec = model.spec
+    if kv.state_bytes:
+        kinds = ", ".join(f"{n} {kind}" for kind, n in spec.layers_by_kind.items())
+        view.add(f"Request memory (T = {t}: KV + state; {kinds})",
+                 human_bytes(kv.bytes_per_request), f"{exact(kv.bytes_per_request)} B")
+        view.add(f"  KV cache ({kv.dtype}, {spec.attention_layers} attention layers){quantized_kv}",
+                 human_bytes(kv.kv_bytes), f"{exact(kv.kv_bytes)} B", style="sub")
+        view.add("    per token", human_bytes(kv.bytes_per_token),
+                 f"{exact(kv.bytes_per_token)} B", style="sub")
+        view.add(f"  state, whatever T (convolutions {kv.dtype}, recurrent fp32)",
+                 human_bytes(kv.state_bytes), f"{exact(kv.state_bytes)} B", style="sub")
+    else:
+        view.add(f"KV cache per request (T = {t}, {kv.dtype}){quantized_kv}",
+                 human_bytes(kv.bytes_per_request), f"{exact(kv.bytes_per_request)} B")
+        view.add("  per token", human_bytes(kv.bytes_per_token),
+                 f"{exact(kv.bytes_per_token)} B", style="sub")
     if spec.sliding_layers:
         view.add(f"  {describe_layers(spec.sliding_layers, spec.layers)} hold at most "
                  f"{exact(spec.sliding_window)} positions (sliding window)", "", "", style="sub")
@@ -229,7 +244,7 @@ def summary_view(report: Report) -> TableView:
     view.add(f"Forward FLOPs per token (T = {t})", human_flops(fl.total), exact(fl.total))
     for name, label in FLOP_LABELS.items():
         value = fl.parts()[name]
-        if value or name != "embedding_projections":
+        if value or name not in ("embedding_projections", "ssm"):
             view.add(f"  {label}", human_flops(value), exact(value), style="sub")
     view.add(f"  2N rule (estimate, {signed_percent(report.flops_2n_error)})",
              human_flops(report.flops_2n), exact(report.flops_2n), style="sub")
@@ -237,12 +252,17 @@ def summary_view(report: Report) -> TableView:
         "FLOPs: matrix multiplications only, a multiply-add is 2 FLOPs, each token attends to "
         "all T positions (no causal halving). Sizes in SI units (1 MB = 10^6 bytes)."
     )
+    if fl.ssm:
+        view.caption += (" State-space layers: their depthwise convolution counts as "
+                         "FlopCounterMode counts it, and their scan as transformers' PyTorch "
+                         "path runs it (docs/conventions.md).")
     return view
 
 
 FLOP_LABELS = {
     "attention_projections": "attention projections",
     "attention_context": "attention over the context",
+    "ssm": "state-space layers (projections, convolution, scan)",
     "mlp": "MLP",
     "logits": "logits (output head)",
     "embedding_projections": "embedding projections",
@@ -293,6 +313,8 @@ def compare_view(reports: list[Report],
     share("  token embedding", lambda r: r.params.token_embedding, total)
     share("  position embedding", lambda r: r.params.position_embedding, total)
     share("  attention", lambda r: r.params.attention, total)
+    if any(r.params.ssm for r in reports):
+        share("  state-space layers", lambda r: r.params.ssm, total)
     share("  MLP", lambda r: r.params.mlp, total)
     share("  norms", lambda r: r.params.norms, total)
     share("  output head", lambda r: r.params.output_head, total)
@@ -314,9 +336,12 @@ def compare_view(reports: list[Report],
     figure(f"KV cache per request ({base.kv.dtype})", lambda r: r.kv.bytes_per_request,
            human_bytes)
     figure("  per token", lambda r: r.kv.bytes_per_token, human_bytes, style="sub")
+    if any(r.kv.state_bytes for r in reports):
+        figure("  of which state (fixed)", lambda r: r.kv.state_bytes, human_bytes, style="sub")
     figure("Forward FLOPs per token", lambda r: r.flops.total, human_flops)
     for name, label in FLOP_LABELS.items():
-        if name != "embedding_projections" or any(r.flops.embedding_projections for r in reports):
+        if name not in ("embedding_projections", "ssm") or any(
+                r.flops.parts()[name] for r in reports):
             figure(f"  {label}", _flop_part(name), human_flops, style="sub")
     view.add("  2N rule (estimate)",
              *(f"{human_flops(r.flops_2n)} ({signed_percent(r.flops_2n_error)})"
@@ -473,7 +498,7 @@ def accelerator_view(accelerator: Accelerator) -> TableView:
 COMPONENT_LABELS = {
     "token_embedding": "Token embedding", "position_embedding": "Position embedding",
     "embedding_projections": "Embedding projections", "attention": "Attention",
-    "mlp": "MLP", "norms": "Norms", "output_head": "Output head",
+    "ssm": "State-space layers", "mlp": "MLP", "norms": "Norms", "output_head": "Output head",
     "other": "Other (not in count)",
 }
 

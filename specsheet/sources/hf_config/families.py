@@ -556,6 +556,200 @@ def _nested(c: HFConfig, key: str) -> HFConfig:
     return nested
 
 
+# ---- hybrids: state-space and linear-attention layers beside attention --------------------
+
+def _mamba2_fields(c: HFConfig, inner: int, heads: int, groups: int, state: int, conv: int,
+                   chunk: int, conv_bias: bool, bias: bool, norm: bool) -> Fields:
+    return {"ssm_inner": inner, "ssm_heads": heads, "ssm_groups": groups, "ssm_state": state,
+            "ssm_conv": conv, "ssm_chunk": chunk, "ssm_conv_bias": conv_bias, "ssm_bias": bias,
+            "ssm_norm": norm}
+
+
+def _kinds(c: HFConfig, key: str, layers: int, names: Mapping[str, str],
+           value: object = None) -> list[str]:
+    """A per-layer list of block names (``key``, or ``value`` read from it), mapped to spec
+    layer kinds; its length must be the layer count and every name known."""
+    value = c.data.get(key) if value is None else value
+    if not isinstance(value, list) or len(value) != layers:
+        got = f"{len(value)} entries" if isinstance(value, list) else repr(value)[:40]
+        raise SpecError(f"{c.origin}: key '{key}': expected {layers} entries (one per layer), "
+                        f"got {got}")
+    for name in value:
+        if name not in names:
+            raise SpecError(f"{c.origin}: key '{key}': unknown layer kind {name!r}; expected "
+                            f"one of {', '.join(names)}")
+    return [names[name] for name in value]
+
+
+def _mamba2(c: HFConfig) -> Fields:
+    """Mamba-2: every block a Mamba-2 mixer (no attention, no MLP) with one RMSNorm;
+    d_inner = expand x hidden_size. It has no position limit: the context is
+    max_position_embeddings when given, else 1,048,576 tokens (a bound for T, not a limit
+    of the model)."""
+    d = c.integer("hidden_size")
+    layers = c.integer("num_hidden_layers")
+    heads = c.integer("num_heads")
+    inner = c.integer("expand") * d
+    return {"layers": layers, "d_model": d, "heads": heads, "head_dim": max(d // heads, 1),
+            "vocab": c.integer("vocab_size"),
+            "context": c.integer("max_position_embeddings", 1_048_576),
+            "d_ff": 1, "mlp": "gated", "norm": "rmsnorm", "norms_per_block": 1,
+            "attn_bias": False, "mlp_bias": False, "positions": "none",
+            "tied_embeddings": c.flag("tie_word_embeddings"),
+            "layer_types": ["mamba2"] * layers, "no_mlp_layers": list(range(layers)),
+            **_mamba2_fields(c, inner, heads, c.integer("n_groups"), c.integer("state_size"),
+                             c.integer("conv_kernel"), c.integer("chunk_size"),
+                             c.flag("use_conv_bias"), c.flag("use_bias"), True)}
+
+
+def _jamba(c: HFConfig) -> Fields:
+    """Jamba: Mamba layers (selective scan, with RMSNorms on the time step, B and C) and an
+    attention layer where i % attn_layer_period == attn_layer_offset; routed experts (no
+    shared expert) where i % expert_layer_period == expert_layer_offset, dense MLPs elsewhere;
+    no positions."""
+    fields = _llama_like(c)
+    layers, d = fields["layers"], fields["d_model"]
+    period, offset = c.integer("attn_layer_period"), c.integer("attn_layer_offset", minimum=0)
+    e_period = c.integer("expert_layer_period")
+    e_offset = c.integer("expert_layer_offset", minimum=0)
+    experts = c.integer("num_experts")
+    moe = [i for i in range(layers) if i % e_period == e_offset] if experts > 1 else []
+    fields.update(attn_bias=False, mlp_bias=False, positions="none",
+                  layer_types=["attention" if i % period == offset else "mamba"
+                               for i in range(layers)],
+                  ssm_inner=c.integer("mamba_expand") * d, ssm_state=c.integer("mamba_d_state"),
+                  ssm_conv=c.integer("mamba_d_conv"), ssm_dt_rank=c.integer("mamba_dt_rank"),
+                  ssm_conv_bias=c.flag("mamba_conv_bias"), ssm_bias=c.flag("mamba_proj_bias"),
+                  ssm_norm=True)
+    if moe:
+        fields.update(experts=experts, experts_per_token=c.integer("num_experts_per_tok"),
+                      expert_d_ff=fields["d_ff"],
+                      dense_layers=[i for i in range(layers) if i not in moe])
+    return fields
+
+
+def _falcon_h1(c: HFConfig) -> Fields:
+    """Falcon-H1: every layer attention and a Mamba-2 mixer side by side, then a gated MLP;
+    d_inner = mamba_d_ssm, else mamba_expand x hidden_size; the Mamba-2 gated RMSNorm only
+    with mamba_rms_norm. Its multipliers scale activations, not counts. mamba_proj_bias
+    gives in_proj a bias, projectors_bias out_proj: specsheet takes them together."""
+    fields = _llama_like_dims(c)
+    layers, d = fields["layers"], fields["d_model"]
+    inner = c.optional_integer("mamba_d_ssm") or c.integer("mamba_expand") * d
+    bias = c.flag("mamba_proj_bias")
+    if c.flag("projectors_bias") != bias:
+        raise SpecError(f"{c.origin}: keys 'mamba_proj_bias' and 'projectors_bias' differ; "
+                        "specsheet counts the Mamba projections' biases together")
+    fields.update(layer_types=["hybrid"] * layers,
+                  **_mamba2_fields(c, inner, c.integer("mamba_n_heads"),
+                                   c.integer("mamba_n_groups"), c.integer("mamba_d_state"),
+                                   c.integer("mamba_d_conv"), c.integer("mamba_chunk_size"),
+                                   c.flag("mamba_conv_bias"), bias, c.flag("mamba_rms_norm")))
+    return fields
+
+
+_NEMOTRON_BLOCKS = {"M": "mamba", "*": "attention", "-": "mlp", "E": "moe",
+                    "mamba": "mamba", "attention": "attention", "mlp": "mlp", "moe": "moe",
+                    "linear_attention": "mamba", "full_attention": "attention"}
+
+
+def _nemotron_h(c: HFConfig) -> Fields:
+    """Nemotron-H: blocks of one kind each (hybrid_override_pattern: M a Mamba-2 mixer, * an
+    attention layer, - an MLP of two matrices (squared ReLU)), each with one RMSNorm;
+    d_inner = mamba_num_heads x mamba_head_dim; the attention has no biases whatever
+    attention_bias says (transformers' Nemotron-H ignores it); use_bias gives the Mamba
+    projections biases
+    (mamba_proj_bias is not read by transformers' Nemotron-H). MoE blocks (E) are not
+    supported."""
+    d = c.integer("hidden_size")
+    pattern = c.data.get("hybrid_override_pattern")
+    key, names = "layers_block_type", c.data.get("layers_block_type")
+    if names is None and isinstance(pattern, str):
+        key, names = "hybrid_override_pattern", list(pattern)
+    # num_hidden_layers, when given, must agree with the pattern (transformers warns, and
+    # follows the pattern)
+    layers = c.integer("num_hidden_layers") if c.data.get("num_hidden_layers") is not None \
+        else len(names) if isinstance(names, list) else 0
+    blocks = _kinds(c, key, layers, _NEMOTRON_BLOCKS, names)
+    if "moe" in blocks:
+        raise SpecError(f"{c.origin}: Nemotron-H's MoE blocks (E) are not supported yet")
+    heads = c.integer("num_attention_heads")
+    head_dim = c.optional_integer(("head_dim", "attention_head_dim")) or d // heads
+    kinds = {"mamba": "mamba2", "attention": "attention", "mlp": "none"}
+    return {"layers": layers, "d_model": d, "heads": heads, "head_dim": head_dim,
+            "kv_heads": c.integer("num_key_value_heads", heads), "vocab": c.integer("vocab_size"),
+            "context": c.integer("max_position_embeddings"),
+            "d_ff": c.integer("intermediate_size"), "mlp": "plain", "norm": "rmsnorm",
+            "norms_per_block": 1, "attn_bias": False,  # transformers ignores attention_bias
+            "mlp_bias": c.flag("mlp_bias"), "positions": "none",
+            "tied_embeddings": c.flag("tie_word_embeddings"),
+            "layer_types": [kinds[b] for b in blocks],
+            "no_mlp_layers": [i for i, b in enumerate(blocks) if b != "mlp"],
+            **_mamba2_fields(c, c.integer("mamba_num_heads") * c.integer("mamba_head_dim"),
+                             c.integer("mamba_num_heads"), c.integer("n_groups"),
+                             c.integer("ssm_state_size"), c.integer("conv_kernel"),
+                             c.integer("chunk_size"), c.flag("use_conv_bias"),
+                             c.flag("use_bias"), True)}
+
+
+_GRANITE_LAYERS = {"mamba": "mamba2", "attention": "attention", "linear_attention": "mamba2",
+                   "full_attention": "attention"}
+
+
+def _granitemoehybrid(c: HFConfig) -> Fields:
+    """Granite 4.0 hybrids: layer_types of Mamba-2 and attention layers; every layer has
+    num_local_experts experts of intermediate_size (routed, gated, no biases) and a shared
+    MLP of shared_intermediate_size, or with no experts the shared MLP alone; d_inner =
+    mamba_expand x hidden_size. Its multipliers scale activations, not counts."""
+    fields = _llama_like(c)
+    layers, d = fields["layers"], fields["d_model"]
+    experts = c.integer("num_local_experts", minimum=0)
+    shared = c.integer("shared_intermediate_size")
+    fields.update(mlp_bias=False, positions="none",
+                  layer_types=_kinds(c, "layer_types", layers, _GRANITE_LAYERS),
+                  **_mamba2_fields(c, c.integer("mamba_expand") * d, c.integer("mamba_n_heads"),
+                                   c.integer("mamba_n_groups"), c.integer("mamba_d_state"),
+                                   c.integer("mamba_d_conv"), c.integer("mamba_chunk_size"),
+                                   c.flag("mamba_conv_bias"), c.flag("mamba_proj_bias"), True))
+    if experts:
+        fields.update(experts=experts, experts_per_token=c.integer("num_experts_per_tok"),
+                      expert_d_ff=fields["d_ff"], shared_d_ff=shared)
+    else:
+        fields["d_ff"] = shared
+    return fields
+
+
+_QWEN3_NEXT_LAYERS = {"linear_attention": "linear_attention", "full_attention": "attention"}
+
+
+def _qwen3_next(c: HFConfig) -> Fields:
+    """Qwen3-Next: gated DeltaNet layers and gated attention layers (layer_types, else every
+    full_attention_interval-th layer attention), q/k norms one head wide, attention_bias on
+    q (its gate too), k, v and o; Qwen2-MoE's experts with a gated shared expert
+    (decoder_sparse_step, mlp_only_layers); no MLP biases."""
+    fields = _llama_like(c)
+    layers = fields["layers"]
+    if c.data.get("layer_types") is not None:
+        types = _kinds(c, "layer_types", layers, _QWEN3_NEXT_LAYERS)
+    else:
+        interval = c.integer("full_attention_interval")
+        types = ["attention" if (i + 1) % interval == 0 else "linear_attention"
+                 for i in range(layers)]
+    fields.update(mlp_bias=False, qk_norm="head", attention_gate=True,
+                  experts=c.integer("num_experts"),
+                  experts_per_token=c.integer("num_experts_per_tok"),
+                  expert_d_ff=c.integer("moe_intermediate_size"),
+                  shared_d_ff=c.integer("shared_expert_intermediate_size", minimum=0),
+                  shared_expert_gate=True, layer_types=types,
+                  linear_key_heads=c.integer("linear_num_key_heads"),
+                  linear_value_heads=c.integer("linear_num_value_heads"),
+                  linear_key_dim=c.integer("linear_key_head_dim"),
+                  linear_value_dim=c.integer("linear_value_head_dim"),
+                  ssm_conv=c.integer("linear_conv_kernel_dim"))
+    _moe_layers(c, fields)
+    return fields
+
+
 FAMILIES: dict[str, Callable[[HFConfig], Fields]] = {
     "gpt2": _gpt2,
     "gpt_neox": _gpt_neox,
@@ -599,6 +793,12 @@ FAMILIES: dict[str, Callable[[HFConfig], Fields]] = {
     "phimoe": _phimoe,
     "granitemoe": _granitemoe,
     "dbrx": _dbrx,
+    "mamba2": _mamba2,
+    "jamba": _jamba,
+    "falcon_h1": _falcon_h1,
+    "nemotron_h": _nemotron_h,
+    "granitemoehybrid": _granitemoehybrid,
+    "qwen3_next": _qwen3_next,
 }
 
 def is_hf_config(data: object) -> bool:
