@@ -323,3 +323,16 @@ def test_bad_series(text: str, message: str) -> None:
                                               ("1.5k", 1536), ("2Ki", 2048)])
 def test_count_reads_tokens_as_sweep_does(text: str, tokens: int) -> None:
     assert count("llama3-8b", "--tokens", text)["kv_cache"]["tokens"] == tokens
+
+
+def test_tp_without_a_gpu_in_a_real_process() -> None:
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-m", "specsheet", "sweep", "llama3.1-8b",
+                             "--tokens", "1k:128k:x2", "--tp", "2"], capture_output=True,
+                            text=True, check=False)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr == ("specsheet: error: option --tp: plans serving, which needs --gpu "
+                             "(an accelerator such as h100-sxm, or a hardware YAML file)\n")
