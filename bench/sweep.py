@@ -6,6 +6,8 @@ the ratios:
 
     tokens  sweep llama3.1-8b --tokens 128:128000:+128 --json   (1,000 points, 1 axis)
     2 axes  sweep llama3.1-8b --tokens 1k:100k:+1k --batch 1:10:+1 --json  (1,000 points)
+    gpu     sweep llama3.1-8b --tokens 128:128000:+128 --gpu h100-sxm --json  (serve's
+            document at 1,000 points; no target, for reference)
     table   sweep llama3.1-8b --tokens 1k:128k:x2 --gpu h100-sxm (8 points, rich and the chart)
             against count llama3.1-8b (the table)
 
@@ -32,6 +34,8 @@ COMMANDS = {
                                   "--json"],
     "sweep 1,000 points, 2 axes --json": ["sweep", "llama3.1-8b", "--tokens", "1k:100k:+1k",
                                           "--batch", "1:10:+1", "--json"],
+    "sweep 1,000 points --gpu --json": ["sweep", "llama3.1-8b", "--tokens", "128:128000:+128",
+                                        "--gpu", "h100-sxm", "--json"],
     "sweep 1,000 points --format csv": ["sweep", "llama3.1-8b", "--tokens", "128:128000:+128",
                                         "--format", "csv"],
     "count (table)": ["count", "llama3.1-8b"],
@@ -41,6 +45,7 @@ COMMANDS = {
 RATIOS = [
     ("sweep --json", "sweep 1,000 points --json", "count --json", 1.5),
     ("2 axes", "sweep 1,000 points, 2 axes --json", "count --json", 1.5),
+    ("gpu", "sweep 1,000 points --gpu --json", "count --json", None),
     ("csv", "sweep 1,000 points --format csv", "count --json", None),
     ("table", "sweep 8 points (table, chart)", "count (table)", None),
 ]

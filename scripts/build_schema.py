@@ -146,7 +146,8 @@ def spec_schema() -> dict[str, Any]:
 
 
 def sweep_schema(version: dict[str, Any]) -> dict[str, Any]:
-    """specsheet sweep --json: the axes, and at each point count's document."""
+    """specsheet sweep --json: the axes, and at each point count's document (serve's with
+    --gpu)."""
     value = {"type": ["integer", "string", "null"]}
     axis = obj({"name": {"type": "string", "description": "tokens, batch, dtype, quant, "
                          "kv_dtype or a spec field"},
@@ -155,10 +156,13 @@ def sweep_schema(version: dict[str, Any]) -> dict[str, Any]:
                            "description": "in order; quant null: a plain dtype"}})
     gpu = obj({"name": {"type": "string"}, "label": {"type": "string"},
                "memory_bytes": {"type": "integer", "minimum": 1}},
-              "the accelerator of --gpu, whose memory the chart draws a line at")
+              "the accelerator of --gpu, whose budget per GPU the chart draws a line at")
     point = obj({"at": {"type": "object", "additionalProperties": value,
                         "description": "the point's value on each axis, by axis name"},
-                 "report": {"$ref": "#/$defs/count"}})
+                 "report": {"oneOf": [{"$ref": "#/$defs/count"}, {"$ref": "#/$defs/serve"}],
+                            "description": "count's document at the point; with --gpu, "
+                                           "serve's (--max-model-len: the point's tokens, "
+                                           "--concurrency: its batch)"}})
     return obj({
         "schema_version": version,
         "axes": {"type": "array", "items": axis, "minItems": 1, "maxItems": 2},

@@ -42,15 +42,111 @@ def count(*args: str) -> dict[str, Any]:
 # ---- the done-when sweep ----------------------------------------------------------------------
 
 def test_each_point_is_count_at_its_tokens() -> None:
-    doc = as_json("sweep", "llama3.1-8b", "--tokens", "1k:128k:x2", "--gpu", "h100-sxm")
+    doc = as_json("sweep", "llama3.1-8b", "--tokens", "1k:128k:x2")
     tokens = [1024 * 2**i for i in range(8)]
     assert doc["axes"] == [{"name": "tokens", "option": "--tokens", "values": tokens}]
     assert [p["at"] for p in doc["points"]] == [{"tokens": t} for t in tokens]
     for point in doc["points"]:
         assert point["report"] == count("llama3.1-8b", "--tokens", str(point["at"]["tokens"]))
     assert doc["batch"] == 1
+    assert doc["gpu"] is None
+
+
+def serve(*args: str) -> dict[str, Any]:
+    document: dict[str, Any] = json.loads(invoke("serve", *args, "--json").stdout)
+    return document
+
+
+def test_with_a_gpu_each_point_is_serve_at_its_tokens() -> None:
+    """The done-when sweep: each point is serve with --max-model-len T (the requests the pool
+    is sized for) and --concurrency 1 (the batch)."""
+    doc = as_json("sweep", "llama3.1-8b", "--tokens", "1k:128k:x2", "--gpu", "h100-sxm")
+    tokens = [1024 * 2**i for i in range(8)]
+    assert [p["at"] for p in doc["points"]] == [{"tokens": t} for t in tokens]
+    assert doc["batch"] == 1
     assert doc["gpu"] == {"name": "h100-sxm", "label": "NVIDIA H100 SXM5 80GB",
                           "memory_bytes": 85_520_809_984}
+    for i in (0, 3, 7):
+        point = doc["points"][i]
+        assert point["report"] == serve("llama3.1-8b", "--gpu", "h100-sxm", "--max-model-len",
+                                        str(tokens[i]), "--concurrency", "1")
+    memory = [p["report"]["memory_per_gpu"] for p in doc["points"]]
+    # 128 KiB a token in whole blocks of 16 tokens: T x 128 KiB for these T
+    assert [m["kv_bytes_per_request"] for m in memory] == [t * 128 * 1024 for t in tokens]
+    assert {m["weights_bytes"] for m in memory} == {8_030_261_248 * 2}
+    assert [p["report"]["max_concurrency"] for p in doc["points"]] == \
+        [m["kv_pool_bytes"] // m["kv_bytes_per_request"] for m in memory]
+
+
+def test_with_a_gpu_the_batch_is_the_concurrency_and_layouts_are_serves() -> None:
+    doc = as_json("sweep", "llama3-8b", "--batch", "1,64", "--quant", "none,gptq-int4",
+                  "--tokens", "8k", "--gpu", "h100-pcie", "--tp", "2",
+                  "--memory-utilization", "0.85")
+    for point in doc["points"]:
+        at = point["at"]
+        quant = ["--quant", at["quant"]] if at["quant"] else []
+        assert point["report"] == serve("llama3-8b", "--gpu", "h100-pcie", "--tp", "2",
+                                        "--memory-utilization", "0.85", "--max-model-len",
+                                        "8192", "--concurrency", str(at["batch"]), *quant)
+    assert doc["points"][1]["report"]["estimates"]["concurrency"] == 64
+    assert doc["points"][0]["report"]["parallel"] == {"gpus": 2, "tp": 2, "pp": 1, "ep": 1}
+
+
+def test_with_a_given_kv_pool_and_pipeline_stages() -> None:
+    doc = as_json("sweep", "llama3.1-70b", "--tokens", "8k,32k", "--gpu", "h100-sxm",
+                  "--pp", "2", "--tp", "4", "--kv-memory", "20GiB")
+    for point in doc["points"]:
+        assert point["report"] == serve("llama3.1-70b", "--gpu", "h100-sxm", "--pp", "2",
+                                        "--tp", "4", "--kv-memory", "20GiB",
+                                        "--max-model-len", str(point["at"]["tokens"]),
+                                        "--concurrency", "1")
+        assert point["report"]["memory_per_gpu"]["kv_pool_bytes"] == 20 * GIB
+
+
+def test_a_point_that_does_not_fit_is_shown_not_an_error() -> None:
+    """llama3.1-70b in bf16 (141 GB) on one H100: fits false at every point, exit 0."""
+    doc = as_json("sweep", "llama3.1-70b", "--tokens", "8k,128k", "--gpu", "h100-sxm")
+    assert [p["report"]["fits"] for p in doc["points"]] == [False, False]
+    assert all(p["report"]["estimates"] is None for p in doc["points"])
+    out = invoke("sweep", "llama3.1-70b", "--tokens", "8k,128k", "--gpu", "h100-sxm").stdout
+    rows = [line.split() for line in out.splitlines() if line.strip().startswith(("8,192",
+                                                                                  "131,072"))]
+    assert [row[-2] for row in rows] == ["no", "no"]  # Fits, before the exact bytes
+    assert "The batch fits at no point." in out
+
+
+def test_a_batch_that_outgrows_the_pool_is_marked() -> None:
+    out = invoke("sweep", "llama3.1-8b", "--tokens", "8k:128k:x2", "--batch", "8",
+                 "--gpu", "h100-sxm").stdout
+    assert "Batch fits" in out and "KV of batch" in out
+    # 54 requests of 8k fit, 3 of 128k: a batch of 8 fits up to 32k (13), not at 64k (6)
+    assert "The batch fits up to tokens 32,768, not from 65,536 on." in out
+
+
+@pytest.mark.parametrize("args", [["--tp", "2"], ["--gpus", "2"], ["--pp", "2"], ["--ep"],
+                                  ["--kv-memory", "40GiB"], ["--memory-utilization", "0.8"]])
+def test_serving_options_need_a_gpu(args: list[str]) -> None:
+    result = runner.invoke(app, ["sweep", "llama3.1-8b", "--tokens", "1k:4k:x2", *args])
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr == (f"specsheet: error: option {args[0]}: plans serving, which needs "
+                             "--gpu (an accelerator such as h100-sxm, or a hardware YAML "
+                             "file)\n")
+
+
+def test_a_layout_that_does_not_divide_is_serves_error() -> None:
+    result = runner.invoke(app, ["sweep", "llama3.1-8b", "--tokens", "1k:4k:x2", "--gpu",
+                                 "h100-sxm", "--tp", "3"])
+    assert result.exit_code == 2
+    assert result.stderr.startswith("specsheet: error: option --tp: 3 does not divide")
+    assert result.stderr.count("\n") == 1
+
+
+def test_the_default_memory_utilization_is_vllms() -> None:
+    from specsheet.cli.serving import DEFAULT_UTILIZATION
+    from specsheet.plan.serving import DEFAULT_MEMORY_UTILIZATION
+
+    assert DEFAULT_UTILIZATION == DEFAULT_MEMORY_UTILIZATION
 
 
 def test_the_kv_cache_outgrows_the_weights_at_128k() -> None:
@@ -65,16 +161,33 @@ def test_the_kv_cache_outgrows_the_weights_at_128k() -> None:
 
 
 def test_the_terminal_shows_the_points_and_a_chart_with_the_crossing() -> None:
-    out = invoke("sweep", "llama3.1-8b", "--tokens", "1k:128k:x2", "--gpu", "h100-sxm").stdout
+    out = invoke("sweep", "llama3.1-8b", "--tokens", "1k:128k:x2").stdout
     for tokens in ("1,024", "2,048", "65,536", "131,072"):
         assert f" {tokens} " in out
     assert "33,240,391,680" in out  # 16,060,522,496 of weights + 16 GiB of KV cache
     assert "51.7%" in out  # the KV share at 128k
-    assert "85.5 GB ┤" in out  # the line at the H100's memory, labelled on the axis
-    assert "h100-sxm memory: 85.5 GB" in out
     assert "outgrows the weights between tokens 65,536 and 131,072: 17.2 GB against 16.1 GB" \
         in out
-    chart = out[out.index("weights + KV cache against tokens"):]
+
+
+def test_with_a_gpu_the_terminal_shows_per_gpu_figures_against_the_budget() -> None:
+    out = invoke("sweep", "llama3.1-8b", "--tokens", "1k:128k:x2", "--gpu", "h100-sxm").stdout
+    assert "8 points over tokens, on 1 x h100-sxm" in out
+    rows = {line.split()[0]: line.split() for line in out.splitlines()
+            if "yes" in line or " no " in line}
+    assert len(rows) == 8
+    # weights/GPU, KV/request, of budget, max requests, fits, weights + KV (B)
+    assert rows["1,024"][1:] == ["16.1", "GB", "134", "MB", "23.9%", "437", "yes",
+                                 "16,194,740,224"]
+    assert rows["131,072"][1:] == ["16.1", "GB", "17.2", "GB", "46.0%", "3", "yes",
+                                   "33,240,391,680"]
+    assert "77.0 GB ┤" in out  # the line at the budget, 0.9 x 85.5 GB, labelled on the axis
+    assert "budget (0.9 x h100-sxm memory): 77.0 GB" in out
+    assert "activation + overhead (estimates)" in out
+    assert "outgrows the weights between tokens 65,536 and 131,072: 17.2 GB against 16.1 GB" \
+        in out
+    assert "The batch fits at every point." in out
+    chart = out[out.index("weights + KV cache per GPU (1 x h100-sxm) against tokens"):]
     ticks = next(line for line in chart.splitlines() if "1k" in line and "128k" in line)
     assert ticks.split() == ["1k", "2k", "4k", "8k", "16k", "32k", "64k", "128k"]
 
@@ -83,7 +196,7 @@ def test_the_terminal_shows_the_points_and_a_chart_with_the_crossing() -> None:
 def test_the_chart_fits_narrow_terminals(width: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COLUMNS", width)
     out = invoke("sweep", "llama3.1-8b", "--tokens", "1k:128k:x2", "--gpu", "h100-sxm").stdout
-    chart = out[out.index("weights + KV cache against"):].splitlines()
+    chart = out[out.index("weights + KV cache per GPU"):].splitlines()
     plot = [line for line in chart if "┤" in line or "│" in line]
     assert len(plot) == 16
     assert all(len(line) <= int(width) for line in plot)
@@ -210,3 +323,16 @@ def test_bad_series(text: str, message: str) -> None:
                                               ("1.5k", 1536), ("2Ki", 2048)])
 def test_count_reads_tokens_as_sweep_does(text: str, tokens: int) -> None:
     assert count("llama3-8b", "--tokens", text)["kv_cache"]["tokens"] == tokens
+
+
+def test_tp_without_a_gpu_in_a_real_process() -> None:
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-m", "specsheet", "sweep", "llama3.1-8b",
+                             "--tokens", "1k:128k:x2", "--tp", "2"], capture_output=True,
+                            text=True, check=False)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr == ("specsheet: error: option --tp: plans serving, which needs --gpu "
+                             "(an accelerator such as h100-sxm, or a hardware YAML file)\n")

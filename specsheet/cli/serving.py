@@ -12,7 +12,7 @@ from specsheet.cli.options import parse_tokens
 from specsheet.errors import SpecError
 
 if TYPE_CHECKING:
-    from specsheet.figures import Report
+    from specsheet.figures import Point, Report
     from specsheet.plan.serving import Estimates, ServePlan
 
 SERVE = "Serving (docs/serving.md)"
@@ -84,6 +84,8 @@ DEFAULT_MFU = 0.5
 DEFAULT_MBU = 0.8
 DEFAULT_PROMPT = 1024
 DEFAULT_OUTPUT = 256
+# plan.serving.DEFAULT_MEMORY_UTILIZATION (vLLM's), without importing the plan at start-up
+DEFAULT_UTILIZATION = "0.9"
 
 
 class ServeOptions(NamedTuple):
@@ -98,7 +100,7 @@ class ServeOptions(NamedTuple):
     prompt: int = DEFAULT_PROMPT
     output: int = DEFAULT_OUTPUT
     concurrency: int | None = None
-    memory_utilization: str = "0.9"
+    memory_utilization: str = DEFAULT_UTILIZATION
     kv_memory: str | None = None
     batched_tokens: int | None = None
     max_seqs: int | None = None
@@ -189,11 +191,22 @@ def plan_one(report: Report, options: ServeOptions
         if message.startswith("quant:"):
             message = "option --quant:" + message[len("quant:"):]
         raise SpecError(f"{message} (at tp {layout.tp})") from None
+    return (plan, *_estimates(plan, options))
+
+
+def _estimates(plan: ServePlan, options: ServeOptions
+               ) -> tuple[Estimates | None, dict[str, float | None]]:
+    """The estimates and costs of ``plan`` under ``options`` (None and no costs when no
+    request fits)."""
+    from specsheet.plan import serving
+
+    report = plan.report
     concurrency = options.concurrency
     if concurrency is None:
-        concurrency = min(plan.concurrency_at(options.prompt + options.output), request.max_seqs)
+        concurrency = min(plan.concurrency_at(options.prompt + options.output),
+                          plan.request.max_seqs)
     if not plan.fits or not concurrency:
-        return plan, None, {}
+        return None, {}
     text = None
     if options.text is not None:
         from specsheet.sources.tokenizer import count_text, find_tokenizer
@@ -202,4 +215,37 @@ def plan_one(report: Report, options: ServeOptions
         text = (counted.tokens, counted.words)
     est = serving.estimate(plan, concurrency, options.mfu, options.mbu, _price(options.price),
                            options.tokens_per_word, text)
-    return plan, est, serving.costs(plan, est)
+    return est, serving.costs(plan, est)
+
+
+Served = tuple["ServePlan", "Estimates | None", dict[str, float | None]]
+
+
+def plan_points(points: list[Point], options: ServeOptions) -> list[Served]:
+    """``plan_one`` at every point of a sweep: requests of the point's tokens
+    (``--max-model-len``), its batch decoded at once (``--concurrency``). Points that differ
+    from the one before only in the tokens or the batch take its layout (the weights per GPU,
+    the pool) and compute again only the blocks of a request and the estimates."""
+    from specsheet.plan import serving
+
+    served: list[Served] = []
+    before: ServePlan | None = None
+    # the estimates do not depend on the tokens a request may reach: by batch, for the layout
+    estimates: dict[int, tuple[Estimates | None, dict[str, float | None]]] = {}
+    for point in points:
+        report = point.report
+        at = options._replace(max_model_len=report.kv.tokens, concurrency=point.batch)
+        base = None if before is None else before.report
+        if base is not None and before is not None and report.model is base.model and \
+                report.weights is base.weights and report.dtype == base.dtype and \
+                report.kv.dtype == base.kv.dtype:
+            plan = serving.at_max_model_len(before, report, report.kv.tokens)
+            known = estimates.get(point.batch)
+            if known is None or (known[0] is None) != (not plan.fits):
+                known = estimates[point.batch] = _estimates(plan, at)
+            served.append((plan, *known))
+        else:
+            served.append(plan_one(report, at))
+            estimates = {point.batch: served[-1][1:]}
+        before = served[-1][0]
+    return served

@@ -483,6 +483,22 @@ def plan_serving(report: Report, hardware: Accelerator, layout: Parallel, reques
                      stages)
 
 
+def at_max_model_len(plan: ServePlan, report: Report, max_model_len: int) -> ServePlan:
+    """``plan`` for ``report`` (the same model, weights and KV dtype as the plan's, at other
+    tokens) and requests of ``max_model_len`` tokens: the same as ``plan_serving`` with them,
+    computing again only the blocks a request holds, so that a sweep over the tokens lays the
+    model out once."""
+    spec = report.model.spec
+    if max_model_len > spec.context:
+        raise SpecError(f"max-model-len: {max_model_len:,} exceeds the context of "
+                        f"{report.model.name} ({spec.context:,} tokens)")
+    request = plan.request._replace(max_model_len=max_model_len)
+    stages = tuple(s._replace(blocks_per_request=sum(
+        group_blocks(g.window, max_model_len, request.batched_tokens) for g in s.groups))
+        for s in plan.stages)
+    return plan._replace(report=report, request=request, stages=stages)
+
+
 # ---- estimates ---------------------------------------------------------------------------------
 
 COMPUTE_DTYPE = {"fp8": "fp8", "fp8-channel": "fp8", "fp8-block": "fp8", "w8a8": "int8",

@@ -11,6 +11,10 @@ from specsheet.units import exact, human_bytes
 
 if TYPE_CHECKING:
     from specsheet.hardware.catalog import Accelerator
+    from specsheet.plan.serving import Estimates, ServePlan
+
+    # a sweep's point served: serve's plan there, its estimates and costs (cli.serving.Served)
+    Served = tuple[ServePlan, Estimates | None, dict[str, float | None]]
 
 MAX_CHARTS = 8  # a two-axis sweep draws a chart per value of its second axis, this many at most
 
@@ -76,48 +80,107 @@ def short_text(axis: Axis, value: int | str | None) -> str:
     return value_text(value)
 
 
-def memory_charts(axes: list[Axis], points: list[Point], gpu: Accelerator | None
-                  ) -> list[ChartView]:
+def memory_charts(axes: list[Axis], points: list[Point], gpu: Accelerator | None,
+                  served: list[Served] | None = None) -> list[ChartView]:
     """Weights and KV cache stacked at each point of the first axis; a chart per value of the
-    second axis (MAX_CHARTS at most); a line at the memory of ``gpu``."""
+    second axis (MAX_CHARTS at most); a line at the memory of ``gpu``. With ``served`` (a plan
+    per point): per GPU, the weights, the batch's KV cache and the activation peak and overhead
+    (estimates) against the budget (U x memory, or the memory with a given KV pool)."""
     x = axes[0]
     per_chart = len(x.values)
-    groups = [points[i:i + per_chart] for i in range(0, len(points), per_chart)]
+    memory = [_per_gpu(p, plan) for p, (plan, _, _) in zip(points, served, strict=True)] \
+        if served is not None else [Memory(p.report.weights_bytes, p.kv_bytes, 0)
+                                      for p in points]
     charts = []
-    for group in groups[:MAX_CHARTS]:
+    starts = range(0, len(points), per_chart)
+    for start in starts[:MAX_CHARTS]:
+        group = points[start:start + per_chart]
+        parts = memory[start:start + per_chart]
         first = group[0]
         where = [f"{axis_noun(a)} {value_text(first.at[a.name])}" for a in axes[1:]]
         weights_label = f"weights ({first.report.weights.format})" if len(axes) == 1 or \
             axes[1].name not in ("dtype", "quant") else "weights"
         batch = "" if "batch" in first.at else f", batch {first.batch}"
         kv_label = f"KV cache ({first.report.kv.dtype}{batch})"
+        segments: tuple[Segment, ...] = (Segment(weights_label, tuple(m.weights for m in parts)),
+                    Segment(kv_label, tuple(m.kv for m in parts)))
+        line = None if gpu is None else (f"{gpu.name} memory", gpu.memory_bytes)
+        title = f"{first.report.model.name}: weights + KV cache"
+        if served is not None:
+            plan = served[start][0]
+            layout = plan.layout
+            title += (f" per GPU ({layout.gpus} x {plan.hardware.name}"
+                      + (f", tp {layout.tp}" if layout.tp > 1 else "")
+                      + (f", pp {layout.pp}" if layout.pp > 1 else "") + ")")
+            segments += (Segment("activation + overhead (estimates)",
+                                 tuple(m.reserved for m in parts)),)
+            budget = plan.binding.budget_bytes
+            line = (f"{plan.hardware.name} memory" if plan.kv_memory_given else
+                    f"budget ({float(plan.utilization):g} x {plan.hardware.name} memory)",
+                    budget)
         chart = ChartView(
-            title=f"{first.report.model.name}: weights + KV cache against "
-                  f"{axis_noun(x)}" + (f" ({', '.join(where)})" if where else ""),
+            title=f"{title} against {axis_noun(x)}" + (f" ({', '.join(where)})" if where else ""),
             axis=axis_label(x),
             ticks=tuple(short_text(x, p.at[x.name]) for p in group),
-            segments=(Segment(weights_label, tuple(p.report.weights_bytes for p in group)),
-                      Segment(kv_label, tuple(p.kv_bytes for p in group))),
+            segments=segments,
             format=human_bytes,
-            line=None if gpu is None else (f"{gpu.name} memory", gpu.memory_bytes),
+            line=line,
         )
-        chart.caption = _crossing(x, group)
+        chart.caption = _crossing(x, group, parts)
+        if served is not None:
+            chart.caption += _fit(x, group, served[start:start + per_chart])
         charts.append(chart)
-    if len(groups) > MAX_CHARTS:
-        charts[-1].caption += (f" Charts for the first {MAX_CHARTS} of {len(groups)} values of "
+    if len(starts) > MAX_CHARTS:
+        charts[-1].caption += (f" Charts for the first {MAX_CHARTS} of {len(starts)} values of "
                                f"{axis_noun(axes[1])}; the table has every point.")
     return charts
 
 
-def _crossing(axis: Axis, points: list[Point]) -> str:
+class Memory(NamedTuple):
+    """What a chart stacks at a point: the weights, the batch's KV cache, and (per GPU) the
+    activation peak and runtime overhead, estimates."""
+
+    weights: int
+    kv: int
+    reserved: int
+
+
+def _per_gpu(point: Point, plan: ServePlan) -> Memory:
+    """The memory of one GPU of the stage that admits the fewest requests: its weights, the
+    batch's KV cache in whole blocks, the activation peak and overhead."""
+    s = plan.binding
+    return Memory(s.weights_bytes, point.batch * s.kv_bytes_per_request,
+                  s.activation_bytes + s.overhead_bytes)
+
+
+def _crossing(axis: Axis, points: list[Point], memory: list[Memory]) -> str:
     """Where the KV cache first outgrows the weights, in words ("" when it never does, or
     does from the start)."""
-    for before, point in zip(points, points[1:], strict=False):
-        if before.kv_bytes <= before.report.weights_bytes < point.kv_bytes:
-            weights = point.report.weights_bytes
+    pairs = list(zip(points, memory, strict=True))
+    for (before, was), (point, now) in zip(pairs, pairs[1:], strict=False):
+        if was.kv <= was.weights < now.kv:
             return (f"The KV cache outgrows the weights between {axis_noun(axis)} "
                     f"{value_text(before.at[axis.name])} and {value_text(point.at[axis.name])}: "
-                    f"{human_bytes(point.kv_bytes)} against {human_bytes(weights)}.")
-    if points and points[0].kv_bytes > points[0].report.weights_bytes:
+                    f"{human_bytes(now.kv)} against {human_bytes(now.weights)}.")
+    if memory and memory[0].kv > memory[0].weights:
         return "The KV cache is larger than the weights at every point."
     return "The KV cache stays below the weights at every point."
+
+
+def _fit(axis: Axis, points: list[Point], served: list[Served]) -> str:
+    """Where the batch stops fitting on the GPUs, in words."""
+    def fits(point: Point, plan: ServePlan) -> bool:
+        return plan.fits and point.batch <= plan.max_concurrency
+
+    verdicts = [fits(p, plan) for p, (plan, _, _) in zip(points, served, strict=True)]
+    if all(verdicts):
+        return " The batch fits at every point."
+    if not any(verdicts):
+        return " The batch fits at no point."
+    first = verdicts.index(False)
+    at = value_text(points[first].at[axis.name])
+    if first and not any(verdicts[first:]):
+        return (f" The batch fits up to {axis_noun(axis)} "
+                f"{value_text(points[first - 1].at[axis.name])}, not from {at} on.")
+    return (f" The batch does not fit at {verdicts.count(False):,} of {len(points):,} points "
+            f"(the first: {axis_noun(axis)} {at}).")

@@ -145,18 +145,22 @@ def compare_document(reports: list[Report],
 
 
 def sweep_document(axes: list[Axis], points: list[Point], batch: int | None,
-                   gpu: Accelerator | None) -> dict[str, Any]:
+                   gpu: Accelerator | None,
+                   served: list[tuple[ServePlan, Estimates | None, dict[str, float | None]]]
+                   | None = None) -> dict[str, Any]:
     """The document of ``sweep``: its axes, and each point's place on them with the document
-    of ``count`` there. ``batch`` is the requests at once when it is not an axis (else None);
-    ``gpu`` the accelerator whose memory the terminal's chart draws a line at."""
+    of ``count`` there, or with ``served`` (a plan per point, on ``gpu``) that of ``serve``.
+    ``batch`` is the requests at once when it is not an axis (else None)."""
     shared: Shared = {}
     entries = []
     before: Report | None = None
     document: dict[str, Any] = {}
-    for point in points:
+    for i, point in enumerate(points):
         report = point.report
-        if report is not before:  # points that differ only in the batch share their report
-            document = _point_report(report, before, document, shared, gpu)
+        if served is not None:
+            document = serve_document(*served[i], shared)
+        elif report is not before:  # points that differ only in the batch share their report
+            document = _point_report(report, before, document, shared)
             before = report
         entries.append({"at": point.at, "report": document})
     return {
@@ -170,14 +174,10 @@ def sweep_document(axes: list[Axis], points: list[Point], batch: int | None,
 
 
 def _point_report(report: Report, before: Report | None, document: dict[str, Any],
-                  shared: Shared, gpu: Accelerator | None) -> dict[str, Any]:
-    """The document of one point of a sweep: count's. A report that differs from the one
-    ``before`` it (whose ``document`` it was) only in the tokens takes a copy of that document
-    with the KV cache and FLOPs of its own.
-
-    The hook for serving: once ``serve`` lands (plan/serving.py), a sweep given ``--gpu``
-    takes serve's document here instead of count's (and the schema's ``sweep`` entry with
-    it)."""
+                  shared: Shared) -> dict[str, Any]:
+    """The document of one point of a sweep without a GPU: count's. A report that differs
+    from the one ``before`` it (whose ``document`` it was) only in the tokens takes a copy of
+    that document with the KV cache and FLOPs of its own."""
     if before is not None and report.model is before.model and \
             report.params is before.params and report.weights is before.weights and \
             report.dtype == before.dtype:
@@ -389,51 +389,74 @@ def train_document(model: Model, plan: TrainingPlan) -> dict[str, Any]:
     }
 
 
-def serve_entry(plan: ServePlan, est: Estimates | None,
-                costs: dict[str, float | None]) -> dict[str, Any]:
+def serve_entry(plan: ServePlan, est: Estimates | None, costs: dict[str, float | None],
+                shared: Shared | None = None) -> dict[str, Any]:
     """The figures of serving one model (without the schema version): exact memory per GPU of
-    the binding pipeline stage, the fit, and the roofline estimates (null when nothing fits)."""
-    from specsheet.plan.serving import BLOCK_SIZE, assumptions
-
-    report, hw, layout, request = plan.report, plan.hardware, plan.layout, plan.request
-    s = plan.binding
-    estimates: dict[str, Any] | None = None
-    if est is not None:
-        estimates = {
-            "concurrency": est.concurrency,
-            "prompt_tokens": request.prompt,
-            "output_tokens": request.output,
-            "compute_dtype": est.compute_dtype,
-            "peak_flops_per_s": est.peak_flops_per_s,
-            "mfu": est.mfu,
-            "mbu": est.mbu,
-            "prefill_s": est.prefill_s,
-            "prefill_compute_s": est.prefill_compute_s,
-            "prefill_allreduce_s": est.prefill_allreduce_s,
-            "decode_context": est.decode_context,
-            "decode_step_s": est.decode_step_s,
-            "decode_bytes_per_step": est.decode_bytes,
-            "decode_flops_per_step": est.decode_flops,
-            "experts_touched": est.experts_touched,
-            "tokens_per_s_per_request": est.tokens_per_s_per_request,
-            "tokens_per_s_total": est.tokens_per_s_total,
-            "tokens_per_s_end_to_end": est.tokens_per_s_end_to_end(request.output),
-            "usd_per_gpu_hour": est.price,
-            "tokens_per_word": est.tokens_per_word,
-            "text_tokens": est.text_tokens,
-            "text_words": est.text_words,
-            **costs,
-            "assumptions": assumptions(plan, est),
-        }
+    the binding pipeline stage, the fit, and the roofline estimates (null when nothing fits).
+    With ``shared``, sections built from the same objects as an earlier plan's are that
+    plan's (a sweep's points on one layout share the model, the hardware, the layout and the
+    estimates)."""
+    report, hw, layout = plan.report, plan.hardware, plan.layout
     return {
-        "model": {"name": report.model.name, "origin": report.model.origin,
-                  "format": report.weights.format, "dtype": report.dtype,
-                  "kv_dtype": report.kv.dtype},
-        "hardware": {"name": hw.name, "label": hw.label, "memory_bytes": hw.memory_bytes,
-                     "bandwidth_bytes_per_s": hw.bandwidth_bytes_per_s,
-                     "peak_flops_per_s": dict(hw.peak_flops_per_s),
-                     "interconnect_bytes_per_s": hw.interconnect_bytes_per_s},
-        "parallel": layout._asdict(),
+        "model": _once(shared, "serve.model", (report.model, report.weights, report.dtype,
+                                               report.kv.dtype),
+                       lambda: {"name": report.model.name, "origin": report.model.origin,
+                                "format": report.weights.format, "dtype": report.dtype,
+                                "kv_dtype": report.kv.dtype}),
+        "hardware": _once(shared, "serve.hardware", (hw,),
+                          lambda: {"name": hw.name, "label": hw.label,
+                                   "memory_bytes": hw.memory_bytes,
+                                   "bandwidth_bytes_per_s": hw.bandwidth_bytes_per_s,
+                                   "peak_flops_per_s": dict(hw.peak_flops_per_s),
+                                   "interconnect_bytes_per_s": hw.interconnect_bytes_per_s}),
+        "parallel": _once(shared, "serve.parallel", (layout,), layout._asdict),
+        **_serve_memory(plan),
+        "estimates": None if est is None else _once(
+            shared, "serve.estimates", (est, costs, plan.request.prompt, plan.request.output),
+            lambda: _estimates_section(plan, est, costs)),
+    }
+
+
+def _estimates_section(plan: ServePlan, est: Estimates,
+                       costs: dict[str, float | None]) -> dict[str, Any]:
+    """The roofline estimates of a serve entry, with the costs and their assumptions."""
+    from specsheet.plan.serving import assumptions
+
+    request = plan.request
+    return {
+        "concurrency": est.concurrency,
+        "prompt_tokens": request.prompt,
+        "output_tokens": request.output,
+        "compute_dtype": est.compute_dtype,
+        "peak_flops_per_s": est.peak_flops_per_s,
+        "mfu": est.mfu,
+        "mbu": est.mbu,
+        "prefill_s": est.prefill_s,
+        "prefill_compute_s": est.prefill_compute_s,
+        "prefill_allreduce_s": est.prefill_allreduce_s,
+        "decode_context": est.decode_context,
+        "decode_step_s": est.decode_step_s,
+        "decode_bytes_per_step": est.decode_bytes,
+        "decode_flops_per_step": est.decode_flops,
+        "experts_touched": est.experts_touched,
+        "tokens_per_s_per_request": est.tokens_per_s_per_request,
+        "tokens_per_s_total": est.tokens_per_s_total,
+        "tokens_per_s_end_to_end": est.tokens_per_s_end_to_end(request.output),
+        "usd_per_gpu_hour": est.price,
+        "tokens_per_word": est.tokens_per_word,
+        "text_tokens": est.text_tokens,
+        "text_words": est.text_words,
+        **costs,
+        "assumptions": assumptions(plan, est),
+    }
+
+
+def _serve_memory(plan: ServePlan) -> dict[str, Any]:
+    """The sections of a serve entry that change with the tokens of a request."""
+    from specsheet.plan.serving import BLOCK_SIZE
+
+    request, s = plan.request, plan.binding
+    return {
         "request": {"max_model_len": request.max_model_len,
                     "max_num_batched_tokens": request.batched_tokens,
                     "max_num_seqs": request.max_seqs,
@@ -468,11 +491,10 @@ def serve_entry(plan: ServePlan, est: Estimates | None,
         "fits": plan.fits,
         "max_concurrency": plan.max_concurrency,
         "max_context": plan.max_context,
-        "estimates": estimates,
     }
 
 
-def serve_document(plan: ServePlan, est: Estimates | None,
-                   costs: dict[str, float | None]) -> dict[str, Any]:
-    """The document of ``serve``."""
-    return {"schema_version": SCHEMA_VERSION, **serve_entry(plan, est, costs)}
+def serve_document(plan: ServePlan, est: Estimates | None, costs: dict[str, float | None],
+                   shared: Shared | None = None) -> dict[str, Any]:
+    """The document of ``serve`` (``shared``: as in ``serve_entry``)."""
+    return {"schema_version": SCHEMA_VERSION, **serve_entry(plan, est, costs, shared)}

@@ -820,10 +820,15 @@ def serve_check_view(plan: ServePlan, est: Estimates | None, costs: dict[str, fl
 
 # ---- sweep ------------------------------------------------------------------------------------
 
-def sweep_view(axes: list[Axis], points: list[Point], gpu: Accelerator | None) -> TableView:
+def sweep_view(axes: list[Axis], points: list[Point], gpu: Accelerator | None,
+               served: list[tuple[ServePlan, Estimates | None, dict[str, float | None]]]
+               | None = None) -> TableView:
     """A row per point: its place on each axis, then the figures that change from point to
     point, and always the memory the chart draws (weights, KV cache, their sum and the KV
-    cache's share of it; with a GPU, the sum's share of its memory)."""
+    cache's share of it; with a GPU, the sum's share of its memory). With ``served`` (a plan
+    per point), the memory of one GPU, the requests its pool holds and whether the batch fits."""
+    if served is not None:
+        return _sweep_served_view(axes, points, served)
     from specsheet.views.charts import axis_label, axis_noun, value_text
 
     first = points[0]
@@ -867,4 +872,80 @@ def sweep_view(axes: list[Axis], points: list[Point], gpu: Accelerator | None) -
     view.caption = (f"KV cache: {batch} × one request of T tokens ({first.report.kv.dtype}). "
                     "Sizes in SI units (1 GB = 10^9 bytes); --json has every figure of count "
                     "at each point.")
+    return view
+
+
+def _sweep_served_view(axes: list[Axis], points: list[Point],
+                       served: list[tuple[ServePlan, Estimates | None,
+                                          dict[str, float | None]]]) -> TableView:
+    """sweep_view on GPUs: per GPU of the stage that admits the fewest requests, the weights,
+    the KV cache of one request and of the batch (whole blocks), the chart's stack against
+    the budget, the requests of T tokens the pool holds, and whether the batch fits."""
+    from specsheet.views.charts import axis_label, axis_noun, value_text
+
+    first, plan0 = points[0], served[0][0]
+    rows = list(zip(points, (plan for plan, _, _ in served), strict=True))
+
+    def changes(get: Callable[[Point], object]) -> bool:
+        return any(get(p) != get(first) for p in points)
+
+    def place(name: str) -> Callable[[Point, ServePlan], str]:
+        return lambda p, plan: value_text(p.at[name])
+
+    def kv(p: Point, plan: ServePlan) -> int:
+        return p.batch * plan.binding.kv_bytes_per_request
+
+    def stack(p: Point, plan: ServePlan) -> int:
+        s = plan.binding
+        return s.weights_bytes + s.activation_bytes + s.overhead_bytes + kv(p, plan)
+
+    batched = any(p.batch != 1 for p in points)
+    columns: list[tuple[str, Callable[[Point, ServePlan], str], bool]] = [
+        (axis_label(axis), place(axis.name), False) for axis in axes]
+    if "tokens" not in first.at and changes(lambda p: p.report.kv.tokens):
+        columns.append(("Tokens T", lambda p, plan: exact(p.report.kv.tokens), False))
+    if changes(lambda p: p.report.params.total):
+        columns.append(("Parameters", lambda p, plan: human_count(p.report.params.total),
+                        False))
+    columns += [
+        ("Weights/GPU", lambda p, plan: human_bytes(plan.binding.weights_bytes), False),
+        ("KV/request", lambda p, plan: human_bytes(plan.binding.kv_bytes_per_request), False),
+    ]
+    if batched:
+        columns.append(("KV of batch", lambda p, plan: human_bytes(kv(p, plan)), False))
+    columns += [
+        ("Of budget", lambda p, plan: percent(stack(p, plan), plan.binding.budget_bytes), False),
+        ("Max requests", lambda p, plan: exact(plan.max_concurrency), False),
+        ("Batch fits" if batched else "Fits",
+         lambda p, plan: "yes" if plan.fits and p.batch <= plan.max_concurrency else "no",
+         False),
+        ("Weights + KV/GPU (B)",
+         lambda p, plan: exact(plan.binding.weights_bytes + kv(p, plan)), True),
+    ]
+    names = " and ".join(axis_noun(a) for a in axes)
+    layout, hw = plan0.layout, plan0.hardware
+    where = f"{layout.gpus} x {hw.name}" + (f", tp {layout.tp}" if layout.tp > 1 else "") + (
+        f", pp {layout.pp}" if layout.pp > 1 else "") + (
+        f", ep {layout.ep}" if layout.ep > 1 else "")
+    view = TableView(
+        title=f"{first.report.model.name}: {exact(len(points))} points over {names}, on {where}",
+        headers=tuple(c[0] for c in columns),
+        numeric=tuple(i >= len(axes) or all(isinstance(v, int) for v in axes[i].values)
+                      for i in range(len(columns))),
+        optional=tuple(c[2] for c in columns),
+    )
+    for point, plan in rows:
+        view.add(*(cell(point, plan) for _, cell, _ in columns))
+    batch = "each point's batch" if "batch" in first.at else f"batch {first.batch}"
+    stage = " of the pipeline stage that holds the fewest requests" if layout.pp > 1 else ""
+    budget = (f"the memory ({human_bytes(plan0.binding.budget_bytes)}), with a KV pool given"
+              if plan0.kv_memory_given else
+              f"{float(plan0.utilization):g} x memory = {human_bytes(plan0.binding.budget_bytes)}")
+    view.caption = (
+        f"Per GPU{stage}; KV cache in blocks of 16 tokens ({first.report.kv.dtype}), {batch} "
+        f"× one request of T tokens. Of budget: weights, the batch's KV cache, the activation "
+        f"peak and overhead (estimates) against {budget}. Max requests: requests of T tokens "
+        "the KV pool holds (vLLM's maximum concurrency). Sizes in SI units (1 GB = 10^9 "
+        "bytes); --json has serve's document at each point (--max-model-len T, --concurrency "
+        "the batch).")
     return view

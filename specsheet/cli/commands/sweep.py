@@ -35,6 +35,18 @@ from specsheet.cli.options import (
     say_notes,
     source,
 )
+from specsheet.cli.serving import (
+    DEFAULT_UTILIZATION,
+    EpOpt,
+    GpuOpt,
+    GpusOpt,
+    KvMemoryOpt,
+    PpOpt,
+    ServeOptions,
+    TpOpt,
+    UtilizationOpt,
+    check_options,
+)
 from specsheet.errors import SpecError
 from specsheet.figures import Axis, Point, Report, at_tokens, build_report
 from specsheet.model.memory import DEFAULT_DTYPE
@@ -44,6 +56,7 @@ from specsheet.sources.resolve import resolve
 from specsheet.units import MAX_POINTS, QuantityKind, parse_series
 
 if TYPE_CHECKING:
+    from specsheet.cli.serving import Served
     from specsheet.hardware.catalog import Accelerator
     from specsheet.model.spec import Model
     from specsheet.views.charts import ChartView
@@ -70,9 +83,6 @@ SetSeries = Annotated[list[str] | None, typer.Option(
     "--set", metavar="FIELD=VALUES", help="Set any spec field, or sweep it with a series: "
     "--set experts_per_token=1,2,4 (repeatable; a layer list such as sliding_layers=0,2,4 is "
     "one value; docs/models.md lists the fields).", show_default=False)]
-GpuOpt = Annotated[str | None, typer.Option(
-    "--gpu", metavar="NAME", help="Draw a line at this accelerator's memory (h100-sxm, or a "
-    "hardware YAML file), and give each point's share of it.", show_default=False)]
 
 
 def _field(help: str) -> Any:
@@ -102,6 +112,12 @@ def sweep(
     dtype: DtypeList = None,
     kv_dtype: KvDtypeList = DEFAULT_DTYPE,
     gpu: GpuOpt = None,
+    gpus: GpusOpt = None,
+    tp: TpOpt = None,
+    pp: PpOpt = None,
+    ep: EpOpt = False,
+    memory_utilization: UtilizationOpt = DEFAULT_UTILIZATION,
+    kv_memory: KvMemoryOpt = None,
     fmt: FormatOpt = None,
     timeout: TimeoutOpt = DEFAULT_TIMEOUT,
     json_: JsonOpt = False,
@@ -127,7 +143,9 @@ def sweep(
 ) -> None:
     """One model's memory and compute along one or two axes: the tokens, the batch, weight or
     KV dtypes, quantization formats, or any spec field. A row per point, a chart of weights +
-    KV cache (with a line at --gpu's memory), or every point's count document with --json.
+    KV cache, or every point's count document with --json. With --gpu, each point is serve's
+    plan for requests of T tokens (--max-model-len) and the batch at once (--concurrency):
+    weights and KV per GPU against the GPU's budget, and serve's document with --json.
 
     Examples: 'specsheet sweep llama3.1-8b --tokens 1k:128k:x2 --gpu h100-sxm',
     'specsheet sweep gpt2-small --d-model 512:4096:x2 --layers 12,24,48 --json',
@@ -135,6 +153,8 @@ def sweep(
     """
     output = output_format(fmt, json_)
     timeout = checked_timeout(timeout)
+    options = _serve_options(gpu, gpus, tp, pp, ep, memory_utilization, kv_memory,
+                             group_size)
     named = {"layers": layers, "d_model": d_model, "heads": heads, "vocab": vocab,
              "context": context, "kv_heads": kv_heads, "head_dim": head_dim, "d_ff": d_ff,
              "mlp": mlp, "norm": norm, "positions": positions}
@@ -162,14 +182,20 @@ def sweep(
 
     from specsheet.views.documents import sweep_document
 
+    served: list[Served] | None = None
+    if options is not None:
+        from specsheet.cli.serving import plan_points
+
+        served = plan_points(points, options)
     document = sweep_document(axes, points, None if "batch" in points[0].at
-                              else points[0].batch, accelerator)
+                              else points[0].batch, accelerator, served)
 
     def views() -> list[TableView | ChartView]:
         from specsheet.views.charts import memory_charts
         from specsheet.views.tables import sweep_view
 
-        return [sweep_view(axes, points, accelerator), *memory_charts(axes, points, accelerator)]
+        return [sweep_view(axes, points, accelerator, served),
+                *memory_charts(axes, points, accelerator, served)]
 
     rows = [{"at": point["at"], "batch": p.batch, **point["report"]}
             for point, p in zip(document["points"], points, strict=True)] \
@@ -288,6 +314,28 @@ def _with(fixed: Overrides, field_axes: list[Axis], at: dict[str, Any],
         given[axis.name] = at[axis.name]
         given.labels[axis.name] = f"option {axis.option} (at {at[axis.name]})"
     return given
+
+
+def _serve_options(gpu: str | None, gpus: int | None, tp: int | None, pp: int | None,
+                   ep: bool, memory_utilization: str, kv_memory: str | None,
+                   group_size: int | None) -> ServeOptions | None:
+    """serve's options at every point (the tokens and the batch are the point's), or None
+    without --gpu; a layout or memory option without --gpu is an error."""
+    if gpu is None:
+        given = [option for option, value in (
+            ("--gpus", gpus), ("--tp", tp), ("--pp", pp), ("--ep", ep or None),
+            ("--memory-utilization",
+             None if memory_utilization == DEFAULT_UTILIZATION else memory_utilization),
+            ("--kv-memory", kv_memory)) if value is not None]
+        if given:
+            raise SpecError(f"option {given[0]}: plans serving, which needs --gpu (an "
+                            "accelerator such as h100-sxm, or a hardware YAML file)")
+        return None
+    options = ServeOptions(gpu=gpu, gpus=gpus, tp=tp, pp=pp, ep=ep,
+                           memory_utilization=memory_utilization, kv_memory=kv_memory,
+                           group_size=group_size)
+    check_options(options)
+    return options
 
 
 def _gpu(name: str | None) -> Accelerator | None:
