@@ -17,6 +17,9 @@ TABLE_COMMANDS = [
     ["check", "llama3-8b", "--max-weights", "16GB"],
     ["presets"],
     ["hardware"],
+    ["serve", "llama3-70b", "--gpu", "h100-sxm", "--gpus", "8"],
+    ["train", "llama3-8b", "--seq-len", "8k", "--gpus", "8"],
+    ["sweep", "llama3.1-8b", "--tokens", "1k:128k:x2", "--gpu", "h100-sxm"],
 ]
 FORMATS = [[], ["--json"], ["--format", "csv"], ["--format", "markdown"]]
 
@@ -135,6 +138,18 @@ def test_a_stdout_without_unicode_gets_ascii(env: dict[str, str | None],
         assert "4d^2 + 4d" in text and "V x d" in text
     if not fmt:
         assert "#####" in text  # the share bars
+
+
+@pytest.mark.parametrize("command", TABLE_COMMANDS[3:], ids=lambda c: c[0])
+def test_every_table_fits_80_columns_of_cp1252(command: list[str]) -> None:
+    """The commands with charts and bars, at 80 columns on a Windows code page: ASCII only,
+    and no line wider than the terminal."""
+    result = subprocess.run([*SPECSHEET, *command], capture_output=True, timeout=60,
+                            env=clean_env(COLUMNS="80", PYTHONIOENCODING="cp1252"), check=False)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.decode("ascii").splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert len(lines) > 10
 
 
 def test_an_error_with_a_non_ascii_name_on_an_ascii_stderr() -> None:
