@@ -625,10 +625,14 @@ def _train_compute_view(model: Model, plan: TrainingPlan) -> TableView:
                  exact(per_token * tokens), style="sub")
     acc = plan.accelerator
     hours = plan.time.gpu_hours
-    view.add(f"GPU-hours ({acc.label} at {plan.mfu:.0%} MFU of its "
-             f"{plan.recipe.compute_dtype} peak, {human_si(plan.peak_flops_per_s, 'FLOP/s')})",
-             human_count(round(hours)), f"{hours:,.0f}")
-    view.add(f"  days on {exact(layout.gpus)} GPU{'s' if layout.gpus != 1 else ''}", "", f"{plan.time.days:,.1f}", style="sub")
+    view.add(f"GPU-hours on {acc.name} at {plan.mfu:.0%} MFU", human_count(round(hours)),
+             f"{hours:,.0f}")
+    view.add(f"  peak ({plan.recipe.compute_dtype}, dense)",
+             human_si(plan.peak_flops_per_s, "FLOP/s"), exact(plan.peak_flops_per_s),
+             style="sub")
+    plural = "s" if layout.gpus != 1 else ""
+    view.add(f"  days on {exact(layout.gpus)} GPU{plural}", "", f"{plan.time.days:,.1f}",
+             style="sub")
     if plan.time.usd is not None:
         view.add(f"  cost at ${plan.time.price:,.2f} per GPU-hour", "",
                  f"${plan.time.usd:,.0f}", style="sub")
