@@ -368,6 +368,10 @@ def _serve_rows(view: TableView,
     view.add("  KV per request (max-model-len)",
              *(f"{human_bytes(p.binding.kv_bytes_per_request)} at "
                f"{human_count(p.request.max_model_len)}" for p, _, _ in served), style="sub")
+    if any(p.binding.state_bytes_per_request for p, _, _ in served):
+        view.add("    of which state",
+                 *(human_bytes(p.binding.state_bytes_per_request) for p, _, _ in served),
+                 style="sub")
     view.add("  fits", *("yes" if p.fits else "NO" for p, _, _ in served), style="sub")
     view.add("  max concurrency", *(exact(p.max_concurrency) for p, _, _ in served),
              style="sub")
@@ -744,8 +748,18 @@ def serve_views(plan: ServePlan, est: Estimates | None,
                           f"{'fits' if plan.fits else 'DOES NOT FIT'}",
                     headers=("Figure", "Value"), numeric=(False, True))
     fit.add("KV cache per token (one GPU)", f"{exact(s.kv_bytes_per_token)} B")
-    fit.add("KV cache per request (blocks of 16)",
-            f"{human_bytes(s.kv_bytes_per_request)} ({exact(s.blocks_per_request)} blocks)")
+    state_blocks = s.state_blocks_per_request
+    if state_blocks:
+        fit.add(f"KV cache per request (blocks of {exact(s.block_size)})",
+                f"{human_bytes(s.kv_bytes_per_request - s.state_bytes_per_request)} "
+                f"({exact(s.blocks_per_request - state_blocks)} blocks)")
+        fit.add("State per request (padded pages)",
+                f"{human_bytes(s.state_bytes_per_request)} ({exact(state_blocks)} blocks)")
+        fit.add("KV + state per request",
+                f"{human_bytes(s.kv_bytes_per_request)} ({exact(s.blocks_per_request)} blocks)")
+    else:
+        fit.add(f"KV cache per request (blocks of {exact(s.block_size)})",
+                f"{human_bytes(s.kv_bytes_per_request)} ({exact(s.blocks_per_request)} blocks)")
     fit.add("KV blocks in the pool", exact(s.num_blocks))
     fit.add("Maximum concurrency (requests)",
             f"{exact(plan.max_concurrency)} (vLLM logs {plan.vllm_max_concurrency:.2f}x)")
@@ -754,6 +768,11 @@ def serve_views(plan: ServePlan, est: Estimates | None,
         " (the model's context)" if plan.max_context == context else ""))
     fit.caption = ("As vLLM sizes its pool: blocks = pool // (block bytes x layers per group), "
                    "concurrency = blocks / blocks per request (docs/serving.md).")
+    if state_blocks:
+        fit.caption += (f" A state page ({exact(s.state_page_bytes)} B per layer, in "
+                        f"{plan.report.dtype or 'bf16'}) is padded to the attention block of "
+                        f"{exact(s.block_size)} tokens ({exact(s.page_bytes)} B), as vLLM pads "
+                        "it.")
     views = [memory, fit]
     if est is None:
         return views
