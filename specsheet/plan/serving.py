@@ -627,8 +627,10 @@ def at_max_model_len(plan: ServePlan, report: Report, max_model_len: int) -> Ser
         raise SpecError(f"max-model-len: {max_model_len:,} exceeds the context of "
                         f"{report.model.name} ({spec.context:,} tokens)")
     request = plan.request._replace(max_model_len=max_model_len)
-    stages = tuple(s._replace(blocks_per_request=sum(
-        group_blocks(g, max_model_len, request.batched_tokens, s.block_size)
+    block = kv_block_size(spec, plan.hardware, plan.layout.tp, report.kv.dtype,
+                          report.dtype or "bf16", max_model_len)
+    stages = tuple(s._replace(block_size=block, blocks_per_request=sum(
+        group_blocks(g, max_model_len, request.batched_tokens, block)
         for g in s.groups)) for s in plan.stages)
     return plan._replace(report=report, request=request, stages=stages)
 

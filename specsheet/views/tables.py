@@ -930,6 +930,10 @@ def _sweep_served_view(axes: list[Axis], points: list[Point],
         ("Weights/GPU", lambda p, plan: human_bytes(plan.binding.weights_bytes), False),
         ("KV/request", lambda p, plan: human_bytes(plan.binding.kv_bytes_per_request), False),
     ]
+    hybrid = any(plan.binding.state_bytes_per_request for _, plan in rows)
+    if hybrid:
+        columns.append(("State/request", lambda p, plan: human_bytes(
+            plan.binding.state_bytes_per_request), True))
     if batched:
         columns.append(("KV of batch", lambda p, plan: human_bytes(kv(p, plan)), False))
     columns += [
@@ -960,8 +964,14 @@ def _sweep_served_view(axes: list[Axis], points: list[Point],
     budget = (f"the memory ({human_bytes(plan0.binding.budget_bytes)}), with a KV pool given"
               if plan0.kv_memory_given else
               f"{float(plan0.utilization):g} x memory = {human_bytes(plan0.binding.budget_bytes)}")
+    sizes = sorted({plan.binding.block_size for _, plan in rows})
+    blocks = exact(sizes[0]) if len(sizes) == 1 else f"{exact(sizes[0])} to {exact(sizes[-1])}"
+    state = (f", with each request's state (one page per state layer, in "
+             f"{first.report.dtype or 'bf16'}, padded to a block as vLLM pads it; KV/request "
+             "includes it)" if hybrid else "")
     view.caption = (
-        f"Per GPU{stage}; KV cache in blocks of 16 tokens ({first.report.kv.dtype}), {batch} "
+        f"Per GPU{stage}; KV cache in blocks of {blocks} tokens ({first.report.kv.dtype})"
+        f"{state}, {batch} "
         f"× one request of T tokens. Of budget: weights, the batch's KV cache, the activation "
         f"peak and overhead (estimates) against {budget}. Max requests: requests of T tokens "
         "the KV pool holds (vLLM's maximum concurrency). Sizes in SI units (1 GB = 10^9 "
