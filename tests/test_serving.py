@@ -358,6 +358,27 @@ def test_text_measures_tokens_per_word_with_the_models_tokenizer(tmp_path: Path)
 # (HybridAttentionMambaModelConfig). Groups as for windowed layers: each kind in groups of the
 # smaller kind's count; a state group takes one block per request.
 
+def granite_h_tiny_weights(tp: int) -> int:
+    """Parameters of Granite 4.0 H Tiny on one GPU: d 1,536, V 100,352 (a multiple of 64,
+    tied), 40 layers of 2 norms and an MoE (router 64 x d, 64 experts of 512, a shared expert
+    of 1,024, each gate, up and down split by tp); 4 attention layers (q, o: 12 heads of 128;
+    k, v: 4 KV heads); 36 Mamba-2 mixers (MambaMixer2: in_proj of z, x, B, C, dt rows
+    d_in + d_in + 2 G' N + H, the convolution of d_in + 2 G' N channels with a bias, dt_bias,
+    A, D per head and the gated norm, all split by tp; out_proj split by column), where
+    G' = 1 group at tp 1 and a copy of it on each GPU at tp 2."""
+    d = 1536
+    embedding = 100352 // tp * d + d  # and the final norm
+    moe = 64 * d + 64 * 3 * d * (512 // tp) + 3 * d * (1024 // tp)
+    attention = 2 * d * (12 // tp * 128) + 2 * d * (max(1, 4 // tp) * 128)
+    groups = 1 if tp == 1 else tp
+    channels = 3072 + 2 * groups * 128
+    mamba = ((3072 + channels + 48) // tp * d + channels // tp * (4 + 1) + 3 * (48 // tp)
+             + 3072 // tp + d * (3072 // tp))
+    total = embedding + 40 * (2 * d + moe) + 4 * attention + 36 * mamba
+    assert total == {1: 6_939_037_248, 2: 3_478_647_840}[tp]  # at tp 1: transformers' count
+    return total
+
+
 def test_granite_4_h_tiny_at_tp_1_and_2_pads_the_state_to_one_attention_block() -> None:
     # 40 layers: 4 attention (12 heads of 128, 4 KV heads), 36 Mamba-2 (d_in 3,072, 48 heads
     # of 64, 1 group, N 128, kernel 4); context 131,072
@@ -387,6 +408,7 @@ def test_granite_4_h_tiny_at_tp_1_and_2_pads_the_state_to_one_attention_block() 
         assert sorted(g["state"] for g in blocks["groups"]) == [False, *[True] * 9]
         assert {g["layers"] for g in blocks["groups"]} == {4}
         memory = doc["memory_per_gpu"]
+        assert memory["weights_bytes"] == granite_h_tiny_weights(tp) * 2
         assert memory["kv_bytes_per_token"] == 4 * token
         assert memory["kv_bytes_per_request"] == per_request * page * 4
         assert memory["state_bytes_per_request"] == 9 * page * 4 == 36 * page

@@ -163,7 +163,7 @@ _ROW = ("attn_output", "ffn_down", "ffn_down_shexp")
 
 def _part(name: str) -> tuple[str, str]:
     """blk.3.attn_q.weight -> (attn_q, weight)."""
-    parts = name.split(".")
+    parts = [*name.split("."), ""]  # blk.3.ssm_a has no kind
     return (parts[2], parts[3]) if parts[0] == "blk" else (parts[0], parts[1])
 
 
@@ -193,11 +193,37 @@ def shard(spec: ModelSpec, t: Tensor, layout: Parallel) -> Tensor:
         return t._replace(shape=(shape[0] // spec.kv_heads * per_gpu, *shape[1:]))
     if module == "attn_sinks":
         return t._replace(shape=(shape[0] // tp,))
+    if module.startswith("ssm_"):
+        return _shard_state_mixer(spec, t, module, kind, tp)
     if module in _COLUMN:
         return t._replace(shape=(shape[0] // tp, *shape[1:]))
     if module in _ROW and kind == "weight":
         return t._replace(shape=(shape[0], shape[1] // tp))
     return t
+
+
+def _shard_state_mixer(spec: ModelSpec, t: Tensor, module: str, kind: str,
+                       tp: int) -> Tensor:
+    """A state-space or DeltaNet mixer's tensor cut as vLLM's MambaMixer, MambaMixer2 and
+    Qwen3-Next's GatedDeltaNet cut it: the input projections, the convolution, the time step,
+    A and D split by channel or head (column-parallel); x_proj (Mamba) and the output
+    projection split by input column (row-parallel, the bias whole); Mamba-2's gated norm
+    split, Jamba's dt/B/C norms and DeltaNet's per-head norm whole. With tp not dividing the
+    Mamba-2 groups each GPU holds a copy of the groups its heads read: the B and C rows of
+    the input projection and the convolution count tp groups (extra_groups_for_head_shards)."""
+    shape = t.shape
+    mixer = layer_kind(spec, t.layer) if t.layer is not None else ""
+    if module in ("ssm_dt_norm", "ssm_b_norm", "ssm_c_norm"):
+        return t
+    if module == "ssm_norm":
+        return t if mixer == "linear_attention" else t._replace(shape=(shape[0] // tp,))
+    if module == "ssm_out" or (module == "ssm_x" and kind == "weight"):
+        return t._replace(shape=(shape[0], shape[1] // tp)) if kind == "weight" else t
+    rows = shape[0]
+    if mixer in ("mamba2", "hybrid") and module in ("ssm_in", "ssm_conv1d") and \
+            spec.ssm_groups % tp:
+        rows += 2 * (tp - spec.ssm_groups) * spec.ssm_state
+    return t._replace(shape=(rows // tp, *shape[1:]))
 
 
 def stage_tensors(spec: ModelSpec, layout: Parallel, stage: int) -> tuple[Tensor, ...]:
@@ -419,6 +445,15 @@ class StageMemory(NamedTuple):
                 <= self.budget_bytes)
 
 
+def _state_inputs(spec: ModelSpec) -> list[Tensor]:
+    """The input projection (ssm_in) of the first state layer of each kind."""
+    firsts: dict[str, Tensor] = {}
+    for t in model_tensors(spec):
+        if t.layer is not None and t.name.endswith(".ssm_in.weight"):
+            firsts.setdefault(layer_kind(spec, t.layer), t)
+    return list(firsts.values())
+
+
 def activation_estimate(spec: ModelSpec, layout: Parallel, layers: range, last: bool,
                         batched_tokens: int, max_seqs: int) -> int:
     """An estimate of vLLM's profile-run peak: max_num_batched_tokens x (2 x d + the widest
@@ -435,6 +470,8 @@ def activation_estimate(spec: ModelSpec, layout: Parallel, layers: range, last: 
     else:
         attention = spec.heads // tp * spec.head_dim + 2 * kv_gpu * spec.head_dim
     widths = [attention]
+    state_rows = {shard(spec, t, layout).shape[0] for t in _state_inputs(spec)}
+    widths += state_rows  # a state layer's input projection on one GPU
     if spec.dense_mlp_layers:
         widths.append(matrices * spec.d_ff // tp)
     if spec.experts:
