@@ -446,3 +446,16 @@ def test_a_tp_that_does_not_split_the_state_heads_is_refused() -> None:
                                  "h100-sxm", "--tp", "40"])
     assert result.exit_code == 2
     assert "tp: 40 does not divide the 128 Mamba-2 heads" in result.stderr
+
+
+def test_a_hybrids_fit_table_shows_the_state_beside_the_kv() -> None:
+    result = runner.invoke(app, ["serve", "granite-4.0-h-tiny", "--gpu", "h100-sxm",
+                                 "--kv-memory", "40GiB"], env={"COLUMNS": "120"})
+    assert result.exit_code == 0, result.stderr
+    out = result.stdout
+    # 328 blocks of 400 tokens of the 4 attention layers; 9 state blocks of 4 layers each
+    assert "KV cache per request (blocks of 400)" in out and "(328 blocks)" in out
+    assert "State per request (padded pages)" in out and "(9 blocks)" in out
+    assert "KV + state per request" in out and "(337 blocks)" in out
+    assert "A state page (806,400 B per layer, in bf16) is padded to the attention block of " \
+           "400 tokens (819,200 B)" in " ".join(out.split())

@@ -709,6 +709,10 @@ def _usd(value: float | None) -> str:
     return f"${value:,.4f}" if value < 1 else f"${value:,.2f}"
 
 
+def _blocks(count: int) -> str:
+    return f"{exact(count)} block{'' if count == 1 else 's'}"
+
+
 def serve_views(plan: ServePlan, est: Estimates | None,
                 costs: dict[str, float | None]) -> list[TableView]:
     """Memory per GPU as a stacked bar against the capacity, then the fit, then the estimates."""
@@ -749,14 +753,18 @@ def serve_views(plan: ServePlan, est: Estimates | None,
                     headers=("Figure", "Value"), numeric=(False, True))
     fit.add("KV cache per token (one GPU)", f"{exact(s.kv_bytes_per_token)} B")
     state_blocks = s.state_blocks_per_request
+    attention = s.blocks_per_request > state_blocks
     if state_blocks:
-        fit.add(f"KV cache per request (blocks of {exact(s.block_size)})",
-                f"{human_bytes(s.kv_bytes_per_request - s.state_bytes_per_request)} "
-                f"({exact(s.blocks_per_request - state_blocks)} blocks)")
-        fit.add("State per request (padded pages)",
-                f"{human_bytes(s.state_bytes_per_request)} ({exact(state_blocks)} blocks)")
-        fit.add("KV + state per request",
-                f"{human_bytes(s.kv_bytes_per_request)} ({exact(s.blocks_per_request)} blocks)")
+        if attention:
+            fit.add(f"KV cache per request (blocks of {exact(s.block_size)})",
+                    f"{human_bytes(s.kv_bytes_per_request - s.state_bytes_per_request)} "
+                    f"({_blocks(s.blocks_per_request - state_blocks)})")
+        fit.add("State per request (padded pages)" if attention else
+                "State per request (a page a layer)",
+                f"{human_bytes(s.state_bytes_per_request)} ({_blocks(state_blocks)})")
+        if attention:
+            fit.add("KV + state per request",
+                    f"{human_bytes(s.kv_bytes_per_request)} ({_blocks(s.blocks_per_request)})")
     else:
         fit.add(f"KV cache per request (blocks of {exact(s.block_size)})",
                 f"{human_bytes(s.kv_bytes_per_request)} ({exact(s.blocks_per_request)} blocks)")
@@ -768,7 +776,7 @@ def serve_views(plan: ServePlan, est: Estimates | None,
         " (the model's context)" if plan.max_context == context else ""))
     fit.caption = ("As vLLM sizes its pool: blocks = pool // (block bytes x layers per group), "
                    "concurrency = blocks / blocks per request (docs/serving.md).")
-    if state_blocks:
+    if state_blocks and attention:
         fit.caption += (f" A state page ({exact(s.state_page_bytes)} B per layer, in "
                         f"{plan.report.dtype or 'bf16'}) is padded to the attention block of "
                         f"{exact(s.block_size)} tokens ({exact(s.page_bytes)} B), as vLLM pads "
