@@ -105,11 +105,21 @@ def serve_schema() -> dict[str, Any]:
             "overhead_bytes": {**count, "description": "an estimate"},
             "kv_pool_bytes": count, "kv_pool_given": {"type": "boolean"},
             "kv_bytes_per_token": count,
-            "kv_bytes_per_request": {**count, "description": "whole blocks of 16 tokens"},
+            "kv_bytes_per_request": {**count, "description": "a request of max_model_len in "
+                                     "whole blocks, its state included"},
+            "state_bytes_per_request": {**count, "description": "the part of "
+                                        "kv_bytes_per_request holding a hybrid model's state "
+                                        "(Mamba, gated DeltaNet), in padded pages; 0 without"},
         }, "One GPU of the pipeline stage that admits the fewest requests (exact)."),
         "kv_blocks": obj({
-            "block_size": {"type": "integer", "minimum": 1}, "page_bytes": count,
-            "groups": {"type": "array", "items": ints("window", "layers")},
+            "block_size": {"type": "integer", "minimum": 1,
+                           "description": "tokens per attention block: 16, raised for a "
+                                          "hybrid until one page holds a state"},
+            "page_bytes": count,
+            "state_page_bytes": {**count, "description": "one state layer's page for one "
+                                 "request before padding to page_bytes; 0 without state"},
+            "groups": {"type": "array", "items": obj({
+                "window": count, "layers": count, "state": {"type": "boolean"}})},
             "layers_per_group": count, "num_blocks": count, "blocks_per_request": count,
             "vllm_max_concurrency": {"type": "number", "minimum": 0},
         }, "vLLM's KV-cache blocks on that GPU."),

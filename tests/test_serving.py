@@ -23,6 +23,7 @@ from typer.testing import CliRunner
 from specsheet.cli.app import app
 
 runner = CliRunner()
+DATA = Path(__file__).parent / "data"
 H100 = 85_520_809_984
 H200 = 150_754_820_096
 BUDGET_H100 = H100 * 9 // 10
@@ -174,8 +175,8 @@ def test_gpt_oss_120b_mxfp4_on_one_h100_with_sliding_layers() -> None:
     assert doc["memory_per_gpu"]["weights_bytes"] == weights == 65_248_815_744
     # 8 KV heads of 64: 8 x 128 x 2 = 2,048 bytes a token a layer; 18 windowed layers (128)
     # and 18 full ones form two groups of 18 layers sharing one pool
-    assert doc["kv_blocks"]["groups"] == [{"window": 128, "layers": 18},
-                                          {"window": 0, "layers": 18}]
+    assert doc["kv_blocks"]["groups"] == [{"window": 128, "layers": 18, "state": False},
+                                          {"window": 0, "layers": 18, "state": False}]
     page = 16 * 2048
     full = 131072 // 16
     windowed = -(-min(128 - 1 + 8192, 131072) // 16) + 1  # SlidingWindowSpec: 521 blocks
@@ -346,3 +347,115 @@ def test_text_measures_tokens_per_word_with_the_models_tokenizer(tmp_path: Path)
                                   str(text)])
     assert missing.exit_code == 2
     assert "has no tokenizer.json beside it; give --tokenizer PATH" in missing.stderr
+
+
+# ---- hybrids: Mamba-2 and gated DeltaNet layers beside attention -------------------------------
+# vLLM keeps one page of state per state layer and request (MambaSpec), in the model's dtype
+# (mamba_cache_dtype and mamba_ssm_cache_dtype "auto"), of K - 1 convolution inputs and the
+# recurrent state, split by tp (mamba_utils.MambaStateShapeCalculator). With prefix caching off
+# (vLLM's default for hybrids) it raises the attention block to the smallest multiple of 16
+# tokens whose page holds that state, and pads the state page to the attention page
+# (HybridAttentionMambaModelConfig). Groups as for windowed layers: each kind in groups of the
+# smaller kind's count; a state group takes one block per request.
+
+def granite_h_tiny_weights(tp: int) -> int:
+    """Parameters of Granite 4.0 H Tiny on one GPU: d 1,536, V 100,352 (a multiple of 64,
+    tied), 40 layers of 2 norms and an MoE (router 64 x d, 64 experts of 512, a shared expert
+    of 1,024, each gate, up and down split by tp); 4 attention layers (q, o: 12 heads of 128;
+    k, v: 4 KV heads); 36 Mamba-2 mixers (MambaMixer2: in_proj of z, x, B, C, dt rows
+    d_in + d_in + 2 G' N + H, the convolution of d_in + 2 G' N channels with a bias, dt_bias,
+    A, D per head and the gated norm, all split by tp; out_proj split by column), where
+    G' = 1 group at tp 1 and a copy of it on each GPU at tp 2."""
+    d = 1536
+    embedding = 100352 // tp * d + d  # and the final norm
+    moe = 64 * d + 64 * 3 * d * (512 // tp) + 3 * d * (1024 // tp)
+    attention = 2 * d * (12 // tp * 128) + 2 * d * (max(1, 4 // tp) * 128)
+    groups = 1 if tp == 1 else tp
+    channels = 3072 + 2 * groups * 128
+    mamba = ((3072 + channels + 48) // tp * d + channels // tp * (4 + 1) + 3 * (48 // tp)
+             + 3072 // tp + d * (3072 // tp))
+    total = embedding + 40 * (2 * d + moe) + 4 * attention + 36 * mamba
+    assert total == {1: 6_939_037_248, 2: 3_478_647_840}[tp]  # at tp 1: transformers' count
+    return total
+
+
+def test_granite_4_h_tiny_at_tp_1_and_2_pads_the_state_to_one_attention_block() -> None:
+    # 40 layers: 4 attention (12 heads of 128, 4 KV heads), 36 Mamba-2 (d_in 3,072, 48 heads
+    # of 64, 1 group, N 128, kernel 4); context 131,072
+    t = 131_072
+    for tp, kv_heads, groups in ((1, 4, 1), (2, 2, 2)):  # 1 group on 2 GPUs: a copy on each
+        conv = 3 * (3072 + 2 * groups * 128) // tp
+        recurrent = 48 // tp * 64 * 128
+        state = (conv + recurrent) * 2
+        token = kv_heads * (128 + 128) * 2  # one token of one attention layer
+        block = 16 * -(-state // (16 * token))
+        page = block * token
+        assert (state, token, block, page) == {1: (806_400, 2_048, 400, 819_200),
+                                               2: (403_968, 1_024, 400, 409_600)}[tp]
+        # groups of 4 layers: 1 of attention, 9 of state
+        num_blocks = 40 * GIB // page // 4
+        per_request = -(-t // block) + 9
+        assert per_request == 328 + 9
+        doc = serve("granite-4.0-h-tiny", "--gpu", "h100-sxm", "--tp", str(tp),
+                    "--kv-memory", "40GiB")
+        assert concurrency(doc) == (num_blocks, per_request, num_blocks // per_request,
+                                    num_blocks / per_request)
+        assert (num_blocks, num_blocks // per_request) == {1: (13_107, 38),
+                                                           2: (26_214, 77)}[tp]
+        blocks = doc["kv_blocks"]
+        assert (blocks["block_size"], blocks["page_bytes"], blocks["state_page_bytes"],
+                blocks["layers_per_group"]) == (block, page, state, 4)
+        assert sorted(g["state"] for g in blocks["groups"]) == [False, *[True] * 9]
+        assert {g["layers"] for g in blocks["groups"]} == {4}
+        memory = doc["memory_per_gpu"]
+        assert memory["weights_bytes"] == granite_h_tiny_weights(tp) * 2
+        assert memory["kv_bytes_per_token"] == 4 * token
+        assert memory["kv_bytes_per_request"] == per_request * page * 4
+        assert memory["state_bytes_per_request"] == 9 * page * 4 == 36 * page
+
+
+def test_qwen3_next_at_tp_4_replicates_the_kv_head_and_splits_the_deltanet_state() -> None:
+    # 48 layers: 12 attention (16 heads of 256, 2 KV heads: one per GPU at tp 4), 36 gated
+    # DeltaNet (16 key heads and 32 value heads of 128, kernel 4)
+    conv = 3 * (2 * 16 * 128 + 32 * 128) // 4  # 3 x 2,048
+    recurrent = 32 // 4 * 128 * 128
+    state = (conv + recurrent) * 2
+    token = 1 * (256 + 256) * 2
+    block = 16 * -(-state // (16 * token))
+    page = block * token
+    assert (state, block, page) == (274_432, 272, 278_528)
+    # 12 attention layers and 36 state layers: groups of 12, 1 of attention and 3 of state
+    num_blocks = 20 * GIB // page // 12
+    per_request = -(-32_768 // 272) + 3
+    assert (num_blocks, per_request) == (6_425, 124)
+    doc = serve("qwen3-next-80b-a3b", "--gpu", "h100-sxm", "--tp", "4", "--kv-memory",
+                "20GiB", "--max-model-len", "32768")
+    assert concurrency(doc) == (6_425, 124, 51, 6_425 / 124)
+    assert doc["memory_per_gpu"]["state_bytes_per_request"] == 3 * page * 12
+    assert doc["memory_per_gpu"]["kv_bytes_per_request"] == 124 * page * 12
+    # on a B200 (compute capability 10.0) a head size of 256 aligns the block to 32 tokens
+    b200 = serve("qwen3-next-80b-a3b", "--gpu", "b200", "--tp", "4", "--kv-memory", "20GiB",
+                 "--max-model-len", "32768")
+    assert b200["kv_blocks"]["block_size"] == 32 * -(-state // (32 * token)) == 288
+
+
+def test_a_tp_that_does_not_split_the_state_heads_is_refused() -> None:
+    # Nemotron Nano 9B v2: 40 attention heads, 8 KV heads, 128 Mamba-2 heads; tp 40 divides
+    # the attention heads and is a multiple of the KV heads, but does not divide 128 heads
+    result = runner.invoke(app, ["serve", str(DATA / "nemotron-nano-9b-v2.json"), "--gpu",
+                                 "h100-sxm", "--tp", "40"])
+    assert result.exit_code == 2
+    assert "tp: 40 does not divide the 128 Mamba-2 heads" in result.stderr
+
+
+def test_a_hybrids_fit_table_shows_the_state_beside_the_kv() -> None:
+    result = runner.invoke(app, ["serve", "granite-4.0-h-tiny", "--gpu", "h100-sxm",
+                                 "--kv-memory", "40GiB"], env={"COLUMNS": "120"})
+    assert result.exit_code == 0, result.stderr
+    out = result.stdout
+    # 328 blocks of 400 tokens of the 4 attention layers; 9 state blocks of 4 layers each
+    assert "KV cache per request (blocks of 400)" in out and "(328 blocks)" in out
+    assert "State per request (padded pages)" in out and "(9 blocks)" in out
+    assert "KV + state per request" in out and "(337 blocks)" in out
+    assert "A state page (806,400 B per layer, in bf16) is padded to the attention block of " \
+           "400 tokens (819,200 B)" in " ".join(out.split())

@@ -336,3 +336,28 @@ def test_tp_without_a_gpu_in_a_real_process() -> None:
     assert result.stdout == ""
     assert result.stderr == ("specsheet: error: option --tp: plans serving, which needs --gpu "
                              "(an accelerator such as h100-sxm, or a hardware YAML file)\n")
+
+
+def test_with_a_gpu_a_hybrids_state_is_its_own_column_and_segment(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Granite 4.0 H Tiny: 36 Mamba-2 layers' state, a page each per request whatever T (one
+    page = 400 tokens of an attention layer, 819,200 bytes: tests/test_serving.py), beside the
+    4 attention layers' KV; each point is serve's."""
+    doc = as_json("sweep", "granite-4.0-h-tiny", "--tokens", "4k,64k", "--gpu", "h100-sxm")
+    for point, tokens in zip(doc["points"], (4096, 65536), strict=True):
+        assert point["report"] == serve("granite-4.0-h-tiny", "--gpu", "h100-sxm",
+                                        "--max-model-len", str(tokens), "--concurrency", "1")
+        memory = point["report"]["memory_per_gpu"]
+        assert memory["state_bytes_per_request"] == 36 * 819_200
+        blocks = -(-tokens // 400)
+        assert memory["kv_bytes_per_request"] == (blocks + 9) * 4 * 819_200
+    out = invoke("sweep", "granite-4.0-h-tiny", "--tokens", "4k:128k:x2", "--batch", "32",
+                 "--gpu", "h100-sxm").stdout
+    assert "░░ state (bf16, as vLLM keeps it, batch 32)" in out
+    assert "▓▓ activation + overhead (estimates)" in out
+    assert "blocks of 400 tokens" in out
+    monkeypatch.setattr("specsheet.cli.streams.ascii_only", lambda: True)
+    out = invoke("sweep", "granite-4.0-h-tiny", "--tokens", "4k:128k:x2", "--batch", "32",
+                 "--gpu", "h100-sxm").stdout
+    assert out.isascii()
+    assert "~~ state" in out and "%% activation" in out and "~~~~~~~" in out

@@ -6,7 +6,10 @@ Exact parts (integers; docs/serving.md cites the vLLM code each follows):
   the way vLLM's parallel layers cut it (``shard``), on the layers of one pipeline stage
   (``pp_partition``), stored in the dtype or quantization format;
 - the KV cache per request on one GPU at T tokens, in whole blocks of 16 tokens, a sliding-window
-  layer holding what vLLM's ``SlidingWindowSpec.max_memory_usage_bytes`` reserves;
+  layer holding what vLLM's ``SlidingWindowSpec.max_memory_usage_bytes`` reserves; a hybrid
+  model's state (Mamba, Mamba-2, gated DeltaNet layers: ``MambaSpec``) one page per layer, the
+  attention block raised and the state page padded so that both pages are equal
+  (``HybridAttentionMambaModelConfig``);
 - the KV pool: floor(U x memory) - weights - activation peak - overhead (or ``kv_memory``),
   its blocks (``get_num_blocks``) and the requests that fit (``get_max_concurrency_for_kv_cache_
   config``), on the pipeline stage that holds the fewest.
@@ -30,6 +33,7 @@ from specsheet.model.spec import ModelSpec
 from specsheet.quant.tensors import Tensor, model_tensors
 
 BLOCK_SIZE = 16  # vLLM's default block size on CUDA: tokens per KV-cache block
+SM100 = ("b200", "gb200")  # compute capability 10.0 (is_device_capability(100))
 VOCAB_PADDING = 64  # vocab_parallel_embedding.DEFAULT_VOCAB_PADDING_SIZE
 DEFAULT_MEMORY_UTILIZATION = "0.9"  # CacheConfig.gpu_memory_utilization
 OVERHEAD_BYTES = 2**30  # an estimate: CUDA context, NCCL buffers, CUDA graphs (docs/serving.md)
@@ -82,6 +86,9 @@ def tp_problem(spec: ModelSpec, tp: int, ep: bool = False) -> str | None:
         if tp > kv and tp % kv:
             return (f"exceeds the {kv} KV heads without being a multiple of them (each KV "
                     "head is then replicated on tp / KV heads GPUs)")
+    state = _state_problem(spec, tp)
+    if state:
+        return state
     if spec.dense_mlp_layers and spec.d_ff % tp:
         return f"does not divide the MLP width d_ff {spec.d_ff}"
     if spec.experts and not ep and spec.expert_d_ff % tp:
@@ -91,6 +98,26 @@ def tp_problem(spec: ModelSpec, tp: int, ep: bool = False) -> str | None:
     if pad_vocab(spec.vocab) % tp:
         return (f"does not divide the vocabulary padded to a multiple of {VOCAB_PADDING} "
                 f"({pad_vocab(spec.vocab)})")
+    return None
+
+
+def _state_problem(spec: ModelSpec, tp: int) -> str | None:
+    """Why vLLM's state layers cannot split over ``tp`` GPUs (its ``divide`` asserts in
+    mamba_utils.MambaStateShapeCalculator), or None."""
+    kinds = set(spec.layer_types)
+    if kinds & {"mamba", "mamba2", "hybrid"} and spec.ssm_inner % tp:
+        return f"does not divide the Mamba inner width {spec.ssm_inner}"
+    if kinds & {"mamba2", "hybrid"}:
+        if spec.ssm_heads % tp:
+            return f"does not divide the {spec.ssm_heads} Mamba-2 heads"
+        if spec.ssm_groups % tp and tp % spec.ssm_groups:
+            return (f"neither divides nor is a multiple of the {spec.ssm_groups} Mamba-2 "
+                    "groups")
+    if "linear_attention" in kinds:
+        if spec.linear_value_heads % tp:
+            return f"does not divide the {spec.linear_value_heads} gated DeltaNet value heads"
+        if spec.linear_key_heads % tp:
+            return f"does not divide the {spec.linear_key_heads} gated DeltaNet key heads"
     return None
 
 
@@ -136,7 +163,7 @@ _ROW = ("attn_output", "ffn_down", "ffn_down_shexp")
 
 def _part(name: str) -> tuple[str, str]:
     """blk.3.attn_q.weight -> (attn_q, weight)."""
-    parts = name.split(".")
+    parts = [*name.split("."), ""]  # blk.3.ssm_a has no kind
     return (parts[2], parts[3]) if parts[0] == "blk" else (parts[0], parts[1])
 
 
@@ -166,11 +193,37 @@ def shard(spec: ModelSpec, t: Tensor, layout: Parallel) -> Tensor:
         return t._replace(shape=(shape[0] // spec.kv_heads * per_gpu, *shape[1:]))
     if module == "attn_sinks":
         return t._replace(shape=(shape[0] // tp,))
+    if module.startswith("ssm_"):
+        return _shard_state_mixer(spec, t, module, kind, tp)
     if module in _COLUMN:
         return t._replace(shape=(shape[0] // tp, *shape[1:]))
     if module in _ROW and kind == "weight":
         return t._replace(shape=(shape[0], shape[1] // tp))
     return t
+
+
+def _shard_state_mixer(spec: ModelSpec, t: Tensor, module: str, kind: str,
+                       tp: int) -> Tensor:
+    """A state-space or DeltaNet mixer's tensor cut as vLLM's MambaMixer, MambaMixer2 and
+    Qwen3-Next's GatedDeltaNet cut it: the input projections, the convolution, the time step,
+    A and D split by channel or head (column-parallel); x_proj (Mamba) and the output
+    projection split by input column (row-parallel, the bias whole); Mamba-2's gated norm
+    split, Jamba's dt/B/C norms and DeltaNet's per-head norm whole. With tp not dividing the
+    Mamba-2 groups each GPU holds a copy of the groups its heads read: the B and C rows of
+    the input projection and the convolution count tp groups (extra_groups_for_head_shards)."""
+    shape = t.shape
+    mixer = layer_kind(spec, t.layer) if t.layer is not None else ""
+    if module in ("ssm_dt_norm", "ssm_b_norm", "ssm_c_norm"):
+        return t
+    if module == "ssm_norm":
+        return t if mixer == "linear_attention" else t._replace(shape=(shape[0] // tp,))
+    if module == "ssm_out" or (module == "ssm_x" and kind == "weight"):
+        return t._replace(shape=(shape[0], shape[1] // tp)) if kind == "weight" else t
+    rows = shape[0]
+    if mixer in ("mamba2", "hybrid") and module in ("ssm_in", "ssm_conv1d") and \
+            spec.ssm_groups % tp:
+        rows += 2 * (tp - spec.ssm_groups) * spec.ssm_state
+    return t._replace(shape=(rows // tp, *shape[1:]))
 
 
 def stage_tensors(spec: ModelSpec, layout: Parallel, stage: int) -> tuple[Tensor, ...]:
@@ -212,8 +265,14 @@ def stored_bytes(spec: ModelSpec, tensors: tuple[Tensor, ...], dtype: str | None
 class KVGroup(NamedTuple):
     """One of vLLM's KV-cache groups on a GPU: layers that share a block table."""
 
-    window: int  # 0: full attention; else the sliding window
+    window: int  # 0: full attention (or a state group); else the sliding window
     layers: int  # layers in the group
+    state: bool = False  # a state group (MambaSpec): one page per layer per request
+
+
+def layer_kind(spec: ModelSpec, i: int) -> str:
+    """What mixes positions in layer ``i``: attention unless ``layer_types`` says otherwise."""
+    return spec.layer_types[i] if spec.layer_types else "attention"
 
 
 def kv_values_per_layer(spec: ModelSpec, tp: int) -> int:
@@ -224,35 +283,116 @@ def kv_values_per_layer(spec: ModelSpec, tp: int) -> int:
     return max(1, spec.kv_heads // tp) * (spec.head_dim + spec.v_head_dim)
 
 
+def state_values_per_layer(spec: ModelSpec, kind: str, tp: int) -> tuple[int, int]:
+    """One request's state in one layer of ``kind`` on one GPU, as vLLM shapes it
+    (mamba_utils.MambaStateShapeCalculator): (convolution values, recurrent values).
+
+    Mamba: (K - 1) x d_in / tp and d_in / tp x N. Mamba-2: (K - 1) x (d_in + 2 G' N) / tp and
+    H / tp x (d_in / H) x N, where G' = G when tp divides the G groups, else tp (each GPU gets
+    a copy of the group its heads read: extra_groups_for_head_shards). Gated DeltaNet:
+    (K - 1) x (2 H_k d_k + H_v d_v) / tp and H_v / tp x d_k x d_v. vLLM keeps K - 1 inputs of
+    the convolution (transformers keeps K)."""
+    k = spec.ssm_conv - 1
+    if kind == "mamba":
+        return k * spec.ssm_inner // tp, spec.ssm_inner // tp * spec.ssm_state
+    if kind in ("mamba2", "hybrid"):
+        groups = spec.ssm_groups if spec.ssm_groups % tp == 0 else tp
+        conv = k * (spec.ssm_inner + 2 * groups * spec.ssm_state) // tp
+        return conv, spec.ssm_heads // tp * (spec.ssm_inner // spec.ssm_heads) * spec.ssm_state
+    if kind == "linear_attention":
+        channels = (2 * spec.linear_key_heads * spec.linear_key_dim
+                    + spec.linear_value_heads * spec.linear_value_dim)
+        return (k * channels // tp,
+                spec.linear_value_heads // tp * spec.linear_key_dim * spec.linear_value_dim)
+    return 0, 0
+
+
+def state_page_bytes(spec: ModelSpec, tp: int, dtype: str) -> int:
+    """One state layer's page on one GPU, unpadded (MambaSpec.page_size_bytes): its
+    convolution and recurrent values in ``dtype``, the model's dtype (vLLM's mamba_cache_dtype
+    and mamba_ssm_cache_dtype default "auto": the model's dtype, for both). A model's state
+    layers all have one kind, as vLLM's hybrids do; 0 without state layers."""
+    kinds = [k for k in dict.fromkeys(spec.layer_types) if k not in ("attention", "none")]
+    return max((bytes_for(sum(state_values_per_layer(spec, k, tp)), dtype) for k in kinds),
+               default=0)
+
+
+def state_layers(spec: ModelSpec, layers: Iterable[int]) -> int:
+    """Layers among ``layers`` that hold a state (a hybrid layer holds both a KV and a state)."""
+    return sum(1 for i in layers if layer_kind(spec, i) in ("mamba", "mamba2", "hybrid",
+                                                           "linear_attention"))
+
+
+def attention_layers(spec: ModelSpec, layers: Iterable[int]) -> list[int]:
+    """Layers among ``layers`` that hold keys and values."""
+    return [i for i in layers if layer_kind(spec, i) in ("attention", "hybrid")]
+
+
+def kernel_block_alignment(spec: ModelSpec, hardware: Accelerator) -> int:
+    """The attention block's alignment in HybridAttentionMambaModelConfig: 64 for MLA, 32 for
+    head size 256 on an SM100 GPU (B200, GB200: FlashInfer), else 16."""
+    if spec.latent_attention:
+        return 64
+    if spec.head_dim == 256 and hardware.name in SM100:
+        return 32
+    return 16
+
+
+def kv_block_size(spec: ModelSpec, hardware: Accelerator, tp: int, kv_dtype: str,
+                  state_dtype: str, max_model_len: int) -> int:
+    """Tokens per attention block. 16 for a model of attention only. A hybrid raises it as
+    HybridAttentionMambaModelConfig.verify_and_update_config does (prefix caching off, vLLM's
+    default for hybrids): the smallest multiple of the alignment a whose page holds the state,
+    a x cdiv(state page, a x one token's page). A model of state layers only: max_model_len
+    (its MambaSpec's block size)."""
+    state = state_page_bytes(spec, tp, state_dtype)
+    if not state:
+        return BLOCK_SIZE
+    if not spec.attention_layers:
+        return max_model_len
+    token = bytes_for(kv_values_per_layer(spec, tp), kv_dtype)
+    align = kernel_block_alignment(spec, hardware)
+    return align * -(-state // (align * token))
+
+
 def kv_groups(spec: ModelSpec, layers: Iterable[int]) -> list[KVGroup]:
     """vLLM's KV-cache groups for the layers of a stage (kv_cache_utils
     _get_kv_cache_groups_uniform_page_size): one group when every layer is alike; else the
-    layers of each kind split into groups of the smallest kind's count (or of the largest, when
-    it is under 1.5 x the smallest), the last group padded."""
-    by_window: dict[int, int] = {}
+    layers of each kind (full attention, each window, state) split into groups of the smallest
+    kind's count (or of the largest, when it is under 1.5 x the smallest), the last group
+    padded."""
+    by_kind: dict[tuple[int, bool], int] = {}
     windowed = set(spec.sliding_layers)
     for i in layers:
-        window = spec.sliding_window if i in windowed else 0
-        by_window[window] = by_window.get(window, 0) + 1
-    if len(by_window) <= 1:
-        return [KVGroup(w, n) for w, n in by_window.items()]
-    smallest, largest = min(by_window.values()), max(by_window.values())
+        kind = layer_kind(spec, i)
+        if kind in ("attention", "hybrid"):
+            key = (spec.sliding_window if i in windowed else 0, False)
+            by_kind[key] = by_kind.get(key, 0) + 1
+        if kind in ("mamba", "mamba2", "hybrid", "linear_attention"):
+            by_kind[(0, True)] = by_kind.get((0, True), 0) + 1
+    if len(by_kind) <= 1:
+        return [KVGroup(w, n, state) for (w, state), n in by_kind.items()]
+    smallest, largest = min(by_kind.values()), max(by_kind.values())
     size = largest if largest < smallest * 1.5 else smallest
     groups = []
-    for window, n in by_window.items():
+    for (window, state), n in by_kind.items():
         count = -(-n // size)
         for i in range(count):
-            groups.append(KVGroup(window, len(range(i, n, count))))
+            groups.append(KVGroup(window, len(range(i, n, count)), state))
     return groups
 
 
-def group_blocks(window: int, tokens: int, batched_tokens: int) -> int:
-    """Blocks of 16 one request of ``tokens`` tokens holds in a layer of the group
-    (max_memory_usage_bytes / page size): cdiv(T, 16) for full attention; for a window W,
-    cdiv(min(W - 1 + max_num_batched_tokens, T), 16) + 1 (SlidingWindowSpec)."""
-    if not window:
-        return -(-tokens // BLOCK_SIZE)
-    return -(-min(window - 1 + batched_tokens, tokens) // BLOCK_SIZE) + 1
+def group_blocks(group: KVGroup, tokens: int, batched_tokens: int,
+                 block_size: int = 16) -> int:
+    """Blocks one request of ``tokens`` tokens holds in a layer of the group
+    (max_memory_usage_bytes / page size): cdiv(T, block) for full attention; for a window W,
+    cdiv(min(W - 1 + max_num_batched_tokens, T), block) + 1 (SlidingWindowSpec); one for a
+    state group (MambaSpec: 1 + num_speculative_blocks, no speculative decoding here)."""
+    if group.state:
+        return 1
+    if not group.window:
+        return -(-tokens // block_size)
+    return -(-min(group.window - 1 + batched_tokens, tokens) // block_size) + 1
 
 
 class StageMemory(NamedTuple):
@@ -267,8 +407,10 @@ class StageMemory(NamedTuple):
     activation_bytes: int  # an estimate
     overhead_bytes: int  # an estimate
     kv_pool_bytes: int
-    kv_bytes_per_token: int  # one token in every layer of the stage, unrounded
-    page_bytes: int  # one block of 16 tokens of one layer
+    kv_bytes_per_token: int  # one token in every attention layer of the stage, unrounded
+    block_size: int  # tokens per attention block (raised for a hybrid)
+    page_bytes: int  # one block of one layer (a state layer's page padded to it)
+    state_page_bytes: int  # one state layer's page for one request, unpadded (0: no state)
     groups: tuple[KVGroup, ...]
     layers_per_group: int
     num_blocks: int  # pool // page // layers_per_group (get_num_blocks)
@@ -277,8 +419,20 @@ class StageMemory(NamedTuple):
 
     @property
     def kv_bytes_per_request(self) -> int:
-        """The pool one request of max_model_len takes: blocks x page x layers per group."""
+        """The pool one request of max_model_len takes, its state included: blocks x page x
+        layers per group."""
         return self.blocks_per_request * self.page_bytes * self.layers_per_group
+
+    @property
+    def state_blocks_per_request(self) -> int:
+        """The blocks of ``blocks_per_request`` that hold the state: one per state group."""
+        return sum(1 for g in self.groups if g.state)
+
+    @property
+    def state_bytes_per_request(self) -> int:
+        """The part of ``kv_bytes_per_request`` that holds the state, in padded pages (a padded
+        group's missing layers included, as vLLM allocates them)."""
+        return self.state_blocks_per_request * self.page_bytes * self.layers_per_group
 
     @property
     def max_concurrency(self) -> int:
@@ -289,6 +443,15 @@ class StageMemory(NamedTuple):
     def weights_fit(self) -> bool:
         return (self.weights_bytes + self.activation_bytes + self.overhead_bytes
                 <= self.budget_bytes)
+
+
+def _state_inputs(spec: ModelSpec) -> list[Tensor]:
+    """The input projection (ssm_in) of the first state layer of each kind."""
+    firsts: dict[str, Tensor] = {}
+    for t in model_tensors(spec):
+        if t.layer is not None and t.name.endswith(".ssm_in.weight"):
+            firsts.setdefault(layer_kind(spec, t.layer), t)
+    return list(firsts.values())
 
 
 def activation_estimate(spec: ModelSpec, layout: Parallel, layers: range, last: bool,
@@ -307,6 +470,8 @@ def activation_estimate(spec: ModelSpec, layout: Parallel, layers: range, last: 
     else:
         attention = spec.heads // tp * spec.head_dim + 2 * kv_gpu * spec.head_dim
     widths = [attention]
+    state_rows = {shard(spec, t, layout).shape[0] for t in _state_inputs(spec)}
+    widths += state_rows  # a state layer's input projection on one GPU
     if spec.dense_mlp_layers:
         widths.append(matrices * spec.d_ff // tp)
     if spec.experts:
@@ -341,18 +506,23 @@ def stage_memory(report: Report, hardware: Accelerator, layout: Parallel, stage:
         budget, pool = capacity, kv_memory
     values = kv_values_per_layer(spec, layout.tp)
     kv_dtype = report.kv.dtype
-    page = bytes_for(BLOCK_SIZE * values, kv_dtype)
+    state_dtype = dtype or "bf16"
+    block = kv_block_size(spec, hardware, layout.tp, kv_dtype, state_dtype, max_model_len)
+    state_page = state_page_bytes(spec, layout.tp, state_dtype)
+    attention = attention_layers(spec, layers)
+    page = bytes_for(block * values, kv_dtype) if spec.attention_layers else state_page
     groups = tuple(kv_groups(spec, layers))
     per_group = max((g.layers for g in groups), default=0)
     num_blocks = pool // page // per_group if per_group else 0
-    blocks = sum(group_blocks(g.window, max_model_len, batched_tokens) for g in groups)
-    per_token = values * DTYPE_BITS[kv_dtype] * len(layers) // 8
+    blocks = sum(group_blocks(g, max_model_len, batched_tokens, block) for g in groups)
+    per_token = values * DTYPE_BITS[kv_dtype] * len(attention) // 8
     return StageMemory(
         stage=stage, layers=len(layers), capacity_bytes=capacity, budget_bytes=budget,
         weights_bytes=weights, expert_bytes=experts, activation_bytes=activation,
         overhead_bytes=OVERHEAD_BYTES, kv_pool_bytes=pool, kv_bytes_per_token=per_token,
-        page_bytes=page, groups=groups, layers_per_group=per_group, num_blocks=num_blocks,
-        blocks_per_request=blocks, kv_read_per_token=values * DTYPE_BITS[kv_dtype] // 8)
+        block_size=block, page_bytes=page, state_page_bytes=state_page, groups=groups,
+        layers_per_group=per_group, num_blocks=num_blocks, blocks_per_request=blocks,
+        kv_read_per_token=values * DTYPE_BITS[kv_dtype] // 8)
 
 
 # ---- the plan ----------------------------------------------------------------------------------
@@ -405,7 +575,7 @@ class ServePlan(NamedTuple):
         best = spec.context
         for s in self.stages:
             def fits(t: int, s: StageMemory = s) -> bool:
-                return sum(group_blocks(g.window, t, self.request.batched_tokens)
+                return sum(group_blocks(g, t, self.request.batched_tokens, s.block_size)
                            for g in s.groups) <= s.num_blocks
             if fits(best):
                 continue
@@ -418,8 +588,9 @@ class ServePlan(NamedTuple):
 
     def concurrency_at(self, tokens: int) -> int:
         """Requests of ``tokens`` tokens the pool holds at once (every stage)."""
-        return min(s.num_blocks // max(1, sum(group_blocks(g.window, tokens,
-                                                           self.request.batched_tokens)
+        return min(s.num_blocks // max(1, sum(group_blocks(g, tokens,
+                                                           self.request.batched_tokens,
+                                                           s.block_size)
                                               for g in s.groups)) for s in self.stages)
 
 
@@ -493,9 +664,11 @@ def at_max_model_len(plan: ServePlan, report: Report, max_model_len: int) -> Ser
         raise SpecError(f"max-model-len: {max_model_len:,} exceeds the context of "
                         f"{report.model.name} ({spec.context:,} tokens)")
     request = plan.request._replace(max_model_len=max_model_len)
-    stages = tuple(s._replace(blocks_per_request=sum(
-        group_blocks(g.window, max_model_len, request.batched_tokens) for g in s.groups))
-        for s in plan.stages)
+    block = kv_block_size(spec, plan.hardware, plan.layout.tp, report.kv.dtype,
+                          report.dtype or "bf16", max_model_len)
+    stages = tuple(s._replace(block_size=block, blocks_per_request=sum(
+        group_blocks(g, max_model_len, request.batched_tokens, block)
+        for g in s.groups)) for s in plan.stages)
     return plan._replace(report=report, request=request, stages=stages)
 
 
@@ -587,8 +760,9 @@ def estimate(plan: ServePlan, concurrency: int, mfu: float, mbu: float,
     kv_read = 0
     for s, layers in zip(plan.stages, pp_partition(spec.layers, layout.pp), strict=True):
         positions = sum(min(context, spec.sliding_window) if i in windowed else context
-                        for i in layers)
-        kv_read += concurrency * positions * s.kv_read_per_token
+                        for i in attention_layers(spec, layers))
+        states = state_layers(spec, layers) * s.state_page_bytes
+        kv_read += concurrency * (positions * s.kv_read_per_token + states)
     decode_bytes = weights_read + kv_read
     decode_flops = concurrency * forward_flops(spec, context).total
     step = max(decode_bytes / (hw.bandwidth_bytes_per_s * mbu),

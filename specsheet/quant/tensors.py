@@ -89,7 +89,9 @@ def _attention(spec: ModelSpec, i: int) -> Iterator[Tensor]:
         yield from _linear(f"{blk}.attn_kv_b", kv_b, spec.kv_lora_rank, False, "attention", i)
     else:
         kv = spec.kv_heads
-        yield from _linear(f"{blk}.attn_q", h * spec.head_dim, d, qkv_bias, "attention", i)
+        gate = 2 if spec.attention_gate else 1  # Qwen3-Next's output gate: q twice as wide
+        yield from _linear(f"{blk}.attn_q", gate * h * spec.head_dim, d, qkv_bias, "attention",
+                           i)
         yield from _linear(f"{blk}.attn_k", kv * spec.head_dim, d, qkv_bias, "attention", i)
         yield from _linear(f"{blk}.attn_v", kv * spec.v_head_dim, d, qkv_bias, "attention", i)
     yield from _linear(f"{blk}.attn_output", d, h * spec.v_head_dim, spec.o_bias, "attention", i)
@@ -115,22 +117,82 @@ def _mlp(spec: ModelSpec, prefix: str, suffix: str, width: int, bias: bool, laye
         yield Tensor(f"{prefix}.ffn_down{suffix}.bias", (*stack, d), "mlp", "bias", layer)
 
 
+def _ssm(spec: ModelSpec, i: int, kind: str) -> Iterator[Tensor]:
+    """A state-space or gated DeltaNet mixer as params.ssm_params and ssm_norms count it, by
+    llama.cpp's names. Mamba: in [2·d_in, d], conv1d [d_in, K] (+ bias), x [R + 2N, d_in],
+    dt [d_in, R] + bias, A [d_in, N], D [d_in], Jamba's dt/B/C norms, out [d, d_in]. Mamba-2:
+    in [2·d_in + 2·G·N + H, d], conv1d [d_in + 2·G·N, K] (+ bias), dt bias, A, D [H], the
+    gated norm [d_in], out [d, d_in]. Gated DeltaNet: in (qkvz) [2·H_k·d_k + 2·H_v·d_v, d],
+    ba [2·H_v, d], conv1d [2·H_k·d_k + H_v·d_v, K], A, dt bias [H_v], norm [d_v], out
+    [d, H_v·d_v]."""
+    d, inner, n, blk = spec.d_model, spec.ssm_inner, spec.ssm_state, f"blk.{i}"
+    bias = spec.ssm_bias
+    if kind == "linear_attention":
+        keys = spec.linear_key_heads * spec.linear_key_dim
+        values = spec.linear_value_heads * spec.linear_value_dim
+        heads = spec.linear_value_heads
+        yield from _linear(f"{blk}.ssm_in", 2 * keys + 2 * values, d, False, "ssm", i)
+        yield from _linear(f"{blk}.ssm_ba", 2 * heads, d, False, "ssm", i)
+        yield Tensor(f"{blk}.ssm_conv1d.weight", (2 * keys + values, spec.ssm_conv), "ssm",
+                     "linear", i)
+        yield Tensor(f"{blk}.ssm_a", (heads,), "ssm", "bias", i)
+        yield Tensor(f"{blk}.ssm_dt.bias", (heads,), "ssm", "bias", i)
+        yield Tensor(f"{blk}.ssm_norm.weight", (spec.linear_value_dim,), "norms", "norm", i)
+        yield from _linear(f"{blk}.ssm_out", d, values, False, "ssm", i)
+        return
+    if kind == "mamba":
+        rank = spec.ssm_dt_rank
+        yield from _linear(f"{blk}.ssm_in", 2 * inner, d, bias, "ssm", i)
+        yield Tensor(f"{blk}.ssm_conv1d.weight", (inner, spec.ssm_conv), "ssm", "linear", i)
+        if spec.ssm_conv_bias:
+            yield Tensor(f"{blk}.ssm_conv1d.bias", (inner,), "ssm", "bias", i)
+        yield from _linear(f"{blk}.ssm_x", rank + 2 * n, inner, False, "ssm", i)
+        yield from _linear(f"{blk}.ssm_dt", inner, rank, True, "ssm", i)
+        yield Tensor(f"{blk}.ssm_a", (inner, n), "ssm", "bias", i)
+        yield Tensor(f"{blk}.ssm_d", (inner,), "ssm", "bias", i)
+        if spec.ssm_norm:
+            for name, width in (("ssm_dt_norm", rank), ("ssm_b_norm", n), ("ssm_c_norm", n)):
+                yield Tensor(f"{blk}.{name}.weight", (width,), "norms", "norm", i)
+        yield from _linear(f"{blk}.ssm_out", d, inner, bias, "ssm", i)
+        return
+    heads, channels = spec.ssm_heads, inner + 2 * spec.ssm_groups * n
+    yield from _linear(f"{blk}.ssm_in", inner + channels + heads, d, bias, "ssm", i)
+    yield Tensor(f"{blk}.ssm_conv1d.weight", (channels, spec.ssm_conv), "ssm", "linear", i)
+    if spec.ssm_conv_bias:
+        yield Tensor(f"{blk}.ssm_conv1d.bias", (channels,), "ssm", "bias", i)
+    yield Tensor(f"{blk}.ssm_dt.bias", (heads,), "ssm", "bias", i)
+    yield Tensor(f"{blk}.ssm_a", (heads,), "ssm", "bias", i)
+    yield Tensor(f"{blk}.ssm_d", (heads,), "ssm", "bias", i)
+    if spec.ssm_norm:
+        yield Tensor(f"{blk}.ssm_norm.weight", (inner,), "norms", "norm", i)
+    yield from _linear(f"{blk}.ssm_out", d, inner, bias, "ssm", i)
+
+
 def _block(spec: ModelSpec, i: int) -> Iterator[Tensor]:
+    """Block ``i``: its norms, its mixer (attention with its q/k and latent norms, or a
+    state-space or DeltaNet mixer, or both side by side: ``layer_types``) and its MLP."""
     d, blk = spec.d_model, f"blk.{i}"
+    kind = spec.layer_types[i] if spec.layer_types else "attention"
     for j in range(spec.norms_per_block):
         name = _NORM_NAMES[j] if j < len(_NORM_NAMES) else f"norm_{j}"
         yield from _norm(spec, f"{blk}.{name}", d, layer=i)
-    if spec.qk_norm == "head":
-        yield from _norm(spec, f"{blk}.attn_q_norm", spec.head_dim, layer=i)
-        yield from _norm(spec, f"{blk}.attn_k_norm", spec.head_dim, layer=i)
-    elif spec.qk_norm == "full":
-        yield from _norm(spec, f"{blk}.attn_q_norm", spec.heads * spec.head_dim, layer=i)
-        yield from _norm(spec, f"{blk}.attn_k_norm", spec.kv_heads * spec.head_dim, layer=i)
-    if spec.q_lora_rank:  # MLA's RMSNorms on its latents (weight only, whatever spec.norm)
-        yield Tensor(f"{blk}.attn_q_a_norm.weight", (spec.q_lora_rank,), "norms", "norm", i)
-    if spec.kv_lora_rank:
-        yield Tensor(f"{blk}.attn_kv_a_norm.weight", (spec.kv_lora_rank,), "norms", "norm", i)
-    yield from _attention(spec, i)
+    if kind in ("attention", "hybrid"):
+        if spec.qk_norm == "head":
+            yield from _norm(spec, f"{blk}.attn_q_norm", spec.head_dim, layer=i)
+            yield from _norm(spec, f"{blk}.attn_k_norm", spec.head_dim, layer=i)
+        elif spec.qk_norm == "full":
+            yield from _norm(spec, f"{blk}.attn_q_norm", spec.heads * spec.head_dim, layer=i)
+            yield from _norm(spec, f"{blk}.attn_k_norm", spec.kv_heads * spec.head_dim, layer=i)
+        if spec.q_lora_rank:  # MLA's RMSNorms on its latents (weight only, whatever spec.norm)
+            yield Tensor(f"{blk}.attn_q_a_norm.weight", (spec.q_lora_rank,), "norms", "norm", i)
+        if spec.kv_lora_rank:
+            yield Tensor(f"{blk}.attn_kv_a_norm.weight", (spec.kv_lora_rank,), "norms", "norm",
+                         i)
+        yield from _attention(spec, i)
+    if kind in ("mamba", "mamba2", "hybrid", "linear_attention"):
+        yield from _ssm(spec, i, kind)
+    if i in spec.no_mlp_layers:
+        return
     if spec.experts and i not in spec.dense_layers:
         yield Tensor(f"{blk}.ffn_gate_inp.weight", (spec.experts, d), "mlp", "router", i)
         if spec.router_bias:
@@ -148,7 +210,8 @@ def model_tensors(spec: ModelSpec) -> tuple[Tensor, ...]:
     """Every parameter tensor of ``spec`` (GGUF names, PyTorch shapes), in GGUF's order: the
     tensors outside the blocks, then block by block. A tied output head is not listed (the
     token embedding serves as both); attention projections are listed as separate q, k, v
-    as Llama stores them."""
+    as Llama stores them. A block holds the mixers ``layer_types`` gives it (attention, a
+    state-space or DeltaNet mixer, or both) and an MLP unless it is in ``no_mlp_layers``."""
     d, e = spec.d_model, spec.embedding_dim
     tensors: list[Tensor] = [Tensor("token_embd.weight", (spec.vocab, e), "token_embedding",
                                     "embedding")]

@@ -18,9 +18,14 @@ if TYPE_CHECKING:
 
 HEIGHT = 16  # rows of the plot
 _EIGHTHS = " ▁▂▃▄▅▆▇█"
-# per segment: the full cell, whether the top cell shows eighths, the style
+# per segment: the full cell, whether the top cell shows eighths, the style; a segment is
+# drawn by its fill (weights, KV, a hybrid's state, the reserved estimates), else by its place
 _SEGMENTS = (("█", True, "cyan"), ("▒", False, "magenta"), ("▓", False, "yellow"))
 _ASCII_SEGMENTS = (("#", False, "cyan"), ("=", False, "magenta"), ("%", False, "yellow"))
+_FILLS = {"weights": ("█", True, "cyan"), "kv": ("▒", False, "magenta"),
+          "state": ("░", False, "green"), "reserved": ("▓", False, "yellow")}
+_ASCII_FILLS = {"weights": ("#", False, "cyan"), "kv": ("=", False, "magenta"),
+                "state": ("~", False, "green"), "reserved": ("%", False, "yellow")}
 _LINE_STYLE = "bold red"
 
 
@@ -51,7 +56,9 @@ def chart_lines(chart: ChartView, width: int, ascii_only: bool = False) -> list[
     """The lines of ``chart`` at ``width`` cells."""
     from rich.text import Text
 
-    segments = _ASCII_SEGMENTS if ascii_only else _SEGMENTS
+    places, fills = (_ASCII_SEGMENTS, _ASCII_FILLS) if ascii_only else (_SEGMENTS, _FILLS)
+    segments = tuple(fills.get(s.fill) or places[k % len(places)]
+                     for k, s in enumerate(chart.segments))
     line_char, axis_char, corner, tick = ("-", "|", "+", "|") if ascii_only else \
         ("─", "│", "└", "┤")
     totals = chart.totals

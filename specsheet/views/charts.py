@@ -24,6 +24,7 @@ class Segment(NamedTuple):
 
     label: str
     values: tuple[int, ...]
+    fill: str = ""  # how it is drawn: weights, kv, state, reserved ("": by its place)
 
 
 class ChartView:
@@ -89,8 +90,9 @@ def memory_charts(axes: list[Axis], points: list[Point], gpu: Accelerator | None
     x = axes[0]
     per_chart = len(x.values)
     memory = [_per_gpu(p, plan) for p, (plan, _, _) in zip(points, served, strict=True)] \
-        if served is not None else [Memory(p.report.weights_bytes, p.kv_bytes, 0)
-                                      for p in points]
+        if served is not None else [Memory(p.report.weights_bytes,
+                                           p.batch * p.report.kv.kv_bytes, 0,
+                                           p.batch * p.report.kv.state_bytes) for p in points]
     charts = []
     starts = range(0, len(points), per_chart)
     for start in starts[:MAX_CHARTS]:
@@ -102,8 +104,14 @@ def memory_charts(axes: list[Axis], points: list[Point], gpu: Accelerator | None
             axes[1].name not in ("dtype", "quant") else "weights"
         batch = "" if "batch" in first.at else f", batch {first.batch}"
         kv_label = f"KV cache ({first.report.kv.dtype}{batch})"
-        segments: tuple[Segment, ...] = (Segment(weights_label, tuple(m.weights for m in parts)),
-                    Segment(kv_label, tuple(m.kv for m in parts)))
+        segments: tuple[Segment, ...] = (
+            Segment(weights_label, tuple(m.weights for m in parts), "weights"),
+            Segment(kv_label, tuple(m.kv for m in parts), "kv"))
+        if any(m.state for m in parts):
+            kept = f"{first.report.dtype or 'bf16'}, as vLLM keeps it" if served is not None \
+                else "recurrent in fp32, as transformers keeps it"
+            segments += (Segment(f"state ({kept}{batch})", tuple(m.state for m in parts),
+                                 "state"),)
         line = None if gpu is None else (f"{gpu.name} memory", gpu.memory_bytes)
         title = f"{first.report.model.name}: weights + KV cache"
         if served is not None:
@@ -113,7 +121,7 @@ def memory_charts(axes: list[Axis], points: list[Point], gpu: Accelerator | None
                       + (f", tp {layout.tp}" if layout.tp > 1 else "")
                       + (f", pp {layout.pp}" if layout.pp > 1 else "") + ")")
             segments += (Segment("activation + overhead (estimates)",
-                                 tuple(m.reserved for m in parts)),)
+                                 tuple(m.reserved for m in parts), "reserved"),)
             budget = plan.binding.budget_bytes
             line = (f"{plan.hardware.name} memory" if plan.kv_memory_given else
                     f"budget ({float(plan.utilization):g} x {plan.hardware.name} memory)",
@@ -137,20 +145,24 @@ def memory_charts(axes: list[Axis], points: list[Point], gpu: Accelerator | None
 
 
 class Memory(NamedTuple):
-    """What a chart stacks at a point: the weights, the batch's KV cache, and (per GPU) the
-    activation peak and runtime overhead, estimates."""
+    """What a chart stacks at a point: the weights, the batch's KV cache, a hybrid model's
+    state (Mamba, gated DeltaNet), and (per GPU) the activation peak and runtime overhead,
+    estimates."""
 
     weights: int
     kv: int
     reserved: int
+    state: int = 0
 
 
 def _per_gpu(point: Point, plan: ServePlan) -> Memory:
     """The memory of one GPU of the stage that admits the fewest requests: its weights, the
-    batch's KV cache in whole blocks, the activation peak and overhead."""
+    batch's KV cache and state in whole blocks (as vLLM allocates them: the state in padded
+    pages), the activation peak and overhead."""
     s = plan.binding
-    return Memory(s.weights_bytes, point.batch * s.kv_bytes_per_request,
-                  s.activation_bytes + s.overhead_bytes)
+    return Memory(s.weights_bytes,
+                  point.batch * (s.kv_bytes_per_request - s.state_bytes_per_request),
+                  s.activation_bytes + s.overhead_bytes, point.batch * s.state_bytes_per_request)
 
 
 def _crossing(axis: Axis, points: list[Point], memory: list[Memory]) -> str:

@@ -453,8 +453,6 @@ def _estimates_section(plan: ServePlan, est: Estimates,
 
 def _serve_memory(plan: ServePlan) -> dict[str, Any]:
     """The sections of a serve entry that change with the tokens of a request."""
-    from specsheet.plan.serving import BLOCK_SIZE
-
     request, s = plan.request, plan.binding
     return {
         "request": {"max_model_len": request.max_model_len,
@@ -474,11 +472,14 @@ def _serve_memory(plan: ServePlan) -> dict[str, Any]:
             "kv_pool_given": plan.kv_memory_given,
             "kv_bytes_per_token": s.kv_bytes_per_token,
             "kv_bytes_per_request": s.kv_bytes_per_request,
+            "state_bytes_per_request": s.state_bytes_per_request,
         },
         "kv_blocks": {
-            "block_size": BLOCK_SIZE,
+            "block_size": s.block_size,
             "page_bytes": s.page_bytes,
-            "groups": [{"window": g.window, "layers": g.layers} for g in s.groups],
+            "state_page_bytes": s.state_page_bytes,
+            "groups": [{"window": g.window, "layers": g.layers, "state": g.state}
+                       for g in s.groups],
             "layers_per_group": s.layers_per_group,
             "num_blocks": s.num_blocks,
             "blocks_per_request": s.blocks_per_request,

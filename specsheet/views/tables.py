@@ -368,6 +368,10 @@ def _serve_rows(view: TableView,
     view.add("  KV per request (max-model-len)",
              *(f"{human_bytes(p.binding.kv_bytes_per_request)} at "
                f"{human_count(p.request.max_model_len)}" for p, _, _ in served), style="sub")
+    if any(p.binding.state_bytes_per_request for p, _, _ in served):
+        view.add("    of which state",
+                 *(human_bytes(p.binding.state_bytes_per_request) for p, _, _ in served),
+                 style="sub")
     view.add("  fits", *("yes" if p.fits else "NO" for p, _, _ in served), style="sub")
     view.add("  max concurrency", *(exact(p.max_concurrency) for p, _, _ in served),
              style="sub")
@@ -709,6 +713,10 @@ def _usd(value: float | None) -> str:
     return f"${value:,.4f}" if value < 1 else f"${value:,.2f}"
 
 
+def _blocks(count: int) -> str:
+    return f"{exact(count)} block{'' if count == 1 else 's'}"
+
+
 def serve_views(plan: ServePlan, est: Estimates | None,
                 costs: dict[str, float | None]) -> list[TableView]:
     """Memory per GPU as a stacked bar against the capacity, then the fit, then the estimates."""
@@ -748,8 +756,22 @@ def serve_views(plan: ServePlan, est: Estimates | None,
                           f"{'fits' if plan.fits else 'DOES NOT FIT'}",
                     headers=("Figure", "Value"), numeric=(False, True))
     fit.add("KV cache per token (one GPU)", f"{exact(s.kv_bytes_per_token)} B")
-    fit.add("KV cache per request (blocks of 16)",
-            f"{human_bytes(s.kv_bytes_per_request)} ({exact(s.blocks_per_request)} blocks)")
+    state_blocks = s.state_blocks_per_request
+    attention = s.blocks_per_request > state_blocks
+    if state_blocks:
+        if attention:
+            fit.add(f"KV cache per request (blocks of {exact(s.block_size)})",
+                    f"{human_bytes(s.kv_bytes_per_request - s.state_bytes_per_request)} "
+                    f"({_blocks(s.blocks_per_request - state_blocks)})")
+        fit.add("State per request (padded pages)" if attention else
+                "State per request (a page a layer)",
+                f"{human_bytes(s.state_bytes_per_request)} ({_blocks(state_blocks)})")
+        if attention:
+            fit.add("KV + state per request",
+                    f"{human_bytes(s.kv_bytes_per_request)} ({_blocks(s.blocks_per_request)})")
+    else:
+        fit.add(f"KV cache per request (blocks of {exact(s.block_size)})",
+                f"{human_bytes(s.kv_bytes_per_request)} ({exact(s.blocks_per_request)} blocks)")
     fit.add("KV blocks in the pool", exact(s.num_blocks))
     fit.add("Maximum concurrency (requests)",
             f"{exact(plan.max_concurrency)} (vLLM logs {plan.vllm_max_concurrency:.2f}x)")
@@ -758,6 +780,11 @@ def serve_views(plan: ServePlan, est: Estimates | None,
         " (the model's context)" if plan.max_context == context else ""))
     fit.caption = ("As vLLM sizes its pool: blocks = pool // (block bytes x layers per group), "
                    "concurrency = blocks / blocks per request (docs/serving.md).")
+    if state_blocks and attention:
+        fit.caption += (f" A state page ({exact(s.state_page_bytes)} B per layer, in "
+                        f"{plan.report.dtype or 'bf16'}) is padded to the attention block of "
+                        f"{exact(s.block_size)} tokens ({exact(s.page_bytes)} B), as vLLM pads "
+                        "it.")
     views = [memory, fit]
     if est is None:
         return views
@@ -915,6 +942,10 @@ def _sweep_served_view(axes: list[Axis], points: list[Point],
         ("Weights/GPU", lambda p, plan: human_bytes(plan.binding.weights_bytes), False),
         ("KV/request", lambda p, plan: human_bytes(plan.binding.kv_bytes_per_request), False),
     ]
+    hybrid = any(plan.binding.state_bytes_per_request for _, plan in rows)
+    if hybrid:
+        columns.append(("State/request", lambda p, plan: human_bytes(
+            plan.binding.state_bytes_per_request), True))
     if batched:
         columns.append(("KV of batch", lambda p, plan: human_bytes(kv(p, plan)), False))
     columns += [
@@ -945,8 +976,14 @@ def _sweep_served_view(axes: list[Axis], points: list[Point],
     budget = (f"the memory ({human_bytes(plan0.binding.budget_bytes)}), with a KV pool given"
               if plan0.kv_memory_given else
               f"{float(plan0.utilization):g} x memory = {human_bytes(plan0.binding.budget_bytes)}")
+    sizes = sorted({plan.binding.block_size for _, plan in rows})
+    blocks = exact(sizes[0]) if len(sizes) == 1 else f"{exact(sizes[0])} to {exact(sizes[-1])}"
+    state = (f", with each request's state (one page per state layer, in "
+             f"{first.report.dtype or 'bf16'}, padded to a block as vLLM pads it; KV/request "
+             "includes it)" if hybrid else "")
     view.caption = (
-        f"Per GPU{stage}; KV cache in blocks of 16 tokens ({first.report.kv.dtype}), {batch} "
+        f"Per GPU{stage}; KV cache in blocks of {blocks} tokens ({first.report.kv.dtype})"
+        f"{state}, {batch} "
         f"× one request of T tokens. Of budget: weights, the batch's KV cache, the activation "
         f"peak and overhead (estimates) against {budget}. Max requests: requests of T tokens "
         "the KV pool holds (vLLM's maximum concurrency). Sizes in SI units (1 GB = 10^9 "
