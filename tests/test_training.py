@@ -67,15 +67,20 @@ def test_every_golden_records_a_training_step() -> None:
 @pytest.mark.parametrize("path", GOLDENS, ids=lambda p: p.stem)
 def test_forward_and_backward_match_transformers(path: Path) -> None:
     """FlopCounterMode around a forward and ``.backward()`` in transformers: the backward is
-    exactly twice the forward for every family, and specsheet's training count is the golden's
+    exactly twice the forward for every attention family, more for the hybrids (their
+    state-space and gated DeltaNet layers), and specsheet's training count is the golden's
     (for Llama 4, less the unchosen experts transformers computes, three times)."""
     g = json.loads(path.read_text())
     spec = load_file(TESTS / "data" / f"{path.stem}.json").spec
     routed = g.get("flops_per_token_routed")
     for tokens, step in g["train_flops_per_token"].items():
         assert step["forward"] == g["flops_per_token"][tokens]  # training mode changes nothing
-        assert step["train"] == 3 * step["forward"]
         ours = training_flops(spec, int(tokens))
+        assert ours.forward == step["forward"] or routed
+        if ours.ssm_backward:
+            assert step["train"] > 3 * step["forward"]
+        else:
+            assert step["train"] == 3 * step["forward"]
         expected = step["train"]
         if routed:
             unchosen = 2 * spec.moe_layers * (spec.experts - spec.experts_per_token) * \
