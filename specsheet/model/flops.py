@@ -141,6 +141,21 @@ def ssm_backward_flops(spec: ModelSpec, kind: str, tokens: int) -> int:
     return backward
 
 
+def depthwise_gradient_overcount(spec: ModelSpec, tokens: int) -> int:
+    """Per token, what FlopCounterMode adds to the backward of the depthwise convolutions by
+    counting each weight gradient as a dense C x C convolution: (C - 1) x the forward
+    convolution of every state-space and DeltaNet layer (the weight gradient of a depthwise
+    convolution multiplies 2 x C x k x positions, the forward's count), rounded down."""
+    counts = spec.layers_by_kind if spec.layer_types else {}
+    k = spec.ssm_conv
+    total = 0
+    for kind, n in counts.items():
+        if kind in ("mamba", "mamba2", "hybrid", "linear_attention"):
+            channels = ssm_conv_channels(spec, kind)
+            total += n * (channels - 1) * 2 * channels * k * (max(tokens, k) + k - 1)
+    return total // tokens
+
+
 def ssm_training_flops(spec: ModelSpec, tokens: int) -> tuple[int, int]:
     """Per token, the state-space and linear-attention layers' forward (ForwardFlops.ssm) and
     backward (``ssm_backward_flops``), each the T-token sum divided by T, rounded down."""
