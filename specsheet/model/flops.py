@@ -120,8 +120,9 @@ def ssm_backward_flops(spec: ModelSpec, kind: str, tokens: int) -> int:
       C x the forward's count. So (1 + C) x the forward convolution, where the work done is
       about 2 x;
     - gated DeltaNet adds, per chunk and value head, the gradients of the two triangular
-      systems (the backward of ``linalg.solve_triangular``, -dX Bᵀ: 2Q²d_v and 2Q²d_k, matrix
-      products FlopCounterMode counts; the solves themselves it does not), and loses four
+      systems (the backward of ``linalg.solve_triangular``: for X = A⁻¹B, A's gradient
+      -(A⁻ᵀ dX) Xᵀ, 2Q²d_v and 2Q²d_k, matrix products FlopCounterMode counts; the solves
+      themselves it does not), and loses four
       products of 2Q·d_k·d_v: the zero initial state has no gradient (the first chunk's two
       reads of it give one gradient each), and the final state is not in the loss (the last
       chunk's write has no backward).
