@@ -392,7 +392,8 @@ def train_schema(version: dict[str, Any]) -> dict[str, Any]:
         "seq_len": positive,
         "attention": {"enum": list(ATTENTION)},
         "recompute": {"enum": list(RECOMPUTE)},
-        **dict.fromkeys(("forward_per_token", "backward_per_token", "recomputed_per_token",
+        **dict.fromkeys(("forward_per_token", "backward_per_token", "ssm_backward_per_token",
+                         "recomputed_per_token",
                          "attention_core_per_token", "per_token_model", "per_token_hardware",
                          "total_model", "total_hardware"), count),
     }

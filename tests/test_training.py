@@ -20,9 +20,10 @@ from specsheet.model.flops import (
     forward_flops,
     megatron_estimate,
     palm_estimate,
+    ssm_backward_flops,
     training_flops,
 )
-from specsheet.model.params import count_params, mlp_weights
+from specsheet.model.params import count_params, mlp_weights, ssm_conv_channels
 from specsheet.model.spec import ModelSpec
 from specsheet.plan.training import (
     RECIPES,
@@ -67,21 +68,84 @@ def test_every_golden_records_a_training_step() -> None:
 @pytest.mark.parametrize("path", GOLDENS, ids=lambda p: p.stem)
 def test_forward_and_backward_match_transformers(path: Path) -> None:
     """FlopCounterMode around a forward and ``.backward()`` in transformers: the backward is
-    exactly twice the forward for every family, and specsheet's training count is the golden's
+    exactly twice the forward for every attention family, more for the hybrids (their
+    state-space and gated DeltaNet layers), and specsheet's training count is the golden's
     (for Llama 4, less the unchosen experts transformers computes, three times)."""
     g = json.loads(path.read_text())
     spec = load_file(TESTS / "data" / f"{path.stem}.json").spec
     routed = g.get("flops_per_token_routed")
     for tokens, step in g["train_flops_per_token"].items():
         assert step["forward"] == g["flops_per_token"][tokens]  # training mode changes nothing
-        assert step["train"] == 3 * step["forward"]
         ours = training_flops(spec, int(tokens))
+        assert ours.forward == step["forward"] or routed
+        if ours.ssm_backward:
+            assert step["train"] > 3 * step["forward"]
+        else:
+            assert step["train"] == 3 * step["forward"]
         expected = step["train"]
         if routed:
             unchosen = 2 * spec.moe_layers * (spec.experts - spec.experts_per_token) * \
                 mlp_weights(spec, spec.expert_d_ff)
             expected -= 3 * unchosen
         assert ours.model == expected, f"T = {tokens}"
+
+
+def _mm(a: tuple[int, ...], b: tuple[int, ...]) -> int:
+    """FlopCounterMode's count of a (batched) matrix product: 2 x batch x m x k x n."""
+    *batch, m, k = a
+    return 2 * (batch[0] if batch else 1) * m * k * b[-1]
+
+
+# one layer's backward at T = 8 as FlopCounterMode logged it, op by op (a TorchDispatchMode
+# around transformers 5.24's PyTorch path, the shapes of each counted op's inputs); the
+# convolution's backward is FlopCounterMode's own figure for aten.convolution_backward
+LOGGED_BACKWARD = {
+    # Jamba 1.5 Mini, a Mamba layer: out_proj, 8 steps of C·h (two products each), dt_proj,
+    # x_proj, the convolution, in_proj
+    ("jamba-1.5-mini", "mamba"): (
+        [((4096, 8), (8, 8192)), ((8192, 4096), (4096, 8))]
+        + 8 * [((1, 16, 8192), (1, 8192, 1)), ((1, 8192, 1), (1, 1, 16))]
+        + [((8192, 8), (8, 256)), ((8, 8192), (8192, 256)), ((288, 8), (8, 8192)),
+           ((8192, 288), (288, 8)), ((16384, 8), (8, 4096)), ((8, 16384), (16384, 4096))],
+        5_906_300_928),
+    # mamba2-780m, a Mamba-2 layer (one chunk of 256): out_proj, the chunked scan's einsums,
+    # the convolution, in_proj
+    ("mamba2-780m", "mamba2"): (
+        [((1536, 8), (8, 3072)), ((8, 1536), (1536, 3072)),
+         ((48, 128, 256), (48, 256, 256)), ((48, 128, 256), (48, 256, 64)),
+         ((48, 2, 2), (48, 2, 8192)), ((48, 2, 8192), (48, 8192, 2)),
+         ((48, 256, 256), (48, 256, 128)), ((48, 256, 256), (48, 256, 64)),
+         ((48, 256, 64), (48, 64, 128)), ((48, 256, 64), (48, 64, 128)),
+         ((48, 256, 64), (48, 64, 256)), ((48, 64, 128), (48, 128, 256)),
+         ((6448, 8), (8, 1536)), ((8, 6448), (6448, 1536))],
+        974_944_256),
+}
+
+
+@pytest.mark.parametrize(("name", "kind"), list(LOGGED_BACKWARD))
+def test_a_state_space_layers_backward_op_by_op(name: str, kind: str) -> None:
+    """A second formulation: one layer's backward summed from the operations FlopCounterMode
+    counted, against ``ssm_backward_flops``. The depthwise convolution's weight gradient is
+    counted as a dense C x C convolution (its formula ignores groups): C x the forward."""
+    spec = load_file(TESTS / "data" / f"{name}.json").spec
+    products, conv_backward = LOGGED_BACKWARD[(name, kind)]
+    channels = ssm_conv_channels(spec, kind)
+    conv_forward = 2 * channels * 4 * (8 + 4 - 1)
+    assert conv_backward == (1 + channels) * conv_forward
+    assert ssm_backward_flops(spec, kind, 8) == sum(_mm(a, b) for a, b in products) + \
+        conv_backward
+
+
+def test_hybrid_training_says_what_it_counts() -> None:
+    """A model without MLPs trains (mamba2-780m: no MLP layer at all), and the output names the
+    state-space backward and the share of FlopCounterMode's depthwise weight gradient."""
+    doc = run(str(TESTS / "data" / "mamba2-780m.json"), "--seq-len", "128")
+    golden = json.loads((TESTS / "golden" / "mamba2-780m.json").read_text())
+    step = golden["train_flops_per_token"]["128"]
+    assert doc["flops"]["per_token_model"] == step["train"]
+    assert doc["flops"]["ssm_backward_per_token"] > 0
+    assert any("FlopCounterMode" in a and "groups" in a for a in doc["assumptions"])
+    assert run("llama3-8b")["flops"]["ssm_backward_per_token"] == 0
 
 
 def test_recomputation_and_causal_attention() -> None:
@@ -328,6 +392,7 @@ def test_training_invariants(spec: ModelSpec, tokens: int, dp: int) -> None:
     # backward = 2 x forward; full recomputation runs the forward once more
     fwd = forward_flops(spec, tokens).total
     assert training_flops(spec, tokens).model == 3 * fwd
+    assert training_flops(spec, tokens).ssm_backward == 0
     assert training_flops(spec, tokens, "full").hardware == 4 * fwd
     causal = training_flops(spec, tokens, attention="causal")
     assert causal.forward <= fwd and causal.model == 3 * causal.forward

@@ -107,6 +107,65 @@ def ssm_forward_flops(spec: ModelSpec, kind: str, tokens: int) -> int:
         ssm_scan_flops(spec, kind, tokens)
 
 
+def ssm_backward_flops(spec: ModelSpec, kind: str, tokens: int) -> int:
+    """One state-space or linear-attention layer's backward over a T-token sequence, as
+    FlopCounterMode counts it around ``.backward()`` of transformers' PyTorch path.
+
+    - projections and the scan's products: two of the same size each (both operands' gradients),
+      2 x their forward;
+    - the depthwise convolution (``aten.convolution_backward``): the input's gradient, a
+      transposed convolution over the same T + k - 1 positions (the forward's count), and the
+      weight's gradient, which FlopCounterMode counts as a dense convolution of the C channels
+      against the C channels of the output's gradient (its formula ignores ``groups``):
+      C x the forward's count. So (1 + C) x the forward convolution, where the work done is
+      about 2 x;
+    - gated DeltaNet adds, per chunk and value head, the gradients of the two triangular
+      systems (the backward of ``linalg.solve_triangular``: for X = A⁻¹B, A's gradient
+      -(A⁻ᵀ dX) Xᵀ, 2Q²d_v and 2Q²d_k, matrix products FlopCounterMode counts; the solves
+      themselves it does not), and loses four
+      products of 2Q·d_k·d_v: the zero initial state has no gradient (the first chunk's two
+      reads of it give one gradient each), and the final state is not in the loss (the last
+      chunk's write has no backward).
+    """
+    if kind not in ("mamba", "mamba2", "hybrid", "linear_attention"):
+        return 0
+    k = spec.ssm_conv
+    channels = ssm_conv_channels(spec, kind)
+    conv = 2 * channels * k * (max(tokens, k) + k - 1)
+    projections = 2 * ssm_projection_weights(spec, kind) * tokens
+    backward = 2 * (projections + ssm_scan_flops(spec, kind, tokens)) + (1 + channels) * conv
+    if kind == "linear_attention":
+        q, dk, dv = GDN_CHUNK, spec.linear_key_dim, spec.linear_value_dim
+        chunks = -(-tokens // q)
+        backward += spec.linear_value_heads * (
+            chunks * 2 * q * q * (dk + dv) - 4 * 2 * q * dk * dv)
+    return backward
+
+
+def depthwise_gradient_overcount(spec: ModelSpec, tokens: int) -> int:
+    """Per token, what FlopCounterMode adds to the backward of the depthwise convolutions by
+    counting each weight gradient as a dense C x C convolution: (C - 1) x the forward
+    convolution of every state-space and DeltaNet layer (the weight gradient of a depthwise
+    convolution multiplies 2 x C x k x positions, the forward's count), rounded down."""
+    counts = spec.layers_by_kind if spec.layer_types else {}
+    k = spec.ssm_conv
+    total = 0
+    for kind, n in counts.items():
+        if kind in ("mamba", "mamba2", "hybrid", "linear_attention"):
+            channels = ssm_conv_channels(spec, kind)
+            total += n * (channels - 1) * 2 * channels * k * (max(tokens, k) + k - 1)
+    return total // tokens
+
+
+def ssm_training_flops(spec: ModelSpec, tokens: int) -> tuple[int, int]:
+    """Per token, the state-space and linear-attention layers' forward (ForwardFlops.ssm) and
+    backward (``ssm_backward_flops``), each the T-token sum divided by T, rounded down."""
+    counts = spec.layers_by_kind if spec.layer_types else {}
+    forward = sum(n * ssm_forward_flops(spec, kind, tokens) for kind, n in counts.items())
+    backward = sum(n * ssm_backward_flops(spec, kind, tokens) for kind, n in counts.items())
+    return forward // tokens, backward // tokens
+
+
 def forward_flops(spec: ModelSpec, tokens: int) -> ForwardFlops:
     """FLOPs per token of a forward pass over ``tokens`` tokens (see the module docstring)."""
     e, d = spec.embedding_dim, spec.d_model
@@ -123,8 +182,7 @@ def forward_flops(spec: ModelSpec, tokens: int) -> ForwardFlops:
 
 
 def _ssm_flops(spec: ModelSpec, tokens: int) -> int:
-    counts = spec.layers_by_kind if spec.layer_types else {}
-    return sum(n * ssm_forward_flops(spec, kind, tokens) for kind, n in counts.items()) // tokens
+    return ssm_training_flops(spec, tokens)[0]
 
 
 def two_n_estimate(non_embedding_params: int) -> int:
@@ -147,21 +205,26 @@ class TrainingFlops(NamedTuple):
 
     The backward of every matrix multiplication Y = X W is two of the same size: the input's
     gradient (dY W^T) and the weight's (X^T dY); that of the attention scores Q K^T and of the
-    weighted sum P V likewise gives two each. So ``backward`` = 2 x ``forward`` exactly, under the
-    convention (FlopCounterMode around a forward and ``.backward()`` in transformers agrees for
-    every golden model: tests/golden/*.json, ``train_flops_per_token``). Embedding lookups are
-    gathers (no FLOPs forward or backward); the first block's input needs its gradient too,
-    since the token embedding is trained. ``model`` FLOPs (for MFU) never include recomputation;
-    ``hardware`` FLOPs add what ``recompute`` runs again.
+    weighted sum P V likewise gives two each. So the backward of every attention and MLP layer,
+    and of the head, is 2 x its forward exactly, under the convention (FlopCounterMode around a
+    forward and ``.backward()`` in transformers agrees for every golden model:
+    tests/golden/*.json, ``train_flops_per_token``). State-space and gated DeltaNet layers are
+    not 2 x: their backward is ``ssm_backward`` (``ssm_backward_flops``: the depthwise
+    convolution's weight gradient as FlopCounterMode counts it, and gated DeltaNet's triangular
+    solves and its states without gradients). Embedding lookups are gathers (no FLOPs forward
+    or backward); the first block's input needs its gradient too, since the token embedding is
+    trained. ``model`` FLOPs (for MFU) never include recomputation; ``hardware`` FLOPs add what
+    ``recompute`` runs again.
     """
 
     tokens: int  # S, the sequence length (every token attends to all S positions with full)
     attention: str  # full: every S x S score; causal: the S (S + 1) / 2 a causal kernel computes
     recompute: str  # none, selective (the attention core again), full (the forward again)
     forward: int  # one forward, per token
-    backward: int  # 2 x forward
+    backward: int  # 2 x (forward - its ssm part) + ssm_backward
     recomputed: int  # forward FLOPs run again in the backward pass (hardware only)
     attention_core: int  # the part of ``forward`` that is scores and weighted sums
+    ssm_backward: int  # the state-space and gated DeltaNet layers' part of ``backward``
 
     @property
     def model(self) -> int:
@@ -177,10 +240,11 @@ class TrainingFlops(NamedTuple):
 def attention_core_flops(spec: ModelSpec, tokens: int, attention: str = "full") -> int:
     """Scores and weighted sums per token of a forward over ``tokens`` tokens.
 
-    full: 2 x S x L x h x (d_h + d_v), as ForwardFlops.attention_context; causal: the lower
+    full: 2 x S x L x h x (d_h + d_v), as ForwardFlops.attention_context (L the attention
+    layers); causal: the lower
     triangle with its diagonal, S (S + 1) / 2 of the S^2 pairs, so (S + 1) x L x h x (d_h + d_v)
     per token (what a causal FlashAttention kernel computes, up to its block edges)."""
-    width = spec.layers * spec.heads * (spec.head_dim + spec.v_head_dim)
+    width = spec.attention_layers * spec.heads * (spec.head_dim + spec.v_head_dim)
     if attention == "causal":
         return (tokens + 1) * width
     return 2 * tokens * width
@@ -192,7 +256,9 @@ def training_flops(spec: ModelSpec, tokens: int, recompute: str = "none",
 
     Selective recomputation runs the attention core again (Korthikanti et al. 2022, section
     5: the scores, softmax, dropout and weighted sum; only the two matrix multiplications
-    count); full recomputation runs the whole forward again."""
+    count); full recomputation runs the whole forward again. The backward is 2 x the forward
+    but for the state-space and gated DeltaNet layers, whose backward is their own
+    (``ssm_backward_flops``)."""
     if recompute not in RECOMPUTE:
         raise ValueError(recompute)
     if attention not in ATTENTION:
@@ -200,10 +266,11 @@ def training_flops(spec: ModelSpec, tokens: int, recompute: str = "none",
     dense = forward_flops(spec, tokens)
     core = attention_core_flops(spec, tokens, attention)
     forward = dense.total - dense.attention_context + core
+    ssm_forward, ssm_backward = ssm_training_flops(spec, tokens)
     recomputed = {"none": 0, "selective": core, "full": forward}[recompute]
     return TrainingFlops(tokens=tokens, attention=attention, recompute=recompute,
-                         forward=forward, backward=2 * forward, recomputed=recomputed,
-                         attention_core=core)
+                         forward=forward, backward=2 * (forward - ssm_forward) + ssm_backward,
+                         recomputed=recomputed, attention_core=core, ssm_backward=ssm_backward)
 
 
 def six_n_estimate(non_embedding_params: int) -> int:

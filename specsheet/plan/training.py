@@ -25,6 +25,7 @@ from specsheet.errors import SpecError
 from specsheet.hardware.catalog import Accelerator
 from specsheet.model.flops import (
     TrainingFlops,
+    depthwise_gradient_overcount,
     megatron_estimate,
     palm_estimate,
     six_n_estimate,
@@ -375,7 +376,7 @@ def activations(spec: ModelSpec, seq: int, micro_batch: int, layout: Parallelism
     output (final norm input 2sh, fp32 logits 4sV, split over t) is added when there is a single
     stage, where it shares a GPU with the layers."""
     kinds = []
-    if spec.dense_mlp_layers:
+    if spec.dense_mlp_layers or not spec.moe_layers:  # (a model without MLPs: Mamba-2)
         kinds.append(activation_terms(spec, seq, moe_layer=False))
     if spec.moe_layers:
         kinds.append(activation_terms(spec, seq, moe_layer=True))
@@ -564,6 +565,14 @@ def plan_training(spec: ModelSpec, accelerator: Accelerator, layout: Parallelism
         "not counted: temporary buffers, communication buckets, the allocator's fragmentation, "
         "the CUDA context",
     ]
+    if flops.ssm_backward:
+        over = depthwise_gradient_overcount(spec, seq)
+        assumptions.append(
+            "FLOPs: the backward of the state-space and gated DeltaNet layers is what "
+            "FlopCounterMode counts in transformers' PyTorch path, exactly (training "
+            f"{flops.model / flops.forward:.2f} x the forward, not 3); {over / flops.model:.0%} "
+            "of the model FLOPs is its count of the depthwise convolutions' weight gradients "
+            "as dense C x C convolutions (it ignores groups: the work is C times less)")
     if spec.experts or spec.kv_heads != spec.heads or spec.mlp == "gated" \
             or spec.latent_attention:
         assumptions.append("activations: the terms for MoE, GQA, gated MLPs or MLA are "

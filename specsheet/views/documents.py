@@ -336,6 +336,7 @@ def train_document(model: Model, plan: TrainingPlan) -> dict[str, Any]:
         "recompute": fl.recompute,
         "forward_per_token": fl.forward,
         "backward_per_token": fl.backward,
+        "ssm_backward_per_token": fl.ssm_backward,
         "recomputed_per_token": fl.recomputed,
         "attention_core_per_token": fl.attention_core,
         "per_token_model": fl.model,

@@ -605,8 +605,14 @@ def _train_compute_view(model: Model, plan: TrainingPlan) -> TableView:
              exact(fl.model))
     view.add(f"  forward ({fl.attention} attention)", human_flops(fl.forward), exact(fl.forward),
              style="sub")
-    view.add("  backward (2 x forward)", human_flops(fl.backward), exact(fl.backward),
-             style="sub")
+    if fl.ssm_backward:
+        view.add("  backward (2 x forward; the state-space layers their own)",
+                 human_flops(fl.backward), exact(fl.backward), style="sub")
+        view.add("    of which state-space and DeltaNet layers", human_flops(fl.ssm_backward),
+                 exact(fl.ssm_backward), style="sub")
+    else:
+        view.add("  backward (2 x forward)", human_flops(fl.backward), exact(fl.backward),
+                 style="sub")
     if fl.recomputed:
         view.add(f"  recomputed ({fl.recompute}; hardware only)", human_flops(fl.recomputed),
                  exact(fl.recomputed), style="sub")

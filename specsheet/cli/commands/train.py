@@ -29,7 +29,8 @@ if TYPE_CHECKING:
 SETTINGS: dict[str, Any] = {
     "epilog": "FLOPs: matrix multiplications only, a multiply-add is 2 FLOPs; the backward of "
               "each is two of the same size, so training is 3 x the forward (model FLOPs, what "
-              "MFU counts); recomputation adds hardware FLOPs. Bytes in SI units "
+              "MFU counts; state-space layers have their own backward); "
+              "recomputation adds hardware FLOPs. Bytes in SI units "
               "(1 GB = 10^9 B). docs/training.md has every formula and its source."}
 
 RUN = "Run"
