@@ -109,23 +109,23 @@ def ssm_forward_flops(spec: ModelSpec, kind: str, tokens: int) -> int:
 
 def ssm_backward_flops(spec: ModelSpec, kind: str, tokens: int) -> int:
     """One state-space or linear-attention layer's backward over a T-token sequence, as
-    FlopCounterMode counts it around ``.backward()`` of transformers' PyTorch path.
+    FlopCounterMode counts it around ``.backward()`` of transformers' PyTorch path, but for the
+    one term its formula gets wrong:
 
     - projections and the scan's products: two of the same size each (both operands' gradients),
       2 x their forward;
     - the depthwise convolution (``aten.convolution_backward``): the input's gradient, a
-      transposed convolution over the same T + k - 1 positions (the forward's count), and the
-      weight's gradient, which FlopCounterMode counts as a dense convolution of the C channels
-      against the C channels of the output's gradient (its formula ignores ``groups``):
-      C x the forward's count. So (1 + C) x the forward convolution, where the work done is
-      about 2 x;
+      transposed convolution over the same T + k - 1 positions, and the weight's gradient, which
+      multiplies as much again: 2 x the forward convolution. (FlopCounterMode's formula ignores
+      ``groups`` and counts the weight's gradient as a dense C x C convolution, C x the
+      forward; ``depthwise_gradient_overcount`` is the difference, which the golden tests
+      subtract from transformers' count.)
     - gated DeltaNet adds, per chunk and value head, the gradients of the two triangular
       systems (the backward of ``linalg.solve_triangular``: for X = A⁻¹B, A's gradient
       -(A⁻ᵀ dX) Xᵀ, 2Q²d_v and 2Q²d_k, matrix products FlopCounterMode counts; the solves
-      themselves it does not), and loses four
-      products of 2Q·d_k·d_v: the zero initial state has no gradient (the first chunk's two
-      reads of it give one gradient each), and the final state is not in the loss (the last
-      chunk's write has no backward).
+      themselves it does not), and loses four products of 2Q·d_k·d_v: the zero initial state
+      has no gradient (the first chunk's two reads of it give one gradient each), and the
+      final state is not in the loss (the last chunk's write has no backward).
     """
     if kind not in ("mamba", "mamba2", "hybrid", "linear_attention"):
         return 0
@@ -133,7 +133,7 @@ def ssm_backward_flops(spec: ModelSpec, kind: str, tokens: int) -> int:
     channels = ssm_conv_channels(spec, kind)
     conv = 2 * channels * k * (max(tokens, k) + k - 1)
     projections = 2 * ssm_projection_weights(spec, kind) * tokens
-    backward = 2 * (projections + ssm_scan_flops(spec, kind, tokens)) + (1 + channels) * conv
+    backward = 2 * (projections + ssm_scan_flops(spec, kind, tokens) + conv)
     if kind == "linear_attention":
         q, dk, dv = GDN_CHUNK, spec.linear_key_dim, spec.linear_value_dim
         chunks = -(-tokens // q)
@@ -146,7 +146,8 @@ def depthwise_gradient_overcount(spec: ModelSpec, tokens: int) -> int:
     """Per token, what FlopCounterMode adds to the backward of the depthwise convolutions by
     counting each weight gradient as a dense C x C convolution: (C - 1) x the forward
     convolution of every state-space and DeltaNet layer (the weight gradient of a depthwise
-    convolution multiplies 2 x C x k x positions, the forward's count), rounded down."""
+    convolution multiplies 2 x C x k x positions, the forward's count), rounded down. Not in
+    specsheet's figures: the golden tests subtract it from transformers' count."""
     counts = spec.layers_by_kind if spec.layer_types else {}
     k = spec.ssm_conv
     total = 0

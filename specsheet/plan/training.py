@@ -568,11 +568,12 @@ def plan_training(spec: ModelSpec, accelerator: Accelerator, layout: Parallelism
     if flops.ssm_backward:
         over = depthwise_gradient_overcount(spec, seq)
         assumptions.append(
-            "FLOPs: the backward of the state-space and gated DeltaNet layers is what "
-            "FlopCounterMode counts in transformers' PyTorch path, exactly (training "
-            f"{flops.model / flops.forward:.2f} x the forward, not 3); {over / flops.model:.0%} "
-            "of the model FLOPs is its count of the depthwise convolutions' weight gradients "
-            "as dense C x C convolutions (it ignores groups: the work is C times less)")
+            "FLOPs: the backward of the state-space and gated DeltaNet layers as "
+            "FlopCounterMode counts it in transformers' PyTorch path (training "
+            f"{flops.model / flops.forward:.2f} x the forward), but for the depthwise "
+            "convolutions' weight gradients, counted as the work they are: FlopCounterMode's "
+            "formula ignores groups and counts each as a dense C x C convolution, which would "
+            f"add {over / flops.model:.0%} to the model FLOPs")
     if spec.experts or spec.kv_heads != spec.heads or spec.mlp == "gated" \
             or spec.latent_attention:
         assumptions.append("activations: the terms for MoE, GQA, gated MLPs or MLA are "
