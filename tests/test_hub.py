@@ -544,3 +544,42 @@ def test_a_timeout_that_cannot_be_one(fake_hub: FakeHub, timeout: float) -> None
     with pytest.raises(SpecError, match="timeout: expected a number of seconds above 0"):
         resolve(LLAMA, timeout=timeout)
     assert fake_hub.requests == []
+
+
+# ---- a tokenizer.json for --text, from the same commit as the config
+
+def test_text_downloads_the_tokenizer_of_the_configs_commit_once(fake_hub: FakeHub,
+                                                                 tmp_path: Path) -> None:
+    """serve --text on ORG/NAME: the tokenizer.json of the commit the config came from lands in
+    the same snapshot, and the next call asks the Hub nothing."""
+    import tokenizers
+
+    made = tokenizers.Tokenizer(tokenizers.models.WordLevel(unk_token="[UNK]"))
+    made.pre_tokenizer = tokenizers.pre_tokenizers.Whitespace()
+    made.train_from_iterator(["the cat sat on the mat ."],
+                             tokenizers.trainers.WordLevelTrainer(special_tokens=["[UNK]"]))
+    made.save(str(tmp_path / "tokenizer.json"))
+    for revision in ("main", MAIN):
+        fake_hub.repos[LLAMA][revision][1]["tokenizer.json"] = \
+            (tmp_path / "tokenizer.json").read_bytes()
+    text = tmp_path / "text.txt"
+    text.write_text("the cat sat. the dog sat on the mat.\n")  # 9 words, 11 tokens
+    args = (LLAMA, "--gpu", "h100-sxm", "--text", str(text), "--concurrency", "1")
+    first = run_json("serve", *args)
+    assert (first["estimates"]["text_tokens"], first["estimates"]["text_words"]) == (11, 9)
+    assert [path for path, _ in fake_hub.requests] == [
+        f"/{LLAMA}/resolve/main/config.json", f"/{LLAMA}/resolve/{MAIN}/tokenizer.json"]
+    assert f"models--meta-llama--Llama-3.1-8B/snapshots/{MAIN}/tokenizer.json" in files_in_cache()
+    fake_hub.requests.clear()
+    assert run_json("serve", *args)["estimates"] == first["estimates"]
+    assert fake_hub.requests == []
+
+
+def test_a_repository_without_a_tokenizer(fake_hub: FakeHub, tmp_path: Path) -> None:
+    text = tmp_path / "text.txt"
+    text.write_text("a few words\n")
+    message = error_of("serve", LLAMA, "--gpu", "h100-sxm", "--text", str(text),
+                       "--concurrency", "1")
+    assert message.startswith(f"{LLAMA}: the repository has no tokenizer.json at revision "
+                              f"'{MAIN}'"), message
+    assert not any(name.endswith("tokenizer.json") for name in files_in_cache())

@@ -10,6 +10,7 @@ import typer
 
 from specsheet.cli.options import parse_tokens
 from specsheet.errors import SpecError
+from specsheet.sources import DEFAULT_TIMEOUT
 
 if TYPE_CHECKING:
     from specsheet.figures import Point, Report
@@ -111,6 +112,7 @@ class ServeOptions(NamedTuple):
     group_size: int | None = None
     text: str | None = None
     tokenizer: str | None = None
+    timeout: float = DEFAULT_TIMEOUT  # seconds the Hub may take to send a tokenizer.json
 
 
 def _efficiency(value: float, option: str) -> float:
@@ -211,7 +213,8 @@ def _estimates(plan: ServePlan, options: ServeOptions
     if options.text is not None:
         from specsheet.sources.tokenizer import count_text, find_tokenizer
 
-        counted = count_text(options.text, find_tokenizer(report.model, options.tokenizer))
+        counted = count_text(options.text, find_tokenizer(report.model, options.tokenizer,
+                                                          options.timeout))
         text = (counted.tokens, counted.words)
     est = serving.estimate(plan, concurrency, options.mfu, options.mbu, _price(options.price),
                            options.tokens_per_word, text)

@@ -1,8 +1,8 @@
-"""Downloading a config.json from the Hugging Face Hub into the local cache, in
-huggingface_hub's layout (see ``hf_cache.py``), so that huggingface_hub reads it too.
+"""Downloading a config.json (or a tokenizer.json) from the Hugging Face Hub into the local
+cache, in huggingface_hub's layout (see ``hf_cache.py``), so that huggingface_hub reads it too.
 
 A small standard-library client, not huggingface_hub (docs/hub.md has the measurements): one GET
-of ``{endpoint}/{repo}/resolve/{revision}/config.json``, the Hub's relative redirects followed
+of ``{endpoint}/{repo}/resolve/{revision}/{file}``, the Hub's relative redirects followed
 with the token and a redirect elsewhere (a CDN) without it, no retries, and one deadline for the
 whole exchange after which an unreachable Hub is an error. The answer is held in memory and
 checked before anything is written; each file then appears whole or not at all.
@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from email.message import Message
 
 MAX_REDIRECTS = 10
+# a tokenizer.json holds the whole vocabulary and its merges (Gemma 3's is 33 MB)
+MAX_TOKENIZER_BYTES = 128 * 2**20
 # what a commit or an ETag may hold to name a file or folder in the cache
 _HEADER_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-+=")
 
@@ -36,19 +38,22 @@ def _is_safe_name(text: str) -> bool:
 
 
 class _Ask(NamedTuple):
-    """One request for a config.json: what the errors name."""
+    """One request for a file of a repository: what the errors name."""
 
     repo_id: str
     revision: str
     endpoint: str
     timeout: float
     token: str | None
+    filename: str = "config.json"
+    max_bytes: int = MAX_FILE_BYTES
 
     @property
     def url(self) -> str:
         from urllib.parse import quote
 
-        return f"{self.endpoint}/{self.repo_id}/resolve/{quote(self.revision, safe='')}/config.json"
+        revision = quote(self.revision, safe="")
+        return f"{self.endpoint}/{self.repo_id}/resolve/{revision}/{self.filename}"
 
 
 class _Answer(NamedTuple):
@@ -61,11 +66,20 @@ def download_config(repo_id: str, revision: str = "main",
                     timeout: float = DEFAULT_TIMEOUT) -> Path:
     """Download ``repo_id``'s config.json at ``revision`` into the cache and return its path.
     Nothing is written unless the whole file arrived and is a JSON object."""
+    return download_json(repo_id, revision, "config.json", timeout)
+
+
+def download_json(repo_id: str, revision: str, filename: str,
+                  timeout: float = DEFAULT_TIMEOUT) -> Path:
+    """Download ``filename`` (config.json, tokenizer.json) of ``repo_id`` at ``revision`` into
+    the cache and return its path; nothing is written unless the whole file arrived and is a
+    JSON object."""
     import math
 
     if not (math.isfinite(timeout) and timeout > 0):
         raise SpecError(f"timeout: expected a number of seconds above 0, got {timeout!r}")
-    ask = _Ask(repo_id, revision, endpoint(), timeout, token())
+    limit = MAX_FILE_BYTES if filename == "config.json" else MAX_TOKENIZER_BYTES
+    ask = _Ask(repo_id, revision, endpoint(), timeout, token(), filename, limit)
     answer = _within(ask, lambda: _fetch(ask))
     _check_config(ask, answer.body)
     return _store(ask, answer)
@@ -197,13 +211,13 @@ def _read(ask: _Ask, response: http.client.HTTPResponse) -> bytes:
     """The whole body, at most MAX_FILE_BYTES; an answer that ends early is an error."""
     length = response.headers.get("Content-Length")
     expected = int(length) if length and length.isdigit() else None
-    if expected is not None and expected > MAX_FILE_BYTES:
-        raise SpecError(f"{ask.repo_id}: the Hub's config.json is {expected:,} bytes, larger "
-                        f"than any config ({MAX_FILE_BYTES // 2**20} MiB at most)")
-    body = response.read(MAX_FILE_BYTES + 1)
-    if len(body) > MAX_FILE_BYTES:
-        raise SpecError(f"{ask.repo_id}: the Hub's config.json is larger than any config "
-                        f"({MAX_FILE_BYTES // 2**20} MiB at most)")
+    if expected is not None and expected > ask.max_bytes:
+        raise SpecError(f"{ask.repo_id}: the Hub's {ask.filename} is {expected:,} bytes, "
+                        f"larger than any such file ({ask.max_bytes // 2**20} MiB at most)")
+    body = response.read(ask.max_bytes + 1)
+    if len(body) > ask.max_bytes:
+        raise SpecError(f"{ask.repo_id}: the Hub's {ask.filename} is larger than any such file "
+                        f"({ask.max_bytes // 2**20} MiB at most)")
     if expected is not None and len(body) != expected:
         raise SpecError(f"{ask.repo_id}: the answer from {ask.endpoint} ended early ("
                         f"{len(body):,} of {expected:,} bytes); try again")
@@ -219,7 +233,7 @@ def _http_error(ask: _Ask, status: int, reason: object, headers: Message) -> Spe
         return SpecError(f"{repo}: no revision '{ask.revision}' on {hub} (expected a branch, "
                          "tag or commit of the repository)")
     if code == "EntryNotFound":
-        return SpecError(f"{repo}: the repository has no config.json at revision "
+        return SpecError(f"{repo}: the repository has no {ask.filename} at revision "
                          f"'{ask.revision}' on {hub}; a model in the transformers layout has one")
     if code == "GatedRepo":
         sent = " (the token sent has no access to it yet)" if ask.token else ""
@@ -277,16 +291,17 @@ def _check_config(ask: _Ask, body: bytes) -> None:
     except RecursionError:
         why = "not valid JSON: nested too deeply"
     if why:
-        raise SpecError(f"{ask.repo_id}: the answer from {ask.endpoint} is not a JSON config "
+        what = "config" if ask.filename == "config.json" else ask.filename
+        raise SpecError(f"{ask.repo_id}: the answer from {ask.endpoint} is not a JSON {what} "
                         f"({why}); a proxy or a wrong HF_ENDPOINT can cause this")
 
 
 def _store(ask: _Ask, answer: _Answer) -> Path:
     """Write the blob, the snapshot's link to it, then the ref (last, so that a ref never
-    names a snapshot without its config.json). Each file appears whole or not at all."""
+    names a snapshot without its file). Each file appears whole or not at all."""
     folder = repo_folder(ask.repo_id)
     blob = folder / "blobs" / answer.etag
-    pointer = folder / "snapshots" / answer.commit / "config.json"
+    pointer = folder / "snapshots" / answer.commit / ask.filename
     try:
         blob.parent.mkdir(parents=True, exist_ok=True)
         if not blob.is_file():

@@ -2,7 +2,8 @@
 Hugging Face's ``tokenizers``, an optional extra: ``pip install 'specsheet[tokenizers]'``).
 
 Imported only when ``--text`` is given. The tokenizer is found beside the model's config.json (a
-model folder, or its snapshot in the Hugging Face cache), or given with ``--tokenizer``.
+model folder, or its snapshot in the Hugging Face cache, downloaded from the Hub into that
+snapshot when it is not there yet), or given with ``--tokenizer``.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import NamedTuple
 
 from specsheet.errors import SpecError
 from specsheet.model.spec import Model
+from specsheet.sources import DEFAULT_TIMEOUT
 
 MAX_TEXT_BYTES = 256 * 2**20
 
@@ -29,9 +31,12 @@ class TextCount(NamedTuple):
         return self.tokens / self.words
 
 
-def find_tokenizer(model: Model, given: str | None = None) -> Path:
+def find_tokenizer(model: Model, given: str | None = None,
+                   timeout: float = DEFAULT_TIMEOUT) -> Path:
     """``given`` (a tokenizer.json, or a folder holding one), else the tokenizer.json beside
-    ``model``'s config.json, else SpecError saying where to get one."""
+    ``model``'s config.json; for a config in the Hugging Face cache, the same commit's
+    tokenizer.json, downloaded into its snapshot unless HF_HUB_OFFLINE is set (waiting at most
+    ``timeout`` seconds); else SpecError saying where to get one."""
     if given is not None:
         path = Path(given)
         if path.is_dir():
@@ -46,10 +51,17 @@ def find_tokenizer(model: Model, given: str | None = None) -> Path:
         if beside.is_file():
             return beside
         if "snapshots" in origin.parts:
-            repo = origin.parts[origin.parts.index("snapshots") - 1]
+            at = origin.parts.index("snapshots")
+            repo = origin.parts[at - 1]
             name = repo.removeprefix("models--").replace("--", "/", 1)
+            from specsheet.sources.hub import offline
+
+            if not offline() and at + 1 < len(origin.parts):
+                from specsheet.sources.hub_download import download_json
+
+                return download_json(name, origin.parts[at + 1], "tokenizer.json", timeout)
             raise SpecError(f"text: {beside}: not in the Hugging Face cache; download it with: "
-                            f"hf download {name} tokenizer.json")
+                            f"hf download {name} tokenizer.json (HF_HUB_OFFLINE is set)")
         raise SpecError(f"text: {beside}: no such file; put the model's tokenizer.json beside "
                         "its config.json or give --tokenizer PATH")
     raise SpecError(f"text: {model.name} ({model.origin}) has no tokenizer.json beside it; give "

@@ -99,7 +99,8 @@ def compare(
         options = ServeOptions(gpu=gpu, gpus=gpus, tp=tp, pp=pp, ep=ep, prompt=prompt,
                                output=output_tokens, memory_utilization=memory_utilization,
                                price=price, mfu=mfu, mbu=mbu, tokens_per_word=tokens_per_word,
-                               group_size=group_size, text=text)
+                               group_size=group_size, text=text,
+                               timeout=timeout)
         check_options(options)
     compared = reports(list(models), Overrides(), tokens, dtype, kv_dtype,
                        "lower --tokens to the smallest context of the models compared", quant,

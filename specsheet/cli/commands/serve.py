@@ -116,7 +116,7 @@ def serve(
         output=output, concurrency=concurrency, memory_utilization=memory_utilization,
         kv_memory=kv_memory, batched_tokens=max_num_batched_tokens, max_seqs=max_num_seqs,
         price=price, mfu=mfu, mbu=mbu, tokens_per_word=tokens_per_word, group_size=group_size,
-        text=text, tokenizer=tokenizer)
+        text=text, tokenizer=tokenizer, timeout=timeout)
     check_options(options)
     given = overrides(settings, {})
     (report,) = reports([source(model, hf)], given, None, dtype, kv_dtype,
