@@ -603,10 +603,12 @@ def _train_compute_view(model: Model, plan: TrainingPlan) -> TableView:
         optional=(False, True, False))
     view.add("Training FLOPs per token (model: forward + backward)", human_flops(fl.model),
              exact(fl.model))
-    view.add(f"  forward ({fl.attention} attention)", human_flops(fl.forward), exact(fl.forward),
-             style="sub")
+    kinds = model.spec.layers_by_kind
+    attention = f" ({fl.attention} attention)" if {"attention", "hybrid"} & kinds.keys() else ""
+    view.add(f"  forward{attention}", human_flops(fl.forward), exact(fl.forward), style="sub")
     if fl.ssm_backward:
-        view.add("  backward (2 x forward; the state-space layers their own)",
+        extra = ", and gated DeltaNet's own terms" if "linear_attention" in kinds else ""
+        view.add(f"  backward (2 x forward{extra})",
                  human_flops(fl.backward), exact(fl.backward), style="sub")
         view.add("    of which state-space and DeltaNet layers", human_flops(fl.ssm_backward),
                  exact(fl.ssm_backward), style="sub")
