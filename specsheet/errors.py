@@ -19,9 +19,31 @@ class ExitCode(IntEnum):
 class SpecError(ValueError):
     """Bad input: a file, field or value that specsheet cannot use.
 
-    The message is one line that names the file, field or value and says what is expected.
-    The CLI prints it on stderr and exits with ``ExitCode.BAD_INPUT``.
+    ``message`` is the fact, without the field or source it is about; ``field`` names the input
+    (a spec field such as ``kv_heads``, or an argument of the library such as ``tp``, ``gpu`` or
+    ``max_model_len``), ``value`` the value given, ``source`` where it came from (a file path,
+    ``preset NAME``). ``str(e)`` is the line a library user reads: ``source: field: message``.
+    The CLI names the field as the user typed it (``option --tp``) through ``line``, once, in
+    ``specsheet.cli.errors``; no code parses a message to learn what it was about. The CLI
+    prints the line on stderr and exits with ``ExitCode.BAD_INPUT``.
     """
+
+    def __init__(self, message: str, *, field: str | None = None, value: object = None,
+                 source: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field
+        self.value = value
+        self.source = source
+
+    def line(self, label: str | None = None) -> str:
+        """The one line: ``source: label: message``, where ``label`` names the field (default:
+        the field's own name; ``""`` leaves it out)."""
+        named = self.field if label is None else label
+        return ": ".join(p for p in (self.source, named, self.message) if p)
+
+    def __str__(self) -> str:
+        return self.line()
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
