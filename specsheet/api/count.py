@@ -1,4 +1,4 @@
-"""The public Python API: load a model, compute its report, read it as the CLI's JSON document.
+"""Load a model, compute its report, read it as the CLI's JSON document (``specsheet count``).
 
 Nothing here prints or exits; bad input raises ``SpecError`` (a ValueError) whose message is
 the line the CLI prints.
