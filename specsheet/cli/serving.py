@@ -8,13 +8,15 @@ from typing import TYPE_CHECKING, Annotated, NamedTuple
 
 import typer
 
+from specsheet.cli.errors import options_named
 from specsheet.cli.options import parse_tokens
 from specsheet.errors import SpecError
 from specsheet.sources import DEFAULT_TIMEOUT
 
 if TYPE_CHECKING:
     from specsheet.figures import Point, Report
-    from specsheet.plan.serving import Estimates, ServePlan
+    from specsheet.plan.roofline import Estimates
+    from specsheet.plan.serving import ServePlan
 
 SERVE = "Serving (docs/serving.md)"
 GpuOpt = Annotated[str | None, typer.Option(
@@ -154,6 +156,7 @@ def plan_one(report: Report, options: ServeOptions
     """The plan of ``report``'s model under ``options``, its estimates (None when no request
     fits) and costs. Errors name the option."""
     from specsheet.plan import serving
+    from specsheet.plan.parallel import check_parallel
     from specsheet.sources.hardware import load_accelerator
     from specsheet.units import parse_quantity
 
@@ -163,17 +166,11 @@ def plan_one(report: Report, options: ServeOptions
     except SpecError as e:
         raise SpecError(f"option --gpu: {e}") from None
     spec = report.model.spec
-    try:
-        layout = serving.check_parallel(spec, options.gpus, options.tp, options.pp, options.ep)
+    # a tp derived from --gpus is blamed on --gpus
+    tp_option = "--tp" if options.tp is not None else "--gpus (tp = gpus / pp)"
+    with options_named(f" ({report.model.name})", tp=tp_option):
+        layout = check_parallel(spec, options.gpus, options.tp, options.pp, options.ep)
         utilization = serving.parse_utilization(options.memory_utilization)
-    except SpecError as e:
-        message = str(e)
-        tp_option = "--tp" if options.tp is not None else "--gpus (tp = gpus / pp)"
-        for name, option in (("gpus:", "--gpus"), ("tp:", tp_option), ("pp:", "--pp"),
-                             ("ep:", "--ep"), ("memory-utilization:", "--memory-utilization")):
-            if message.startswith(name):
-                message = f"option {option}:{message[len(name):]}"
-        raise SpecError(f"{message} ({report.model.name})") from None
     kv_memory = None if options.kv_memory is None else parse_quantity(
         options.kv_memory, "bytes", "--kv-memory")
     max_len = options.max_model_len or spec.context
@@ -185,14 +182,9 @@ def plan_one(report: Report, options: ServeOptions
         max_model_len=max_len, prompt=options.prompt, output=options.output,
         batched_tokens=options.batched_tokens or serving.default_batched_tokens(hardware),
         max_seqs=options.max_seqs or serving.default_max_seqs(hardware))
-    try:
+    with options_named(f" (at tp {layout.tp})"):
         plan = serving.plan_serving(report, hardware, layout, request, utilization, kv_memory,
                                     options.group_size)
-    except SpecError as e:
-        message = str(e)
-        if message.startswith("quant:"):
-            message = "option --quant:" + message[len("quant:"):]
-        raise SpecError(f"{message} (at tp {layout.tp})") from None
     return (plan, *_estimates(plan, options))
 
 
@@ -200,7 +192,7 @@ def _estimates(plan: ServePlan, options: ServeOptions
                ) -> tuple[Estimates | None, dict[str, float | None]]:
     """The estimates and costs of ``plan`` under ``options`` (None and no costs when no
     request fits)."""
-    from specsheet.plan import serving
+    from specsheet.plan import roofline
 
     report = plan.report
     concurrency = options.concurrency
@@ -216,9 +208,9 @@ def _estimates(plan: ServePlan, options: ServeOptions
         counted = count_text(options.text, find_tokenizer(report.model, options.tokenizer,
                                                           options.timeout))
         text = (counted.tokens, counted.words)
-    est = serving.estimate(plan, concurrency, options.mfu, options.mbu, _price(options.price),
-                           options.tokens_per_word, text)
-    return est, serving.costs(plan, est)
+    est = roofline.estimate(plan, concurrency, options.mfu, options.mbu, _price(options.price),
+                            options.tokens_per_word, text)
+    return est, roofline.costs(plan, est)
 
 
 Served = tuple["ServePlan", "Estimates | None", dict[str, float | None]]

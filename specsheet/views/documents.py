@@ -7,7 +7,7 @@ Schema (draft 2020-12) that every document validates against.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,8 +16,9 @@ from specsheet.figures import Axis, Point, Report
 if TYPE_CHECKING:
     from specsheet.hardware.catalog import Accelerator
     from specsheet.model.spec import Model
-    from specsheet.plan.budgets import CheckResult
-    from specsheet.plan.serving import Estimates, ServeCheck, ServePlan
+    from specsheet.plan.budgets import CheckResult, ServeCheck
+    from specsheet.plan.roofline import Estimates
+    from specsheet.plan.serving import ServePlan
     from specsheet.plan.training import TrainingPlan
     from specsheet.sources.weights.checkpoint import Inspection
 
@@ -188,25 +189,29 @@ def _point_report(report: Report, before: Report | None, document: dict[str, Any
     return count_document(report, shared)
 
 
-def check_entries(results: list[CheckResult]) -> list[dict[str, Any]]:
-    """One entry per checked figure: its path, option, value, limit, margin and verdict."""
+def check_entries(results: list[CheckResult], options: Mapping[str, str]
+                  ) -> list[dict[str, Any]]:
+    """One entry per checked figure: its path, option (``options`` by figure), value, limit,
+    margin and verdict."""
     return [
-        {"figure": r.budget.name, "option": r.budget.option, "value": r.value,
+        {"figure": r.budget.name, "option": options[r.budget.name], "value": r.value,
          "limit": r.limit, "margin": r.margin, "ok": r.ok}
         for r in results
     ]
 
 
-def serve_check_entries(results: list[ServeCheck]) -> list[dict[str, Any]]:
-    """One entry per serving limit: its path in the serve entry, option, value, limit, verdict
-    (a value of null: no estimate, nothing fits)."""
-    return [{"figure": r.figure, "option": r.option, "value": r.value, "limit": r.limit,
+def serve_check_entries(results: list[ServeCheck], options: Mapping[str, str]
+                        ) -> list[dict[str, Any]]:
+    """One entry per serving limit: its path in the serve entry, option (``options`` by figure),
+    value, limit, verdict (a value of null: no estimate, nothing fits)."""
+    return [{"figure": r.figure, "option": options[r.figure], "value": r.value, "limit": r.limit,
              "ok": r.ok} for r in results]
 
 
 def check_document(checked: list[tuple[Report, list[CheckResult]]],
                    served: list[tuple[ServePlan, Estimates | None, dict[str, float | None],
-                                      list[ServeCheck]]] | None = None) -> dict[str, Any]:
+                                      list[ServeCheck]]] | None = None, *,
+                   options: Mapping[str, str]) -> dict[str, Any]:
     """The document of ``check``: the verdict over every model, and each model's checks.
 
     One model keeps the single-model form (``checks`` and ``model`` at the top); several give
@@ -214,11 +219,11 @@ def check_document(checked: list[tuple[Report, list[CheckResult]]],
     (the serve entry, with ``checks`` of the serving limits).
     """
     entries: list[dict[str, Any]] = [
-        {"ok": all(r.ok for r in results), "checks": check_entries(results),
+        {"ok": all(r.ok for r in results), "checks": check_entries(results, options),
          "model": count_document(report)} for report, results in checked]
     for entry, (plan, est, costs, results) in zip(entries, served or [], strict=False):
         entry["serve"] = {**serve_entry(plan, est, costs),
-                          "checks": serve_check_entries(results)}
+                          "checks": serve_check_entries(results, options)}
         entry["ok"] = entry["ok"] and all(r.ok for r in results)
     ok = all(entry["ok"] for entry in entries)
     if len(entries) == 1:
@@ -365,7 +370,8 @@ def train_document(model: Model, plan: TrainingPlan) -> dict[str, Any]:
                      "peak_flops_per_s": plan.peak_flops_per_s, "mfu": plan.mfu},
         "time": {"seconds": plan.time.seconds, "gpu_hours": plan.time.gpu_hours,
                  "days": plan.time.days, "usd": plan.time.usd},
-        "parallelism": layout._asdict(),
+        "parallelism": {"gpus": layout.gpus, "dp": layout.dp, "tp": layout.tp,
+                        "pp": layout.pp, "sp": layout.sp, "zero": layout.zero},
         "precision": plan.recipe.precision,
         "optimizer": plan.optimizer,
         "lora": {"rank": plan.lora_rank, "targets": list(plan.lora_targets),
@@ -410,7 +416,9 @@ def serve_entry(plan: ServePlan, est: Estimates | None, costs: dict[str, float |
                                    "bandwidth_bytes_per_s": hw.bandwidth_bytes_per_s,
                                    "peak_flops_per_s": dict(hw.peak_flops_per_s),
                                    "interconnect_bytes_per_s": hw.interconnect_bytes_per_s}),
-        "parallel": _once(shared, "serve.parallel", (layout,), layout._asdict),
+        "parallel": _once(shared, "serve.parallel", (layout,),
+                          lambda: {"gpus": layout.gpus, "tp": layout.tp, "pp": layout.pp,
+                                   "ep": layout.ep}),
         **_serve_memory(plan),
         "estimates": None if est is None else _once(
             shared, "serve.estimates", (est, costs, plan.request.prompt, plan.request.output),
@@ -421,7 +429,7 @@ def serve_entry(plan: ServePlan, est: Estimates | None, costs: dict[str, float |
 def _estimates_section(plan: ServePlan, est: Estimates,
                        costs: dict[str, float | None]) -> dict[str, Any]:
     """The roofline estimates of a serve entry, with the costs and their assumptions."""
-    from specsheet.plan.serving import assumptions
+    from specsheet.plan.roofline import assumptions
 
     request = plan.request
     return {

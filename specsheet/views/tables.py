@@ -27,8 +27,9 @@ from specsheet.views.formulas import (
 if TYPE_CHECKING:
     from specsheet.hardware.catalog import Accelerator
     from specsheet.model.spec import Model
-    from specsheet.plan.budgets import CheckResult
-    from specsheet.plan.serving import Estimates, ServeCheck, ServePlan
+    from specsheet.plan.budgets import CheckResult, ServeCheck
+    from specsheet.plan.roofline import Estimates
+    from specsheet.plan.serving import ServePlan
     from specsheet.plan.training import TrainingPlan
     from specsheet.sources.weights.checkpoint import Inspection
 
@@ -411,12 +412,12 @@ def check_view(report: Report, results: list[CheckResult]) -> TableView:
     )
     for r in results:
         human = human_bytes if r.budget.kind == "bytes" else human_count
-        if r.budget.option == "--max-flops":
+        if r.budget.name == "flops.forward_per_token":
             human = human_flops
         label = r.budget.label
-        if r.budget.option == "--max-weights":
+        if r.budget.name == "memory.weights_bytes":
             label += f" ({report.weights.format})"
-        elif r.budget.option == "--max-kv":
+        elif r.budget.name == "kv_cache.bytes_per_request":
             label += f" ({report.kv.dtype})"
         margin = f"{'+' if r.margin >= 0 else '-'}{human(abs(r.margin))}"
         margin += f" ({percent(r.margin, r.limit)})" if r.limit else ""
@@ -847,9 +848,9 @@ def serve_check_view(plan: ServePlan, est: Estimates | None, costs: dict[str, fl
 
     for r in results:
         limit = cell(r.limit)
-        if r.option.startswith("--min"):
+        if r.bound == "min":
             limit = f">= {limit}"
-        elif r.option.startswith("--max"):
+        elif r.bound == "max":
             limit = f"<= {limit}"
         view.add(r.label, cell(r.value), limit, "ok" if r.ok else "OVER")
     view.caption = (f"At max-model-len {exact(plan.request.max_model_len)}; time and speed "

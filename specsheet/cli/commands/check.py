@@ -69,6 +69,13 @@ if TYPE_CHECKING:
     from specsheet.views.tables import TableView
 
 LIMITS = "Limits (exit 1 when one is exceeded; equal holds)"
+# the figure each limit option checks (plan.budgets' names; the documents name the option too)
+BUDGET_OPTIONS = {"params.total": "--max-params", "memory.weights_bytes": "--max-weights",
+                  "kv_cache.bytes_per_request": "--max-kv",
+                  "flops.forward_per_token": "--max-flops"}
+SERVE_OPTIONS = {"fits": "--gpu", "max_concurrency": "--min-concurrency",
+                 "estimates.prefill_s": "--max-ttft",
+                 "estimates.tokens_per_s_per_request": "--min-tokens-per-s"}
 SETTINGS: dict[str, Any] = {
     "epilog": "Quantities: integers (1,024 and 1_024 too), 1.5e9, SI suffixes k, K, M, G (B for "
               "a billion parameters), T, P; bytes also KB, MB, GB, TB (SI) and Ki, Mi, Gi, Ti, "
@@ -143,15 +150,15 @@ def check(
 
     Example: 'specsheet check llama3-8b --tokens 8192 --max-weights 17GB --max-kv 1GiB'.
     """
-    from specsheet.plan.budgets import BUDGETS_BY_OPTION, run_checks
+    from specsheet.plan.budgets import BUDGETS_BY_NAME, run_checks
     from specsheet.units import parse_quantity
     from specsheet.views.documents import check_document, check_entries, serve_check_entries
 
     output = output_format(fmt, json_)
-    given = {"--max-params": max_params, "--max-weights": max_weights, "--max-kv": max_kv,
-             "--max-flops": max_flops}
-    limits = {option: parse_quantity(text, BUDGETS_BY_OPTION[option].kind, option)
-              for option, text in given.items() if text is not None}
+    given = {"params.total": max_params, "memory.weights_bytes": max_weights,
+             "kv_cache.bytes_per_request": max_kv, "flops.forward_per_token": max_flops}
+    limits = {name: parse_quantity(text, BUDGETS_BY_NAME[name].kind, BUDGET_OPTIONS[name])
+              for name, text in given.items() if text is not None}
     serve_limits = {"--min-concurrency": min_concurrency, "--max-ttft": max_ttft,
                     "--min-tokens-per-s": min_tokens_per_s}
     for option, value in serve_limits.items():
@@ -170,7 +177,8 @@ def check(
     elif any(v is not None for v in (gpus, tp, pp, max_model_len, concurrency, kv_memory)):
         raise SpecError(f"the options of the '{SERVE}' panel need --gpu")
     if not limits and options is None:
-        raise SpecError(f"check needs at least one limit: {', '.join(given)}, or --gpu "
+        raise SpecError(f"check needs at least one limit: "
+                        f"{', '.join(BUDGET_OPTIONS.values())}, or --gpu "
                         f"(with {', '.join(serve_limits)})")
     spec_options = overrides(settings, locals())
     refs: list[str | None] = list(models or [])
@@ -183,13 +191,14 @@ def check(
     served: list[Any] = []
     if options is not None:
         from specsheet.cli.serving import plan_one
-        from specsheet.plan.serving import serve_checks
+        from specsheet.plan.budgets import serve_checks
 
         for report in computed:
             plan, est, costs = plan_one(report, options)
             served.append((plan, est, costs, serve_checks(plan, est, min_concurrency, max_ttft,
                                                           min_tokens_per_s)))
-    document = check_document(checked, served)
+    named = {**BUDGET_OPTIONS, **SERVE_OPTIONS}
+    document = check_document(checked, served, options=named)
 
     def views() -> list[TableView]:
         from specsheet.views.tables import check_view, serve_check_view
@@ -204,9 +213,10 @@ def check(
 
     rows = [{"name": report.model.name, **entry}
             for report, results in checked
-            for entry in check_entries(results)]
+            for entry in check_entries(results, named)]
     rows += [{"name": plan.report.model.name, **entry}
-             for plan, _, _, results in served for entry in serve_check_entries(results)]
+             for plan, _, _, results in served
+             for entry in serve_check_entries(results, named)]
     emit(output, document, rows, views)
     if not document["ok"]:
         raise typer.Exit(ExitCode.CHECK_FAILED)

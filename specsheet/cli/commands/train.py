@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from specsheet.cli.errors import options_named
 from specsheet.cli.options import (
     FormatOpt,
     HfOpt,
@@ -121,35 +122,40 @@ def train(
     output = output_format(fmt, json_)
     given = overrides(settings, locals())
     from specsheet.cli import streams
-    from specsheet.plan.training import parallelism, plan_training
+    from specsheet.plan.parallel import check_training_parallel
+    from specsheet.plan.training import plan_training
     from specsheet.sources.hardware import load_accelerator
     from specsheet.sources.resolve import resolve
     from specsheet.views.documents import train_document
 
     notes: list[str] = []
+    labels = {"zero": "--fsdp"} if fsdp else {}  # with --fsdp, ZeRO's stage is its
     try:
-        for name, value in (("mfu", mfu), ("price", price)):
-            _check_number(name, value)
-        total = None if tokens_total is None else _tokens(tokens_total)
-        if fsdp and zero not in (0, 3):
-            raise SpecError(f"zero: ZeRO stage 3 (what --fsdp means) contradicts --zero {zero}")
+        with options_named(**labels):
+            for name, value in (("mfu", mfu), ("price", price)):
+                _check_number(name, value)
+            total = None if tokens_total is None else _tokens(tokens_total)
+            if fsdp and zero not in (0, 3):
+                raise SpecError(f"ZeRO stage 3 (what --fsdp means) contradicts --zero {zero}",
+                                field="zero", value=zero)
         try:
             accelerator = load_accelerator(gpu)
         except SpecError as e:
             raise SpecError(f"option --gpu: {e}") from None
         loaded = resolve(source(model, hf), given, notes, checked_timeout(timeout))
-        layout = parallelism(loaded.spec, gpus, dp, tp, pp, sp, 3 if fsdp else zero)
-        targets = tuple(t.strip() for t in lora_targets.split(",")) if lora_targets else None
-        if targets is not None and lora_rank is None:
-            raise SpecError("lora-targets: given without --lora-rank")
-        plan = plan_training(
-            loaded.spec, accelerator, layout, seq_len=seq_len, micro_batch=micro_batch,
-            tokens_total=total, precision=precision, optimizer=optimizer, recompute=recompute,
-            attention=attention, mfu=mfu, price=price,
-            lora_rank=0 if lora_rank is None else _rank(lora_rank),
-            **({"lora_targets": targets} if targets else {}), qlora=qlora, base_format=quant)
-    except SpecError as e:
-        raise SpecError(_as_option(str(e), fsdp)) from None
+        with options_named(**labels):
+            layout = check_training_parallel(loaded.spec, gpus, dp, tp, pp, sp,
+                                             3 if fsdp else zero)
+            targets = tuple(t.strip() for t in lora_targets.split(",")) if lora_targets else None
+            if targets is not None and lora_rank is None:
+                raise SpecError("given without --lora-rank", field="lora_targets", value=targets)
+            plan = plan_training(
+                loaded.spec, accelerator, layout, seq_len=seq_len, micro_batch=micro_batch,
+                tokens_total=total, precision=precision, optimizer=optimizer,
+                recompute=recompute, attention=attention, mfu=mfu, price=price,
+                lora_rank=0 if lora_rank is None else _rank(lora_rank),
+                **({"lora_targets": targets} if targets else {}), qlora=qlora,
+                base_format=quant)
     finally:
         for note in dict.fromkeys(notes):
             streams.say(f"specsheet: note: {note}")
@@ -163,32 +169,17 @@ def train(
     emit(output, document, [document], views)
 
 
-# the plan's arguments by the options that set them
-_OPTIONS = ("mfu", "price", "tokens-total", "seq-len", "micro-batch", "gpus", "dp", "tp", "pp",
-            "sp", "zero", "precision", "optimizer", "recompute", "attention", "lora-rank",
-            "lora-targets", "qlora", "quant")
-
-
-def _as_option(message: str, fsdp: bool) -> str:
-    """``tp: ...`` from the plan becomes ``option --tp: ...``."""
-    for option in _OPTIONS:
-        for spelled in (option, option.replace("-", "_")):
-            if message.startswith(f"{spelled}:"):
-                name = "--fsdp" if option == "zero" and fsdp else f"--{option}"
-                return f"option {name}:{message[len(spelled) + 1:]}"
-    return message
-
-
 def _check_number(name: str, value: float | None) -> None:
     import math
 
     if value is not None and not math.isfinite(value):
-        raise SpecError(f"{name}: expected a finite number, got {value}")
+        raise SpecError(f"expected a finite number, got {value}", field=name, value=value)
 
 
 def _rank(rank: int) -> int:
     if rank < 1:
-        raise SpecError(f"lora-rank: expected a rank of 1 or more, got {rank}")
+        raise SpecError(f"expected a rank of 1 or more, got {rank}", field="lora_rank",
+                        value=rank)
     return rank
 
 
@@ -199,5 +190,6 @@ def _tokens(text: str) -> int:
     try:
         return parse_quantity(text.removesuffix("tokens").strip(), "count", "--tokens-total")
     except SpecError:
-        raise SpecError(f"tokens-total: {text!r} is not a token count; expected a number with "
-                        "an optional K, M, B (or G) or T: 300B, 15.6T, 2e12") from None
+        raise SpecError(f"{text!r} is not a token count; expected a number with an optional "
+                        "K, M, B (or G) or T: 300B, 15.6T, 2e12", field="tokens_total",
+                        value=text) from None
