@@ -52,36 +52,39 @@ def _divisors(n: int) -> list[int]:
     return [i for i in range(1, n + 1) if n % i == 0] if n <= 100_000 else [1]
 
 
-def tp_problem(spec: ModelSpec, tp: int, ep: bool = False) -> str | None:
-    """Why vLLM cannot split ``spec`` over ``tp`` GPUs (what tp does not divide), or None."""
-    found = _tp_problem(spec, tp, ep)
-    return None if found is None else found[0]
+class TpProblem(NamedTuple):
+    """Why vLLM cannot split a model over tp GPUs."""
+
+    what: str  # what tp does not divide ("does not divide the 64 attention heads")
+    experts: bool  # the routed experts' width: expert parallelism (whole experts) avoids it
 
 
-def _tp_problem(spec: ModelSpec, tp: int, ep: bool) -> tuple[str, bool] | None:
-    """``tp_problem``, and whether it is the routed experts' width (expert parallelism holds
-    whole experts instead)."""
+def tp_problem(spec: ModelSpec, tp: int, ep: bool = False) -> TpProblem | None:
+    """Why vLLM cannot split ``spec`` over ``tp`` GPUs (with expert parallelism if ``ep``),
+    or None: tp must divide the attention heads, the KV heads (or be a multiple of them), the
+    state layers' heads and widths, the MLP, expert and shared-expert widths and the padded
+    vocabulary."""
     if spec.heads % tp:
-        return f"does not divide the {spec.heads} attention heads", False
+        return TpProblem(f"does not divide the {spec.heads} attention heads", False)
     kv = spec.kv_heads
     if not spec.latent_attention:
         if kv >= tp and kv % tp:
-            return f"does not divide the {kv} KV heads", False
+            return TpProblem(f"does not divide the {kv} KV heads", False)
         if tp > kv and tp % kv:
-            return (f"exceeds the {kv} KV heads without being a multiple of them (each KV "
-                    "head is then replicated on tp / KV heads GPUs)"), False
+            return TpProblem(f"exceeds the {kv} KV heads without being a multiple of them "
+                             "(each KV head is then replicated on tp / KV heads GPUs)", False)
     state = _state_problem(spec, tp)
     if state:
-        return state, False
+        return TpProblem(state, False)
     if spec.dense_mlp_layers and spec.d_ff % tp:
-        return f"does not divide the MLP width d_ff {spec.d_ff}", False
+        return TpProblem(f"does not divide the MLP width d_ff {spec.d_ff}", False)
     if spec.experts and not ep and spec.expert_d_ff % tp:
-        return f"does not divide the expert width {spec.expert_d_ff}", True
+        return TpProblem(f"does not divide the expert width {spec.expert_d_ff}", True)
     if spec.shared_d_ff % tp:
-        return f"does not divide the shared-expert width {spec.shared_d_ff}", False
+        return TpProblem(f"does not divide the shared-expert width {spec.shared_d_ff}", False)
     if pad_vocab(spec.vocab) % tp:
-        return (f"does not divide the vocabulary padded to a multiple of {VOCAB_PADDING} "
-                f"({pad_vocab(spec.vocab)})"), False
+        return TpProblem(f"does not divide the vocabulary padded to a multiple of "
+                         f"{VOCAB_PADDING} ({pad_vocab(spec.vocab)})", False)
     return None
 
 
@@ -105,24 +108,21 @@ def _state_problem(spec: ModelSpec, tp: int) -> str | None:
     return None
 
 
-
 class TensorParallelError(SpecError):
-    """A tp that vLLM cannot split the model over: ``problem`` says what tp does not divide,
-    ``working`` the tp values that would work, ``experts`` whether the problem is the routed
-    experts' width (which expert parallelism avoids by holding whole experts)."""
+    """A tp that vLLM cannot split the model over: ``problem`` says what tp does not divide
+    (and whether expert parallelism would avoid it), ``working`` the tp values that work."""
 
-    def __init__(self, tp: int, problem: str, experts: bool, working: tuple[int, ...]) -> None:
+    def __init__(self, tp: int, problem: TpProblem, working: tuple[int, ...]) -> None:
         self.tp = tp
         self.problem = problem
         self.working = working
-        self.experts = experts
         super().__init__(self.reason("ep=True"), field="tp", value=tp)
 
     def reason(self, expert_parallel: str) -> str:
         """The message, naming expert parallelism as ``expert_parallel`` (the argument as the
         reader gives it) where it would help."""
-        hint = f" ({expert_parallel} splits experts instead)" if self.experts else ""
-        return (f"{self.tp} {self.problem}{hint}; tp values that work: "
+        hint = f" ({expert_parallel} splits experts instead)" if self.problem.experts else ""
+        return (f"{self.tp} {self.problem.what}{hint}; tp values that work: "
                 f"{', '.join(map(str, self.working))}")
 
 
@@ -153,10 +153,10 @@ def check_parallel(spec: ModelSpec, gpus: int | None, tp: int | None, pp: int | 
     if pp > spec.layers:
         raise SpecError(f"{pp} pipeline stages for {spec.layers} layers; at most {spec.layers}",
                         field="pp", value=pp)
-    found = _tp_problem(spec, tp, ep)
-    if found:
-        working = tuple(t for t in _divisors(spec.heads) if _tp_problem(spec, t, ep) is None)
-        raise TensorParallelError(tp, *found, working)
+    problem = tp_problem(spec, tp, ep)
+    if problem:
+        working = tuple(t for t in _divisors(spec.heads) if tp_problem(spec, t, ep) is None)
+        raise TensorParallelError(tp, problem, working)
     if ep and not spec.experts:
         raise SpecError("expert parallelism needs a mixture-of-experts model", field="ep",
                         value=ep)
