@@ -7,13 +7,6 @@ from typing import Annotated
 
 import typer
 
-from specsheet.api.serve import (  # noqa: F401 (the defaults of the options, re-exported)
-    DEFAULT_MBU,
-    DEFAULT_MFU,
-    DEFAULT_OUTPUT,
-    DEFAULT_PROMPT,
-    DEFAULT_UTILIZATION,
-)
 from specsheet.cli.options import parse_tokens
 
 SERVE = "Serving (docs/serving.md)"

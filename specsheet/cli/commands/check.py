@@ -6,6 +6,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from specsheet.api.serve import (
+    DEFAULT_MBU,
+    DEFAULT_MFU,
+    DEFAULT_OUTPUT,
+    DEFAULT_PROMPT,
+    DEFAULT_UTILIZATION,
+)
 from specsheet.cli.options import (
     AttnBiasOpt,
     ContextOpt,
@@ -39,11 +46,6 @@ from specsheet.cli.options import (
     source,
 )
 from specsheet.cli.serving import (
-    DEFAULT_MBU,
-    DEFAULT_MFU,
-    DEFAULT_OUTPUT,
-    DEFAULT_PROMPT,
-    DEFAULT_UTILIZATION,
     SERVE,
     ConcurrencyOpt,
     EpOpt,

@@ -6,6 +6,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from specsheet.api.serve import (
+    DEFAULT_MBU,
+    DEFAULT_MFU,
+    DEFAULT_OUTPUT,
+    DEFAULT_PROMPT,
+    DEFAULT_UTILIZATION,
+)
 from specsheet.cli.options import (
     CONVENTIONS,
     DtypeOpt,
@@ -24,11 +31,6 @@ from specsheet.cli.options import (
     reports,
 )
 from specsheet.cli.serving import (
-    DEFAULT_MBU,
-    DEFAULT_MFU,
-    DEFAULT_OUTPUT,
-    DEFAULT_PROMPT,
-    DEFAULT_UTILIZATION,
     EpOpt,
     GpuOpt,
     GpusOpt,
@@ -114,6 +116,6 @@ def compare(
         from specsheet.views.tables import compare_view
 
         return [compare_view(compared, None if result.served is None
-                             else [tuple(s) for s in result.served])]  # type: ignore[misc]
+                             else [(s.plan, s.estimates, s.costs) for s in result.served])]
 
     emit(output, document, document["models"], views, svg=svg, html=html)

@@ -5,6 +5,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from specsheet.api.serve import (
+    DEFAULT_MBU,
+    DEFAULT_MFU,
+    DEFAULT_OUTPUT,
+    DEFAULT_PROMPT,
+    DEFAULT_UTILIZATION,
+)
 from specsheet.cli.options import (
     DtypeOpt,
     FormatOpt,
@@ -25,11 +32,6 @@ from specsheet.cli.options import (
     source,
 )
 from specsheet.cli.serving import (
-    DEFAULT_MBU,
-    DEFAULT_MFU,
-    DEFAULT_OUTPUT,
-    DEFAULT_PROMPT,
-    DEFAULT_UTILIZATION,
     BatchedTokensOpt,
     ConcurrencyOpt,
     EpOpt,

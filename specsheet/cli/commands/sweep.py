@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from specsheet.api.count import DEFAULT_DTYPE
-from specsheet.api.serve import ServeRequest, check_request
+from specsheet.api.serve import DEFAULT_UTILIZATION, ServeRequest, check_request
 from specsheet.api.sweep import load_gpu
 from specsheet.cli.errors import as_options
 from specsheet.cli.options import (
@@ -39,7 +39,6 @@ from specsheet.cli.options import (
     source,
 )
 from specsheet.cli.serving import (
-    DEFAULT_UTILIZATION,
     EpOpt,
     GpuOpt,
     GpusOpt,
@@ -173,7 +172,8 @@ def sweep(
         result = finish(axes, points, gpu, request, group_size)
     document = result.to_dict()
     accelerator = result.gpu
-    served = None if result.served is None else [tuple(s) for s in result.served]
+    served = None if result.served is None else [(s.plan, s.estimates, s.costs)
+                                                 for s in result.served]
 
     def views() -> list[TableView | ChartView]:
         from specsheet.views.charts import memory_charts
