@@ -28,6 +28,16 @@ if TYPE_CHECKING:
 # where an axis comes first when axes are as long: the chart's horizontal axis
 ORDER = ("tokens", "batch", *SPEC_FIELDS, "dtype", "quant", "kv_dtype")
 DEFAULT_KV_DTYPE = "bf16"
+# the spec fields that ``specsheet sweep`` takes as options of their own (the rest: --set)
+NAMED_FIELDS = ("layers", "d_model", "heads", "vocab", "context", "kv_heads", "head_dim", "d_ff",
+                "mlp", "norm", "positions")
+
+
+def axis_option(name: str) -> str:
+    """How the CLI names the option of axis ``name``: --tokens, --d-model, --set experts."""
+    if name in SPEC_FIELDS and name not in NAMED_FIELDS:
+        return f"--set {name}"
+    return f"--{name.replace('_', '-')}"
 
 
 class Sweep(NamedTuple):
@@ -184,7 +194,7 @@ def sweep(model: str | Model | None = None, *, tokens: Sequence[int] | None = No
     for name, values in (fields or {}).items():
         if name not in SPEC_FIELDS:
             raise SpecError(f"not a spec field{_hint(name)}", field=name)
-        candidates.append(Axis(name, f"--set {name}", tuple(values)))
+        candidates.append(Axis(name, axis_option(name), tuple(values)))
     candidates.append(Axis("dtype", "--dtype", tuple(dtype) if dtype else (None,)))
     candidates.append(Axis("quant", "--quant", tuple(quant) if quant else (None,)))
     candidates.append(Axis("kv_dtype", "--kv-dtype", tuple(kv_dtype)))
