@@ -8,6 +8,13 @@ raises ``SpecError``. One module per question; ``specsheet/__init__.py`` re-expo
 
 from __future__ import annotations
 
+from specsheet.api.check import check
+from specsheet.api.compare import compare
 from specsheet.api.count import Report, load, presets, report
+from specsheet.api.serve import serve
+from specsheet.api.sweep import sweep
+from specsheet.api.train import train
 
-__all__ = ["Report", "load", "presets", "report"]
+# a function of the same name as its module: importing the functions here binds the names to
+# the functions, which a later import of the module does not undo
+__all__ = ["Report", "check", "compare", "load", "presets", "report", "serve", "sweep", "train"]

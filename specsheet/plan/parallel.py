@@ -10,6 +10,8 @@ the tensors to one GPU's share under it. Errors carry the argument they are abou
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from typing import NamedTuple
 
 from specsheet.errors import SpecError
@@ -116,12 +118,12 @@ class TensorParallelError(SpecError):
         self.tp = tp
         self.problem = problem
         self.working = working
-        super().__init__(self.reason("ep=True"), field="tp", value=tp)
+        super().__init__(self.worded(lambda field: f"{field}=True"), field="tp", value=tp)
 
-    def reason(self, expert_parallel: str) -> str:
-        """The message, naming expert parallelism as ``expert_parallel`` (the argument as the
-        reader gives it) where it would help."""
-        hint = f" ({expert_parallel} splits experts instead)" if self.problem.experts else ""
+    def worded(self, spell: Callable[[str], str]) -> str:
+        """The message, naming expert parallelism (the field ``ep``) as ``spell`` gives it
+        where it would help."""
+        hint = f" ({spell('ep')} splits experts instead)" if self.problem.experts else ""
         return (f"{self.tp} {self.problem.what}{hint}; tp values that work: "
                 f"{', '.join(map(str, self.working))}")
 
