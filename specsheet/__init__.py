@@ -23,9 +23,10 @@ if TYPE_CHECKING:
     from specsheet.api.train import train
     from specsheet.model.spec import Model, ModelSpec
 
-_API = ("Report", "check", "compare", "load", "presets", "report", "serve", "sweep", "train")
-_LAZY = {**dict.fromkeys(_API, "specsheet.api"), "Model": "specsheet.model.spec",
-         "ModelSpec": "specsheet.model.spec"}
+_LAZY = {**dict.fromkeys(("Report", "load", "presets", "report"), "specsheet.api.count"),
+         **{name: f"specsheet.api.{name}" for name in ("check", "compare", "serve", "sweep",
+                                                        "train")},
+         "Model": "specsheet.model.spec", "ModelSpec": "specsheet.model.spec"}
 
 __all__ = ["Model", "ModelSpec", "Report", "SpecError", "__version__", "check", "compare", "load",
            "presets", "report", "serve", "sweep", "train"]

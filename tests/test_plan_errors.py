@@ -70,9 +70,10 @@ def test_a_plan_error_names_its_field(field: str, call: Callable[[], Any]) -> No
 
 def test_the_cli_names_a_field_as_this_command_spells_it() -> None:
     e = SpecError("ZeRO stage 3 contradicts stage 1", field="zero", value=1)
-    assert str(as_option_error(e, zero="--fsdp")) == \
+    assert str(as_option_error(e, {"zero": "option --fsdp"})) == \
         "option --fsdp: ZeRO stage 3 contradicts stage 1"
-    assert str(as_option_error(e, " (llama3-8b)")) == \
+    e.context = " (llama3-8b)"  # what the api adds: the model the error happened in
+    assert str(as_option_error(e)) == \
         "option --zero: ZeRO stage 3 contradicts stage 1 (llama3-8b)"
     unknown = SpecError("not a spec field", field="kv_head", source="preset x")
     assert str(as_option_error(unknown)) == "preset x: kv_head: not a spec field"

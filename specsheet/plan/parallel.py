@@ -11,7 +11,6 @@ the tensors to one GPU's share under it. Errors carry the argument they are abou
 from __future__ import annotations
 
 from collections.abc import Callable
-
 from typing import NamedTuple
 
 from specsheet.errors import SpecError

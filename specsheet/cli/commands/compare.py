@@ -13,6 +13,7 @@ from specsheet.api.serve import (
     DEFAULT_PROMPT,
     DEFAULT_UTILIZATION,
 )
+from specsheet.api.spec import DEFAULT_DTYPE
 from specsheet.cli.options import (
     CONVENTIONS,
     DtypeOpt,
@@ -45,7 +46,6 @@ from specsheet.cli.serving import (
     TpOpt,
     UtilizationOpt,
 )
-from specsheet.model.memory import DEFAULT_DTYPE
 from specsheet.sources import DEFAULT_TIMEOUT
 from specsheet.sources.fields import Overrides
 

@@ -12,6 +12,7 @@ from specsheet.api.serve import (
     DEFAULT_PROMPT,
     DEFAULT_UTILIZATION,
 )
+from specsheet.api.spec import DEFAULT_DTYPE
 from specsheet.cli.options import (
     DtypeOpt,
     FormatOpt,
@@ -53,7 +54,6 @@ from specsheet.cli.serving import (
     UtilizationOpt,
 )
 from specsheet.errors import SpecError
-from specsheet.model.memory import DEFAULT_DTYPE
 from specsheet.sources import DEFAULT_TIMEOUT
 
 if TYPE_CHECKING:

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from specsheet.api.count import DEFAULT_DTYPE
 from specsheet.api.serve import DEFAULT_UTILIZATION, ServeRequest, check_request
+from specsheet.api.spec import DEFAULT_DTYPE
 from specsheet.api.sweep import load_gpu
 from specsheet.cli.errors import as_options
 from specsheet.cli.options import (
