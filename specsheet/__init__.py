@@ -1,8 +1,9 @@
 """specsheet: exact spec sheets for decoder-only transformer language models.
 
-The public API (docs/api.md): ``load``, ``report``, ``presets``, ``Report``, ``Model``,
-``ModelSpec`` and ``SpecError``. Importing specsheet loads neither typer, rich nor yaml; the
-API's modules load on first use, so the command line pays only for what it runs.
+The public API (docs/api.md): ``load``, ``report``, ``presets``, ``inspect``, ``Report``,
+``Inspection``, ``Model``, ``ModelSpec`` and ``SpecError``. Importing specsheet loads neither
+typer, rich nor yaml; the API's modules load on first use, so the command line pays only for
+what it runs.
 """
 
 from __future__ import annotations
@@ -15,14 +16,16 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from specsheet.api import Report, load, presets, report
+    from specsheet.api.inspect import Inspection, inspect
     from specsheet.model.spec import Model, ModelSpec
 
 _LAZY = {"Report": "specsheet.api", "load": "specsheet.api", "presets": "specsheet.api",
-         "report": "specsheet.api", "Model": "specsheet.model.spec",
-         "ModelSpec": "specsheet.model.spec"}
+         "report": "specsheet.api", "inspect": "specsheet.api.inspect",
+         "Inspection": "specsheet.api.inspect",
+         "Model": "specsheet.model.spec", "ModelSpec": "specsheet.model.spec"}
 
-__all__ = ["Model", "ModelSpec", "Report", "SpecError", "__version__", "load", "presets",
-           "report"]
+__all__ = ["Inspection", "Model", "ModelSpec", "Report", "SpecError", "__version__", "inspect",
+           "load", "presets", "report"]
 
 
 def __getattr__(name: str) -> Any:

@@ -531,3 +531,19 @@ def test_documents_validate_against_the_schema(tmp_path: Path) -> None:
     validator.validate(inspect(str(alone))[1])
     path, _ = gguf_file(tmp_path, "qwen3-30b-a3b", "qwen3moe", "q4_k_m")
     validator.validate(inspect(str(path))[1])
+
+
+# ---- the library: specsheet.inspect ---------------------------------------------------------
+
+def test_the_library_gives_the_cli_document(tmp_path: Path) -> None:
+    import specsheet
+
+    config = small_config("qwen3-30b-a3b")
+    shapes = hf_tensors("qwen3_moe", spec_of(config))
+    folder = write_checkpoint(tmp_path / "moe", config, shapes, shards=2)
+    alone = write_safetensors(tmp_path / "alone.safetensors", shapes)
+    path, _ = gguf_file(tmp_path, "llama-3.2-1b", "llama", "q8_0")
+    for ref in (folder, alone, path):
+        result = specsheet.inspect(str(ref))
+        assert result.to_dict() == inspect(str(ref))[1]
+    assert specsheet.inspect(str(folder)).check is not None

@@ -9,5 +9,6 @@ raises ``SpecError``. One module per question; ``specsheet/__init__.py`` re-expo
 from __future__ import annotations
 
 from specsheet.api.count import Report, load, presets, report
+from specsheet.api.inspect import Inspection, inspect
 
-__all__ = ["Report", "load", "presets", "report"]
+__all__ = ["Inspection", "Report", "inspect", "load", "presets", "report"]

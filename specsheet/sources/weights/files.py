@@ -6,13 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import Any, NamedTuple
 
 from specsheet.errors import SpecError
-from specsheet.sources.weights.tensor import TensorInfo
+from specsheet.quant.stored import Format, TensorInfo
 
 INDEX = "model.safetensors.index.json"
-Format = Literal["safetensors", "gguf"]
 
 
 class WeightFiles(NamedTuple):
@@ -108,7 +107,7 @@ def _gguf(paths: list[Path], folder: Path) -> WeightFiles:
     return _gather("gguf", paths, folder, read_gguf)
 
 
-def _gather(kind: Literal["safetensors", "gguf"], paths: list[Path], folder: Path,
+def _gather(kind: Format, paths: list[Path], folder: Path,
             read: Callable[[Path], Any]) -> WeightFiles:
     """Every file's tensors (each name once), and the first file's metadata."""
     tensors: list[TensorInfo] = []

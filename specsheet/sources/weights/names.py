@@ -18,11 +18,7 @@ import re
 from math import prod
 from typing import NamedTuple
 
-from specsheet.model.params import COMPONENTS
-from specsheet.sources.weights.tensor import TensorInfo
-
-OTHER = "other"
-ALL_COMPONENTS = (*COMPONENTS, OTHER)
+from specsheet.quant.stored import OTHER, Named, TensorInfo
 
 _LAYER = re.compile(r"(?:^|\.)(?:layers|layer|h|blocks|block|blk)\.(\d+)(?=\.|$)")
 _TOWERS = {"vision_tower", "vision_model", "visual", "vision", "multi_modal_projector",
@@ -36,16 +32,6 @@ _HEAD = {"lm_head", "embed_out"}
 _ATTENTION = {"self_attn", "attn", "attention", "self_attention"}
 _MLP = {"mlp", "ffn", "feed_forward", "block_sparse_moe", "moe", "experts", "shared_expert",
         "shared_experts", "fc1", "fc2"}
-
-
-class Named(NamedTuple):
-    """A tensor with the component it belongs to and what it stands for."""
-
-    tensor: TensorInfo
-    component: str  # a params.COMPONENTS key or "other"
-    layer: int | None  # the block, or None outside the blocks
-    params: int  # parameters of the unquantized model it stores (0 for scales, zero points)
-    layout: str | None  # the quantized layout of its Linear (gptq-int4, fp8-block, ...), or None
 
 
 def layer_of(name: str) -> int | None:

@@ -9,12 +9,14 @@ read: the safetensors package itself cannot read one without numpy or torch.
 
 from __future__ import annotations
 
+import json
 from math import prod
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from specsheet.errors import SpecError
-from specsheet.sources.weights.tensor import TensorInfo, check_overlaps
+from specsheet.errors import SpecError, did_you_mean
+from specsheet.quant.stored import TensorInfo
+from specsheet.sources.weights.tensor import check_overlaps
 
 # bits of one element, by the dtype names of safetensors' Dtype enum (safetensors/src/tensor.rs)
 DTYPE_BITS: dict[str, int] = {
@@ -72,8 +74,6 @@ def read_safetensors(path: Path) -> SafetensorsHeader:
 
 
 def _parse(raw: bytes, origin: str) -> dict[str, Any]:
-    import json
-
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -99,8 +99,6 @@ def _tensor(name: str, entry: object, origin: str) -> TensorInfo:
         raise SpecError(f"{where}: expected a mapping of dtype, shape and data_offsets")
     dtype, shape, offsets = entry.get("dtype"), entry.get("shape"), entry.get("data_offsets")
     if not isinstance(dtype, str) or dtype not in DTYPE_BITS:
-        from specsheet.errors import did_you_mean
-
         hint = did_you_mean(dtype, DTYPE_BITS) if isinstance(dtype, str) else ""
         raise SpecError(f"{where}: unknown dtype {dtype!r}{hint}; expected one of "
                         f"{', '.join(DTYPE_BITS)}")

@@ -1,0 +1,221 @@
+"""A checkpoint against its config: the parameters of the unquantized model its tensors store,
+their bytes, the quantization format they match, and the same figures computed from the config,
+compared component by component and layer by layer.
+
+Pure functions over a ``Checkpoint`` (specsheet.quant.stored), which
+``specsheet.sources.weights`` reads from the headers; ``specsheet.api.inspect`` joins the two.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from specsheet.errors import SpecError
+from specsheet.model.params import count_params
+from specsheet.model.spec import Model
+from specsheet.quant.formats import FORMATS
+from specsheet.quant.layouts import gguf_types, model_tensors, quantized_bytes
+from specsheet.quant.stored import ALL_COMPONENTS, OTHER, Checkpoint, Format, Named
+
+# general.file_type (llama.cpp's llama_ftype) -> specsheet's format, for a file without a spec
+_FILE_TYPES = {1: "gguf-f16", 2: "gguf-q4_0", 7: "gguf-q8_0", 10: "gguf-q2_k",
+               12: "gguf-q3_k_m", 15: "gguf-q4_k_m", 17: "gguf-q5_k_m", 18: "gguf-q6_k",
+               30: "gguf-iq4_xs"}
+_UNQUANTIZED = {"F32": "fp32", "F16": "fp16", "BF16": "bf16"}
+_BYTES = {"F32": 4, "F16": 2, "BF16": 2}
+
+
+class Difference(NamedTuple):
+    """Where the file and the config disagree: a component in one layer (or outside them)."""
+
+    component: str
+    layer: int | None
+    file: int  # parameters in the file
+    computed: int  # parameters the config gives
+    tensors: list[str]  # the tensors at fault, as far as they can be told
+
+
+class Check(NamedTuple):
+    """The file's parameters against the config's, by component and by layer."""
+
+    config: str  # where the spec came from
+    model: Model
+    components: dict[str, tuple[int, int]]  # component -> (file, computed)
+    differences: list[Difference]
+
+    @property
+    def matches(self) -> bool:
+        return not self.differences and all(f == c for f, c in self.components.values())
+
+
+class Inspection(NamedTuple):
+    """A checkpoint's figures, and the check against its config when one was found."""
+
+    format: Format
+    files: list[str]
+    named: list[Named]
+    params: dict[str, int]  # by component, "other" last
+    bytes_by_dtype: dict[str, int]  # largest first
+    bytes_by_component: dict[str, int]
+    data_bytes: int  # every tensor's bytes
+    quant: str | None  # the quantization format the file matches
+    layouts: dict[str, int]  # quantized layouts found -> modules
+    group_size: int | None
+    predicted_bytes: int | None  # specsheet's bytes of the tensors count knows
+    check: Check | None
+    note: str  # why there is no check, or ""
+
+    @property
+    def known_bytes(self) -> int:
+        """Bytes of every tensor but those in ``other``: what specsheet predicts."""
+        return self.data_bytes - self.bytes_by_component[OTHER]
+
+
+def inspect_checkpoint(checkpoint: Checkpoint) -> Inspection:
+    """The figures of ``checkpoint``: parameters and bytes by component, bytes by element
+    type, the format it matches (the most common quantized layout; for GGUF, the file type
+    whose every tensor type is the file's), and, with a model, specsheet's bytes and the check."""
+    named, model = checkpoint.named, checkpoint.model
+    params = dict.fromkeys(ALL_COMPONENTS, 0)
+    by_component = dict.fromkeys(ALL_COMPONENTS, 0)
+    by_dtype: dict[str, int] = {}
+    for n in named:
+        params[n.component] += n.params
+        by_component[n.component] += n.tensor.nbytes
+        by_dtype[n.tensor.dtype] = by_dtype.get(n.tensor.dtype, 0) + n.tensor.nbytes
+    by_dtype = dict(sorted(by_dtype.items(), key=lambda kv: (-kv[1], kv[0])))
+    groups, layouts = checkpoint.group_sizes, checkpoint.layouts
+    group = max(groups, key=lambda g: groups[g]) if groups else None
+    if checkpoint.format == "gguf":
+        quant = _gguf_format(checkpoint.file_type, model, named)
+    else:
+        quant = max(layouts, key=lambda q: layouts[q]) if layouts else None
+    inspection = Inspection(
+        format=checkpoint.format, files=checkpoint.files, named=named, params=params,
+        bytes_by_dtype=by_dtype, bytes_by_component=by_component,
+        data_bytes=sum(n.tensor.nbytes for n in named), quant=quant, layouts=layouts,
+        group_size=group, predicted_bytes=None,
+        check=_compare(model, named, params) if model is not None else None,
+        note=checkpoint.note)
+    if model is not None:
+        inspection = inspection._replace(predicted_bytes=_predict(inspection, model))
+    return inspection
+
+
+def _gguf_format(file_type: int | None, model: Model | None, named: list[Named]) -> str | None:
+    """The GGUF file type whose every tensor type is the file's; without a spec, the one
+    general.file_type names."""
+    if model is None:
+        return _FILE_TYPES.get(file_type) if file_type is not None else None
+    types = {n.tensor.name: n.tensor.dtype for n in named}
+    vectors = {types.get(t.name) for t in model_tensors(model.spec) if len(t.shape) == 1}
+    for name, fmt in FORMATS.items():
+        if fmt.family != "gguf":
+            continue
+        try:
+            expected = gguf_types(model.spec, name.removeprefix("gguf-"))
+        except SpecError:
+            continue
+        if all(types.get(t) == q or (q == "F32" and types.get(t) in vectors and
+                                     types.get(t) in _UNQUANTIZED)
+               for t, q in expected.items()):
+            return name
+    return None
+
+
+def _predict(inspection: Inspection, model: Model) -> int | None:
+    """specsheet's bytes for the tensors it knows: quantized_bytes of the matched format, or
+    the parameters times the element size of an unquantized checkpoint of one float type."""
+    spec = model.spec
+    known = {n.tensor.dtype for n in inspection.named if n.component != OTHER}
+    if inspection.quant is None:
+        if len(known) == 1 and (dtype := next(iter(known))) in _BYTES:
+            return count_params(spec).total * _BYTES[dtype]
+        return None
+    if len(inspection.layouts) > 1:
+        return None
+    unquantized = None
+    vector_types = {n.tensor.dtype for n in inspection.named
+                    if len(n.tensor.shape) == 1 and n.component == "norms"}
+    if inspection.format == "gguf":
+        if len(vector_types) == 1 and (t := next(iter(vector_types))) in ("F16", "BF16"):
+            unquantized = _UNQUANTIZED[t]
+    else:
+        embedding = [n.tensor.dtype for n in inspection.named
+                     if n.component == "token_embedding"]
+        if embedding and embedding[0] in _UNQUANTIZED:
+            unquantized = _UNQUANTIZED[embedding[0]]
+    group = inspection.group_size if FORMATS[inspection.quant].group_size else None
+    try:
+        return quantized_bytes(spec, inspection.quant, group, unquantized).weights_bytes
+    except SpecError:
+        return None
+
+
+_LAYER_PART = re.compile(r"(?:^|\.)(?:layers|layer|h|blocks|block|blk)\.(\d+)(?=\.|$)")
+
+
+def _pattern(name: str) -> str:
+    """A tensor's name with its layer index written N, to compare the layers."""
+    return _LAYER_PART.sub(lambda m: m.group(0).replace(m.group(1), "N"), name, count=1)
+
+
+def _compare(model: Model, named: list[Named], params: dict[str, int]) -> Check:
+    """The file's parameters against the config's: by component, and by component and layer,
+    with the tensors at fault where a group differs."""
+    spec = model.spec
+    computed = {**count_params(spec).components(), OTHER: 0}
+    components = {c: (params[c], computed[c]) for c in ALL_COMPONENTS}
+    expected: dict[tuple[str, int | None], int] = {}
+    for t in model_tensors(spec):
+        expected[t.component, t.layer] = expected.get((t.component, t.layer), 0) + t.elements
+    found: dict[tuple[str, int | None], int] = {}
+    groups: dict[tuple[str, int | None], list[Named]] = {}
+    for n in named:
+        layer = n.layer if n.component != OTHER else None
+        key = (n.component, layer)
+        found[key] = found.get(key, 0) + n.params
+        groups.setdefault(key, []).append(n)
+    differences = []
+    for key in sorted(set(expected) | set(found),
+                      key=lambda k: (ALL_COMPONENTS.index(k[0]), -1 if k[1] is None else k[1])):
+        if found.get(key, 0) != expected.get(key, 0):
+            differences.append(Difference(key[0], key[1], found.get(key, 0),
+                                          expected.get(key, 0), _suspects(key, groups)))
+    return Check(model.origin, model, components, differences)
+
+
+def _suspects(key: tuple[str, int | None], groups: dict[tuple[str, int | None], list[Named]]
+              ) -> list[str]:
+    """The tensors of a group that differs: those missing or shaped unlike the same tensor in
+    most other layers; outside the layers (or without a consensus), the group's tensors."""
+    component, layer = key
+    mine = groups.get(key, [])
+    if layer is not None:
+        others = [g for (c, lay), g in groups.items()
+                  if c == component and lay is not None and lay != layer]
+        if others:
+            seen: dict[tuple[str, tuple[int, ...]], int] = {}
+            for group in others:
+                for shape_key in {(_pattern(n.tensor.name), n.tensor.shape) for n in group}:
+                    seen[shape_key] = seen.get(shape_key, 0) + 1
+            usual = {k for k, v in seen.items() if 2 * v > len(others)}
+            usual_names = dict(usual)
+            have = {_pattern(n.tensor.name): n for n in mine}
+            found = []
+            for pattern, _shape in sorted(usual):
+                if pattern not in have:
+                    found.append(f"{pattern.replace('.N.', f'.{layer}.', 1)} is missing")
+            for pattern, n in have.items():
+                if (pattern, n.tensor.shape) not in usual:
+                    usual_shape = usual_names.get(pattern)
+                    if usual_shape is not None:
+                        found.append(f"{n.tensor.name} {list(n.tensor.shape)} (the other "
+                                     f"layers: {list(usual_shape)})")
+                    else:
+                        found.append(f"{n.tensor.name} {list(n.tensor.shape)} (not in the "
+                                     "other layers)")
+            if found:
+                return found
+    return [f"{n.tensor.name} {list(n.tensor.shape)}" for n in mine]
