@@ -24,6 +24,9 @@ _FILE_TYPES = {1: "gguf-f16", 2: "gguf-q4_0", 7: "gguf-q8_0", 10: "gguf-q2_k",
                30: "gguf-iq4_xs"}
 _UNQUANTIZED = {"F32": "fp32", "F16": "fp16", "BF16": "bf16"}
 _BYTES = {"F32": 4, "F16": 2, "BF16": 2}
+# llama.cpp's fused tensors: GPT-2's, GPT-NeoX's and Phi-3's q, k, v in one attn_qkv; Phi-3's
+# gate and up in one ffn_up of twice the rows
+_FUSED = {"attn_qkv": ("attn_q", "attn_k", "attn_v"), "ffn_up": ("ffn_gate",)}
 
 
 class Difference(NamedTuple):
@@ -104,11 +107,16 @@ def inspect_checkpoint(checkpoint: Checkpoint) -> Inspection:
 
 
 def _gguf_format(file_type: int | None, model: Model | None, named: list[Named]) -> str | None:
-    """The GGUF file type whose every tensor type is the file's; without a spec, the one
-    general.file_type names."""
+    """The GGUF file type whose every tensor type is the file's (a fused tensor's type taken
+    for each of its parts); without a spec, the one general.file_type names."""
     if model is None:
         return _FILE_TYPES.get(file_type) if file_type is not None else None
     types = {n.tensor.name: n.tensor.dtype for n in named}
+    for n in named:  # a fused tensor stands for the parts a file without them would hold
+        parts = n.tensor.name.split(".")
+        if len(parts) == 4 and parts[0] == "blk" and parts[2] in _FUSED:
+            for part in _FUSED[parts[2]]:
+                types.setdefault(".".join((parts[0], parts[1], part, parts[3])), n.tensor.dtype)
     vectors = {types.get(t.name) for t in model_tensors(model.spec) if len(t.shape) == 1}
     for name, fmt in FORMATS.items():
         if fmt.family != "gguf":
