@@ -9,6 +9,9 @@
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from specsheet.plan import inspection as _inspection
@@ -35,4 +38,19 @@ def inspect(ref: str) -> Inspection:
     """The checkpoint ``ref`` names (a .safetensors or .gguf file, a folder of them, a
     model.safetensors.index.json, or hf:ORG/NAME in the local Hugging Face cache), read from
     its headers alone and checked against its config."""
-    return Inspection._make(_inspection.inspect_checkpoint(read_checkpoint(ref)))
+    with _no_cyclic_collection():
+        return Inspection._make(_inspection.inspect_checkpoint(read_checkpoint(ref)))
+
+
+@contextmanager
+def _no_cyclic_collection() -> Iterator[None]:
+    """The cyclic garbage collector paused, then restored: a 90,000-tensor checkpoint is
+    read into 180,000 small tuples that hold no cycles, and the collections their creation
+    would set off (each traversing every tuple made so far) took a third of the time."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

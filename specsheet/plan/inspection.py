@@ -75,18 +75,48 @@ class Inspection(NamedTuple):
         return self.data_bytes - self.bytes_by_component[OTHER]
 
 
+class _Tally(NamedTuple):
+    """The sums of one pass over the tensors."""
+
+    params: dict[str, int]  # by component, every component, "other" last
+    by_component: dict[str, int]  # bytes
+    by_pair: dict[tuple[str, str], int]  # (component, dtype) -> bytes
+    by_group: dict[tuple[str, int | None], int]  # (component, layer) -> parameters
+    vector_types: set[str]  # the dtypes of the 1-D norms
+    embedding: str | None  # the dtype of the first token-embedding tensor
+
+
+def _tally(named: list[Named]) -> _Tally:
+    params = dict.fromkeys(ALL_COMPONENTS, 0)
+    by_pair: dict[tuple[str, str], int] = {}
+    by_group: dict[tuple[str, int | None], int] = {}
+    vector_types: set[str] = set()
+    embedding = None
+    for tensor, component, layer, count, _ in named:
+        params[component] += count
+        pair = (component, tensor.dtype)
+        by_pair[pair] = by_pair.get(pair, 0) + tensor.nbytes
+        group = (component, layer if component != OTHER else None)
+        by_group[group] = by_group.get(group, 0) + count
+        if component == "norms" and len(tensor.shape) == 1:
+            vector_types.add(tensor.dtype)
+        elif component == "token_embedding" and embedding is None:
+            embedding = tensor.dtype
+    by_component = dict.fromkeys(ALL_COMPONENTS, 0)
+    for (component, _), nbytes in by_pair.items():
+        by_component[component] += nbytes
+    return _Tally(params, by_component, by_pair, by_group, vector_types, embedding)
+
+
 def inspect_checkpoint(checkpoint: Checkpoint) -> Inspection:
     """The figures of ``checkpoint``: parameters and bytes by component, bytes by element
     type, the format it matches (the most common quantized layout; for GGUF, the file type
     whose every tensor type is the file's), and, with a model, specsheet's bytes and the check."""
     named, model = checkpoint.named, checkpoint.model
-    params = dict.fromkeys(ALL_COMPONENTS, 0)
-    by_component = dict.fromkeys(ALL_COMPONENTS, 0)
+    tally = _tally(named)
     by_dtype: dict[str, int] = {}
-    for n in named:
-        params[n.component] += n.params
-        by_component[n.component] += n.tensor.nbytes
-        by_dtype[n.tensor.dtype] = by_dtype.get(n.tensor.dtype, 0) + n.tensor.nbytes
+    for (_, dtype), nbytes in tally.by_pair.items():
+        by_dtype[dtype] = by_dtype.get(dtype, 0) + nbytes
     by_dtype = dict(sorted(by_dtype.items(), key=lambda kv: (-kv[1], kv[0])))
     groups, layouts = checkpoint.group_sizes, checkpoint.layouts
     group = max(groups, key=lambda g: groups[g]) if groups else None
@@ -95,14 +125,14 @@ def inspect_checkpoint(checkpoint: Checkpoint) -> Inspection:
     else:
         quant = max(layouts, key=lambda q: layouts[q]) if layouts else None
     inspection = Inspection(
-        format=checkpoint.format, files=checkpoint.files, named=named, params=params,
-        bytes_by_dtype=by_dtype, bytes_by_component=by_component,
-        data_bytes=sum(n.tensor.nbytes for n in named), quant=quant, layouts=layouts,
+        format=checkpoint.format, files=checkpoint.files, named=named, params=tally.params,
+        bytes_by_dtype=by_dtype, bytes_by_component=tally.by_component,
+        data_bytes=sum(tally.by_component.values()), quant=quant, layouts=layouts,
         group_size=group, predicted_bytes=None,
-        check=_compare(model, named, params) if model is not None else None,
+        check=_compare(model, named, tally) if model is not None else None,
         note=checkpoint.note)
     if model is not None:
-        inspection = inspection._replace(predicted_bytes=_predict(inspection, model))
+        inspection = inspection._replace(predicted_bytes=_predict(inspection, model, tally))
     return inspection
 
 
@@ -132,11 +162,11 @@ def _gguf_format(file_type: int | None, model: Model | None, named: list[Named])
     return None
 
 
-def _predict(inspection: Inspection, model: Model) -> int | None:
+def _predict(inspection: Inspection, model: Model, tally: _Tally) -> int | None:
     """specsheet's bytes for the tensors it knows: quantized_bytes of the matched format, or
     the parameters times the element size of an unquantized checkpoint of one float type."""
     spec = model.spec
-    known = {n.tensor.dtype for n in inspection.named if n.component != OTHER}
+    known = {dtype for component, dtype in tally.by_pair if component != OTHER}
     if inspection.quant is None:
         if len(known) == 1 and (dtype := next(iter(known))) in _BYTES:
             return count_params(spec).total * _BYTES[dtype]
@@ -144,16 +174,12 @@ def _predict(inspection: Inspection, model: Model) -> int | None:
     if len(inspection.layouts) > 1:
         return None
     unquantized = None
-    vector_types = {n.tensor.dtype for n in inspection.named
-                    if len(n.tensor.shape) == 1 and n.component == "norms"}
+    vector_types = tally.vector_types
     if inspection.format == "gguf":
         if len(vector_types) == 1 and (t := next(iter(vector_types))) in ("F16", "BF16"):
             unquantized = _UNQUANTIZED[t]
-    else:
-        embedding = [n.tensor.dtype for n in inspection.named
-                     if n.component == "token_embedding"]
-        if embedding and embedding[0] in _UNQUANTIZED:
-            unquantized = _UNQUANTIZED[embedding[0]]
+    elif tally.embedding in _UNQUANTIZED:
+        unquantized = _UNQUANTIZED[tally.embedding]
     group = inspection.group_size if FORMATS[inspection.quant].group_size else None
     try:
         return quantized_bytes(spec, inspection.quant, group, unquantized).weights_bytes
@@ -169,28 +195,28 @@ def _pattern(name: str) -> str:
     return _LAYER_PART.sub(lambda m: m.group(0).replace(m.group(1), "N"), name, count=1)
 
 
-def _compare(model: Model, named: list[Named], params: dict[str, int]) -> Check:
+def _compare(model: Model, named: list[Named], tally: _Tally) -> Check:
     """The file's parameters against the config's: by component, and by component and layer,
     with the tensors at fault where a group differs."""
     spec = model.spec
     computed = {**count_params(spec).components(), OTHER: 0}
-    components = {c: (params[c], computed[c]) for c in ALL_COMPONENTS}
+    components = {c: (tally.params[c], computed[c]) for c in ALL_COMPONENTS}
     expected: dict[tuple[str, int | None], int] = {}
     for t in model_tensors(spec):
         expected[t.component, t.layer] = expected.get((t.component, t.layer), 0) + t.elements
-    found: dict[tuple[str, int | None], int] = {}
+    found = tally.by_group
+    differing = [key for key in set(expected) | set(found)
+                 if found.get(key, 0) != expected.get(key, 0)]
     groups: dict[tuple[str, int | None], list[Named]] = {}
-    for n in named:
-        layer = n.layer if n.component != OTHER else None
-        key = (n.component, layer)
-        found[key] = found.get(key, 0) + n.params
-        groups.setdefault(key, []).append(n)
-    differences = []
-    for key in sorted(set(expected) | set(found),
-                      key=lambda k: (ALL_COMPONENTS.index(k[0]), -1 if k[1] is None else k[1])):
-        if found.get(key, 0) != expected.get(key, 0):
-            differences.append(Difference(key[0], key[1], found.get(key, 0),
-                                          expected.get(key, 0), _suspects(key, groups)))
+    if differing:  # the tensors by group, to name those at fault
+        for n in named:
+            groups.setdefault((n.component, n.layer if n.component != OTHER else None),
+                              []).append(n)
+    differences = [
+        Difference(key[0], key[1], found.get(key, 0), expected.get(key, 0),
+                   _suspects(key, groups))
+        for key in sorted(differing, key=lambda k: (ALL_COMPONENTS.index(k[0]),
+                                                    -1 if k[1] is None else k[1]))]
     return Check(model.origin, model, components, differences)
 
 

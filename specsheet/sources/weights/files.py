@@ -87,7 +87,8 @@ def _index(path: Path) -> WeightFiles:
     if not shards:
         raise SpecError(f"{path}: the weight_map names no tensors")
     files = _safetensors(list(shards.values()), path.parent)
-    where = {t.name: Path(t.file).name for t in files.tensors}
+    shard_of = {str(p): shard for shard, p in shards.items()}  # TensorInfo.file -> shard
+    where = {t.name: shard_of[t.file] for t in files.tensors}
     for name, shard in weight_map.items():
         if where.get(name) != shard:
             raise SpecError(f"{path}: maps tensor {name!r} to {shard}, which does not hold it")
@@ -122,6 +123,8 @@ def _gather(kind: Format, paths: list[Path], folder: Path,
 
 
 def _unique(tensors: list[TensorInfo]) -> None:
+    if len({t.name for t in tensors}) == len(tensors):
+        return
     seen: dict[str, str] = {}
     for t in tensors:
         if t.name in seen:

@@ -21,6 +21,7 @@ from typing import NamedTuple
 from specsheet.quant.stored import OTHER, Named, TensorInfo
 
 _LAYER = re.compile(r"(?:^|\.)(?:layers|layer|h|blocks|block|blk)\.(\d+)(?=\.|$)")
+_PREFIXES = ("model.layers.", "blk.")  # where _LAYER's first match is the name's start
 _TOWERS = {"vision_tower", "vision_model", "visual", "vision", "multi_modal_projector",
            "mm_projector", "audio_tower", "audio_model", "mtp", "speech_model"}
 _BUFFER = re.compile(r"(?:inv_freq|masked_bias|e_score_correction_bias|(?:^|\.)(?:attn|attention)"
@@ -39,35 +40,61 @@ def layer_of(name: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
+def _layer_pattern(name: str) -> tuple[int | None, str]:
+    """``layer_of(name)``, and the name with the layer's number written ``#``: at once for the
+    names most checkpoints use (``model.layers.3.``, GGUF's ``blk.3.``), else by ``_LAYER``."""
+    for prefix in _PREFIXES:
+        if name.startswith(prefix):
+            start = len(prefix)
+            end = name.find(".", start)
+            digits = name[start:end] if end >= 0 else name[start:]
+            if digits.isdecimal():  # what \d+ matches, followed by "." or the end
+                return int(digits), f"{prefix}#{name[end:] if end >= 0 else ''}"
+            break
+    match = _LAYER.search(name)
+    if match is None:
+        return None, name
+    return int(match.group(1)), f"{name[:match.start(1)]}#{name[match.end(1):]}"
+
+
 def component_of(name: str, layers: int | None = None) -> tuple[str, int | None]:
     """The component of tensor ``name`` and its layer; ``layers``, when known, sends the
     layers past the model's last to ``other``."""
     layer = layer_of(name)
     if layer is not None and layers is not None and layer >= layers:
         return OTHER, layer
+    return _kind(name, layer is not None), layer
+
+
+def _kind(name: str, in_layer: bool) -> str:
+    """The component by the parts of the name; the same for every layer's copy of a tensor
+    (no rule reads the layer's number), so it is found once per name pattern."""
     if _BUFFER.search(name):
-        return OTHER, layer
+        return OTHER
     parts = name.lower().split(".")
     module = parts[:-1] if len(parts) > 1 else parts
     if any(p in _TOWERS for p in parts):
-        return OTHER, layer
+        return OTHER
     if any("norm" in p or p.startswith("ln") for p in module):
-        return "norms", layer
-    if layer is None:
+        return "norms"
+    if not in_layer:
         if any(p in _TOKEN for p in module):
-            return "token_embedding", None
+            return "token_embedding"
         if any(p in _POSITION for p in module):
-            return "position_embedding", None
+            return "position_embedding"
         if any(p in _PROJECTION for p in module):
-            return "embedding_projections", None
+            return "embedding_projections"
         if any(p in _HEAD for p in module) or module == ["output"]:
-            return "output_head", None
-        return OTHER, None
+            return "output_head"
+        return OTHER
     if any(p in _ATTENTION or p.startswith("attn_") for p in module):
-        return "attention", layer
+        return "attention"
     if any(p in _MLP or p.startswith("ffn_") for p in module):
-        return "mlp", layer
-    return OTHER, layer
+        return "mlp"
+    return OTHER
+
+
+_SUFFIXES = ("_blocks", "_scales")  # gpt-oss's MXFP4 tensors beside their module's name
 
 
 def _split(name: str) -> tuple[str, str]:
@@ -76,7 +103,7 @@ def _split(name: str) -> tuple[str, str]:
     if ".weight." in name:
         module, rest = name.split(".weight.", 1)
         return module, "weight." + rest
-    for suffix in ("_blocks", "_scales"):
+    for suffix in _SUFFIXES:
         if name.endswith(suffix):
             return name[: -len(suffix)], suffix
     module, _, last = name.rpartition(".")
@@ -161,8 +188,16 @@ def name_tensors(tensors: list[TensorInfo], layers: int | None = None) -> Layout
     """Every tensor with its component, layer and the parameters it stands for."""
     modules: dict[str, dict[str, TensorInfo]] = {}
     for t in tensors:
-        module, stores = _split(t.name)
-        modules.setdefault(module, {})[stores] = t
+        name = t.name
+        if ".weight." in name or name.endswith(_SUFFIXES):
+            module, stores = _split(name)
+        else:  # what _split does with the rest, at once
+            module, _, stores = name.rpartition(".")
+        stored = modules.get(module)
+        if stored is None:
+            modules[module] = {stores: t}
+        else:
+            stored[stores] = t
     layouts: dict[str, int] = {}
     groups: dict[int, int] = {}
     params: dict[str, tuple[int, str | None]] = {}  # tensor name -> (params, layout)
@@ -179,8 +214,17 @@ def name_tensors(tensors: list[TensorInfo], layers: int | None = None) -> Layout
             elif stores in _METADATA or stores.startswith("weight."):
                 params[t.name] = (0, layout)
     named = []
+    outside: dict[str, str] = {}  # name -> component, outside the layers
+    inside: dict[str, str] = {}  # the name with its layer's number taken out -> component
     for t in tensors:
-        component, layer = component_of(t.name, layers)
-        count, layout = params.get(t.name, (t.elements, None))
+        name = t.name
+        layer, pattern = _layer_pattern(name)
+        if layer is None:
+            component = outside.get(name) or outside.setdefault(name, _kind(name, False))
+        elif layers is not None and layer >= layers:
+            component = OTHER
+        else:
+            component = inside.get(pattern) or inside.setdefault(pattern, _kind(name, True))
+        count, layout = params.get(name) or (t.elements, None)
         named.append(Named(t, component, layer, count, layout))
     return Layouts(named, layouts, groups)

@@ -68,7 +68,7 @@ def read_safetensors(path: Path) -> SafetensorsHeader:
     elif not isinstance(metadata, dict):
         raise SpecError(f"{origin}: __metadata__ is not a mapping of text to text")
     data_bytes = size - 8 - length
-    tensors = [_tensor(name, entry, origin) for name, entry in header.items()]
+    tensors = _tensors(header, origin)
     check_overlaps(tensors, data_bytes, origin)
     return SafetensorsHeader(tensors, metadata, data_bytes)
 
@@ -91,6 +91,35 @@ def _parse(raw: bytes, origin: str) -> dict[str, Any]:
         raise SpecError(f"{origin}: the header is not a JSON mapping of tensor names; not a "
                         "safetensors file")
     return header
+
+
+def _tensors(header: dict[str, Any], origin: str) -> list[TensorInfo]:
+    """Every entry of the header as a TensorInfo. An entry that is plainly well formed (JSON
+    gives ints, never subclasses, so ``type(n) is int`` is ``_tensor``'s test) is taken at
+    once; any other goes through ``_tensor``, which names the fault or accepts it alike."""
+    tensors: list[TensorInfo] = []
+    append = tensors.append
+    bits_of = DTYPE_BITS
+    for name, entry in header.items():
+        try:
+            dtype, shape, (begin, end) = entry["dtype"], entry["shape"], entry["data_offsets"]
+            bits = bits_of[dtype]
+        except (TypeError, KeyError, ValueError):  # not a mapping, a key missing, ...
+            append(_tensor(name, entry, origin))
+            continue
+        if type(entry) is dict and type(dtype) is str and type(shape) is list \
+                and len(shape) <= MAX_DIMS and type(entry["data_offsets"]) is list \
+                and type(begin) is int and type(end) is int and 0 <= begin <= end:
+            for n in shape:
+                if type(n) is not int or n < 0:
+                    break
+                bits *= n
+            else:
+                if not bits % 8 and bits // 8 == end - begin:
+                    append(TensorInfo(name, dtype, tuple(shape), end - begin, origin, begin))
+                    continue
+        append(_tensor(name, entry, origin))
+    return tensors
 
 
 def _tensor(name: str, entry: object, origin: str) -> TensorInfo:

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+from operator import itemgetter
+
 from specsheet.errors import SpecError
 from specsheet.quant.stored import TensorInfo
+
+_BEGIN_NBYTES = itemgetter(5, 3)  # TensorInfo's (begin, nbytes): in the order of the data
 
 
 def check_overlaps(tensors: list[TensorInfo], data_bytes: int, origin: str) -> None:
     """SpecError when two tensors' data overlap or one runs past the ``data_bytes`` of the
     file's data section."""
     previous: TensorInfo | None = None
-    for t in sorted(tensors, key=lambda t: (t.begin, t.nbytes)):
+    for t in sorted(tensors, key=_BEGIN_NBYTES):
         end = t.begin + t.nbytes
         if end > data_bytes:
             raise SpecError(f"{origin}: tensor {t.name!r} runs past the end of the data "
