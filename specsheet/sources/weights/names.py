@@ -185,12 +185,18 @@ class Layouts(NamedTuple):
 
 
 def name_tensors(tensors: list[TensorInfo], layers: int | None = None) -> Layouts:
-    """Every tensor with its component, layer and the parameters it stands for."""
+    """Every tensor with its component, layer and the parameters it stands for.
+
+    The tensors are taken module by module (a Linear's weight beside its scales): the layout
+    and the layer once per module, the component once per name pattern (the name with its
+    layer's number taken out: the same for every layer)."""
     modules: dict[str, dict[str, TensorInfo]] = {}
+    joined = True  # every name is its module, ".", and what it stores
     for t in tensors:
         name = t.name
         if ".weight." in name or name.endswith(_SUFFIXES):
             module, stores = _split(name)
+            joined = joined and name == f"{module}.{stores}"
         else:  # what _split does with the rest, at once
             module, _, stores = name.rpartition(".")
         stored = modules.get(module)
@@ -200,31 +206,89 @@ def name_tensors(tensors: list[TensorInfo], layers: int | None = None) -> Layout
             stored[stores] = t
     layouts: dict[str, int] = {}
     groups: dict[int, int] = {}
+    kinds = _Kinds(layers)
+    by_name: dict[str, Named] = {}
+    for module, stored in modules.items():
+        layout, holder, count, group = _layout(stored)
+        if layout is not None:
+            layouts[layout] = layouts.get(layout, 0) + 1
+            if group is not None:
+                groups[group] = groups.get(group, 0) + 1
+        # the module's layer is its tensors' (a match in the module is a match in the name)
+        layer, pattern = _layer_pattern(module)
+        if layer is not None and layers is not None and layer >= layers:
+            in_module: dict[str, str] | None = None
+        elif layer is not None:
+            in_module = kinds.inside.get(pattern)
+            if in_module is None:
+                in_module = kinds.inside[pattern] = {}
+        for stores, t in stored.items():
+            if layout is None:
+                params, t_layout = t.elements, None
+            elif stores == holder:
+                params, t_layout = count, layout
+            elif stores in _METADATA or stores.startswith("weight."):
+                params, t_layout = 0, layout
+            else:
+                params, t_layout = t.elements, None
+            if layer is None:  # the layer, if any, is in what it stores
+                component, t_layer = kinds.of(t.name)
+            elif in_module is None:
+                component, t_layer = OTHER, layer
+            else:
+                component = in_module.get(stores) or in_module.setdefault(
+                    stores, _kind(t.name, True))
+                t_layer = layer
+            by_name[t.name] = Named(t, component, t_layer, params, t_layout)
+    if joined and len(by_name) == len(tensors):
+        return Layouts([by_name[t.name] for t in tensors], layouts, groups)
+    # names that repeat, or that two spellings make the same module's: one by one
+    return Layouts(_one_by_one(tensors, layers), layouts, groups)
+
+
+class _Kinds:
+    """Components found once per name pattern."""
+
+    def __init__(self, layers: int | None) -> None:
+        self.layers = layers
+        self.outside: dict[str, str] = {}  # name -> component, outside the layers
+        # the module with its layer's number taken out -> what it stores -> component
+        self.inside: dict[str, dict[str, str]] = {}
+        self.patterns: dict[str, str] = {}  # the name with its layer's number taken out
+
+    def of(self, name: str) -> tuple[str, int | None]:
+        """``component_of(name, layers)``."""
+        layer, pattern = _layer_pattern(name)
+        if layer is None:
+            known = self.outside.get(name)
+            return known or self.outside.setdefault(name, _kind(name, False)), None
+        if self.layers is not None and layer >= self.layers:
+            return OTHER, layer
+        known = self.patterns.get(pattern)
+        return known or self.patterns.setdefault(pattern, _kind(name, True)), layer
+
+
+def _one_by_one(tensors: list[TensorInfo], layers: int | None) -> list[Named]:
+    """name_tensors' answer tensor by tensor, for names that do not split into modules
+    cleanly."""
+    modules: dict[str, dict[str, TensorInfo]] = {}
+    for t in tensors:
+        module, stores = _split(t.name)
+        modules.setdefault(module, {})[stores] = t
     params: dict[str, tuple[int, str | None]] = {}  # tensor name -> (params, layout)
     for stored in modules.values():
-        layout, holder, count, group = _layout(stored)
+        layout, holder, count, _ = _layout(stored)
         if layout is None:
             continue
-        layouts[layout] = layouts.get(layout, 0) + 1
-        if group is not None:
-            groups[group] = groups.get(group, 0) + 1
         for stores, t in stored.items():
             if stores == holder:
                 params[t.name] = (count, layout)
             elif stores in _METADATA or stores.startswith("weight."):
                 params[t.name] = (0, layout)
+    kinds = _Kinds(layers)
     named = []
-    outside: dict[str, str] = {}  # name -> component, outside the layers
-    inside: dict[str, str] = {}  # the name with its layer's number taken out -> component
     for t in tensors:
-        name = t.name
-        layer, pattern = _layer_pattern(name)
-        if layer is None:
-            component = outside.get(name) or outside.setdefault(name, _kind(name, False))
-        elif layers is not None and layer >= layers:
-            component = OTHER
-        else:
-            component = inside.get(pattern) or inside.setdefault(pattern, _kind(name, True))
-        count, layout = params.get(name) or (t.elements, None)
+        component, layer = kinds.of(t.name)
+        count, layout = params.get(t.name) or (t.elements, None)
         named.append(Named(t, component, layer, count, layout))
-    return Layouts(named, layouts, groups)
+    return named
