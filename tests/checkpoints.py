@@ -1,54 +1,84 @@
-"""Synthetic checkpoints for the inspect tests: a family's config.json from tests/data scaled
-down, and its tensors under the names and shapes that family's Hugging Face checkpoints use,
-written as safetensors (by hand or with safetensors' save_file) or as GGUF with
-gguf.GGUFWriter. The names are written out here per family, independently of
-specsheet/sources/weights/names.py, which has to recognize them."""
+"""Checkpoints for the inspect tests, written by the real writers (safetensors, gguf.GGUFWriter)
+or by hand.
+
+Their tensors are transformers' own: tests/data/shapes/NAME.json holds the names, dtypes and
+shapes ``save_pretrained`` writes for a config of tests/data made small (scripts/make_shapes.py
+builds each model on the meta device), so the tests check specsheet's reader and its
+arithmetic against transformers, not against specsheet's own ``model_tensors``. GGUF files get
+the names llama.cpp's converter gives those tensors (gguf-py's tensor name map). The hand-kept
+``hf_tensors`` below (specsheet's tensors under each family's names) is left for what needs a
+full-size model: bench/inspect.py's DeepSeek-V3 index and the rendering tests.
+"""
 
 from __future__ import annotations
 
 import json
+import re
 import struct
 from math import prod
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from small import SMALL, small_config, wide_config  # noqa: F401  (re-exported for the tests)
 
 from specsheet.model.spec import ModelSpec
 from specsheet.quant.layouts import Tensor, model_tensors
 
 DATA = Path(__file__).resolve().parent / "data"
+SHAPES = DATA / "shapes"
 Shapes = dict[str, tuple[str, tuple[int, ...]]]  # name -> (dtype, shape)
 
-# small sizes for every key a family may have (a key is set only where the config has it)
-SMALL = {
-    "hidden_size": 64, "n_embd": 64, "intermediate_size": 128, "num_hidden_layers": 2,
-    "n_layer": 2, "num_attention_heads": 4, "n_head": 4, "head_dim": 16, "vocab_size": 256,
-    "max_position_embeddings": 128, "n_positions": 128, "n_ctx": 128,
-    "moe_intermediate_size": 32, "shared_expert_intermediate_size": 64,
-    "num_experts": 4, "num_local_experts": 4, "n_routed_experts": 4, "num_experts_per_tok": 2,
-    "kv_lora_rank": 32, "qk_rope_head_dim": 8, "qk_nope_head_dim": 16, "v_head_dim": 16,
-    "first_k_dense_replace": 1, "max_window_layers": 2, "ffn_dim": 128,
-    "word_embed_proj_dim": 64, "rotary_dim": 8,
-}
+
+# ---- transformers' tensors (tests/data/shapes) ----------------------------------------------
+
+def stored_shapes(name: str, wide: bool = False) -> dict[str, Any]:
+    """tests/data/shapes/NAME.json (NAME.wide.json: rows of 256), as scripts/make_shapes.py
+    wrote it: the config, the versions, the tensors."""
+    data: dict[str, Any] = json.loads(
+        (SHAPES / f"{name}{'.wide' if wide else ''}.json").read_text())
+    return data
 
 
-def small_config(name: str) -> dict[str, Any]:
-    """tests/data/NAME.json with every size made small (2 layers, d = 64)."""
-    config: dict[str, Any] = json.loads((DATA / f"{name}.json").read_text())
-    for key, value in SMALL.items():
-        if key in config and config[key] is not None:
-            config[key] = value
-    if config.get("num_key_value_heads") not in (None, config.get("num_attention_heads")):
-        config["num_key_value_heads"] = 2
-    elif "num_key_value_heads" in config:
-        config["num_key_value_heads"] = 4
-    if config.get("q_lora_rank"):
-        config["q_lora_rank"] = 48
-    if config.get("n_inner"):
-        config["n_inner"] = 128
-    return config
+def transformers_checkpoint(name: str, wide: bool = False, dtype: str | None = None
+                            ) -> tuple[dict[str, Any], Shapes]:
+    """The small config of NAME and the tensors transformers saves for it (in ``dtype``, or
+    as saved: BF16)."""
+    data = stored_shapes(name, wide)
+    shapes = {k: (dtype or t, tuple(shape)) for k, (t, shape) in data["tensors"].items()}
+    return data["config"], shapes
 
+
+_EXPERT = re.compile(r"\.experts\.(\d+)\.")
+# GPT-2's Conv1D weights are [in, out]; llama.cpp's converter transposes them to [out, in]
+_CONV1D = (".attn.c_attn.weight", ".attn.c_proj.weight", ".mlp.c_fc.weight",
+           ".mlp.c_proj.weight")
+
+
+def gguf_shapes(arch: str, shapes: Shapes, layers: int) -> dict[str, tuple[int, ...]]:
+    """The tensors llama.cpp's converter writes for a checkpoint of GGUF architecture
+    ``arch``: each name mapped by gguf-py's tensor name map, the routed experts of a layer
+    stacked into one [E, N, K] tensor, GPT-2's Conv1D weights transposed."""
+    import gguf
+
+    names = gguf.get_tensor_name_map(gguf.MODEL_ARCH[arch.upper()], layers)
+    out: dict[str, tuple[int, ...]] = {}
+    experts: dict[str, list[tuple[int, tuple[int, ...]]]] = {}
+    for name, (_, shape) in shapes.items():
+        match = _EXPERT.search(name)
+        stacked = _EXPERT.sub(".experts.", name) if match else name
+        mapped = names.get_name(stacked, try_suffixes=(".weight", ".bias"))
+        assert mapped is not None, f"gguf-py has no name for {name} in {arch}"
+        if match:
+            experts.setdefault(mapped, []).append((int(match.group(1)), shape))
+            out.setdefault(mapped, ())
+        else:
+            out[mapped] = tuple(reversed(shape)) if name.endswith(_CONV1D) else shape
+    for mapped, parts in experts.items():
+        (shape,) = {s for _, s in parts}
+        assert sorted(e for e, _ in parts) == list(range(len(parts)))
+        out[mapped] = (len(parts), *shape)
+    return out
 
 def spec_of(config: dict[str, Any]) -> ModelSpec:
     from specsheet.sources.resolve import model_from_hf_config
@@ -56,7 +86,7 @@ def spec_of(config: dict[str, Any]) -> ModelSpec:
     return model_from_hf_config(config, "test", "test").spec
 
 
-# ---- Hugging Face names, family by family --------------------------------------------------
+# ---- Hugging Face names, family by family, of specsheet's tensors (full-size models) ---------
 
 _LLAMA = {
     "token_embd": "model.embed_tokens", "output_norm": "model.norm", "output": "lm_head",
@@ -298,10 +328,12 @@ def write_checkpoint(folder: Path, config: dict[str, Any], shapes: Shapes,
 
 def write_gguf(path: Path, arch: str, spec: ModelSpec, types: dict[str, str],
                vocab_tokens: int | None = None, extra: dict[str, Any] | None = None,
-               data: bool = True, merges: int = 0) -> Path:
-    """A GGUF file of ``spec``'s tensors (GGUF names), each of the GGML type ``types`` gives,
-    with the metadata llama.cpp's converter writes, by gguf.GGUFWriter. Without ``data``, the
-    header alone, then the file extended (sparse) to the size the data would take."""
+               data: bool = True, merges: int = 0,
+               tensors: dict[str, tuple[int, ...]] | None = None) -> Path:
+    """A GGUF file of ``tensors`` (GGUF name -> shape; default: ``spec``'s own), each of the
+    GGML type ``types`` gives, with the metadata llama.cpp's converter writes, by
+    gguf.GGUFWriter. Without ``data``, the header alone (of ``spec``'s tensors), then the file
+    extended (sparse) to the size the data would take."""
     import gguf
 
     w = gguf.GGUFWriter(str(path), arch)
@@ -330,16 +362,18 @@ def write_gguf(path: Path, arch: str, spec: ModelSpec, types: dict[str, str],
     w.add_file_type(1)
     if not data:
         return _gguf_header_only(w, path, spec, types)
-    for t in model_tensors(spec):
-        kind = gguf.GGMLQuantizationType[types[t.name]]
+    if tensors is None:
+        tensors = {t.name: t.shape for t in model_tensors(spec)}
+    for name, shape in tensors.items():
+        kind = gguf.GGMLQuantizationType[types[name]]
         if kind == gguf.GGMLQuantizationType.F32:
-            w.add_tensor(t.name, np.zeros(t.shape, np.float32))
+            w.add_tensor(name, np.zeros(shape, np.float32))
         elif kind == gguf.GGMLQuantizationType.F16:
-            w.add_tensor(t.name, np.zeros(t.shape, np.float16))
+            w.add_tensor(name, np.zeros(shape, np.float16))
         else:
             block, size = gguf.GGML_QUANT_SIZES[kind]
-            row = t.shape[-1] // block * size
-            w.add_tensor(t.name, np.zeros((*t.shape[:-1], row), np.uint8), raw_dtype=kind)
+            row = shape[-1] // block * size
+            w.add_tensor(name, np.zeros((*shape[:-1], row), np.uint8), raw_dtype=kind)
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()

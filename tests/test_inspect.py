@@ -1,7 +1,8 @@
-"""specsheet inspect: synthetic checkpoints of many families, written by the real writers
-(safetensors, gguf.GGUFWriter) or by hand, read from their headers; every component matches
-count and --check exits 0; tampered copies exit 1 naming the tensor; huge sparse files answer
-from their headers alone."""
+"""specsheet inspect: checkpoints of many families, their tensors as transformers saves them
+(tests/data/shapes, written by scripts/make_shapes.py) and, for GGUF, as llama.cpp's converter
+names them; written by the real writers (safetensors, gguf.GGUFWriter) or by hand, read from
+their headers; every component matches count and --check exits 0; tampered copies exit 1 naming
+the tensor; huge sparse files answer from their headers alone."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from math import prod
 from pathlib import Path
 from typing import Any
 
@@ -21,12 +23,15 @@ import pytest
 from checkpoints import (
     awq,
     fp8_block,
+    gguf_shapes,
     gptq,
     hf_tensors,
     safetensors_header,
     save_with_safetensors,
     small_config,
     spec_of,
+    stored_shapes,
+    transformers_checkpoint,
     write_checkpoint,
     write_gguf,
     write_safetensors,
@@ -71,7 +76,7 @@ def assert_matches_count(folder: Path, document: dict[str, Any]) -> None:
     assert all(c["match"] for c in document["check"]["components"].values())
 
 
-# ---- safetensors: eight families and more, dense and MoE -----------------------------------
+# ---- safetensors: fourteen families, dense and MoE, as transformers saves them ----------------
 
 FAMILIES = [
     "llama-3.2-1b", "qwen2.5-0.5b", "qwen3-0.6b", "gemma-2-2b", "mistral-7b-v0.1",
@@ -81,15 +86,26 @@ FAMILIES = [
 
 
 @pytest.mark.parametrize("name", FAMILIES)
+def test_the_stored_shapes_are_of_the_configs_in_tests_data(name: str) -> None:
+    """tests/data/shapes/NAME.json was built from today's tests/data/NAME.json, made small."""
+    data = stored_shapes(name)
+    assert data["config"] == small_config(name)
+    assert data["transformers"] and data["torch"] and data["tensors"]
+
+
+@pytest.mark.parametrize("name", FAMILIES)
 def test_a_family_checkpoint_matches_count(name: str, tmp_path: Path) -> None:
-    config = small_config(name)
-    shapes = hf_tensors(config["model_type"], spec_of(config))
+    # in BF16 throughout, as the published checkpoints are (transformers keeps DeepSeek-V2's
+    # router in F32)
+    config, shapes = transformers_checkpoint(name, dtype="BF16")
     folder = write_checkpoint(tmp_path / name, config, shapes)
     code, document = inspect(str(folder), "--check")
     assert code == 0
     assert_matches_count(folder, document)
     assert document["format"] == "safetensors"
     assert document["tensors"] == len(shapes)
+    # every parameter transformers' model holds, tied matrices once
+    assert document["params"]["total"] == sum(prod(s) for _, s in shapes.values())
     assert document["quant"] is None
     # BF16 throughout: 2 bytes a parameter, and specsheet predicts exactly that
     assert document["bytes"]["data"] == 2 * document["params"]["total"]
@@ -98,8 +114,7 @@ def test_a_family_checkpoint_matches_count(name: str, tmp_path: Path) -> None:
 
 
 def test_the_safetensors_package_writes_what_inspect_reads(tmp_path: Path) -> None:
-    config = small_config("qwen2.5-0.5b")
-    shapes = hf_tensors("qwen2", spec_of(config), "F16")
+    config, shapes = transformers_checkpoint("qwen2.5-0.5b", dtype="F16")
     folder = tmp_path / "qwen"
     folder.mkdir()
     (folder / "config.json").write_text(json.dumps(config))
@@ -113,8 +128,7 @@ def test_the_safetensors_package_writes_what_inspect_reads(tmp_path: Path) -> No
 
 
 def test_a_sharded_checkpoint_by_its_index(tmp_path: Path) -> None:
-    config = small_config("qwen3-30b-a3b")
-    shapes = hf_tensors("qwen3_moe", spec_of(config))
+    config, shapes = transformers_checkpoint("qwen3-30b-a3b")
     folder = write_checkpoint(tmp_path / "moe", config, shapes, shards=3)
     for ref in (folder, folder / "model.safetensors.index.json"):
         code, document = inspect(str(ref), "--check")
@@ -124,8 +138,8 @@ def test_a_sharded_checkpoint_by_its_index(tmp_path: Path) -> None:
 
 
 def test_a_single_file_finds_the_config_beside_it(tmp_path: Path) -> None:
-    config = small_config("llama-3.2-1b")
-    folder = write_checkpoint(tmp_path / "m", config, hf_tensors("llama", spec_of(config)))
+    config, shapes = transformers_checkpoint("llama-3.2-1b")
+    folder = write_checkpoint(tmp_path / "m", config, shapes)
     code, document = inspect(str(folder / "model.safetensors"), "--check")
     assert code == 0 and document["check"]["config"] == str(folder / "config.json")
 
@@ -139,9 +153,8 @@ def test_a_single_file_finds_the_config_beside_it(tmp_path: Path) -> None:
 ])
 def test_quantized_checkpoints_count_the_unquantized_model(name: str, layout: str, quant: str,
                                                            tmp_path: Path) -> None:
-    config = small_config(name)
+    config, shapes = transformers_checkpoint(name, dtype="BF16")  # the router too
     spec = spec_of(config)
-    shapes = hf_tensors(config["model_type"], spec)
     group = 32
     stored = {"gptq": lambda: gptq(shapes, group), "awq": lambda: awq(shapes, group),
               "fp8": lambda: fp8_block(shapes)}[layout]()
@@ -206,16 +219,16 @@ GGUF_CASES = [  # (config, GGUF architecture, file type)
     ("llama-3.2-1b", "llama", "f16"), ("llama-3.2-1b", "llama", "q8_0"),
     ("mistral-7b-v0.1", "llama", "q4_k_m"), ("qwen3-30b-a3b", "qwen3moe", "q4_k_m"),
     ("qwen2.5-0.5b", "qwen2", "q8_0"), ("gpt2", "gpt2", "q8_0"),
-    ("deepseek-v2-lite", "deepseek2", "q8_0"),
+    ("deepseek-v2-lite", "deepseek2", "q8_0"), ("phi-3-mini-4k", "phi3", "q8_0"),
+    ("pythia-160m", "gptneox", "q8_0"), ("gemma-2-2b", "gemma2", "q8_0"),
+    ("mixtral-8x7b", "llama", "q8_0"),
 ]
 
 
 def gguf_file(tmp_path: Path, name: str, arch: str, ftype: str, **kw: Any) -> tuple[Path, Any]:
-    config = small_config(name)
-    if ftype == "q4_k_m":  # k-quants need rows of 256
-        config.update({k: 256 for k in ("hidden_size", "n_embd") if k in config})
-        config.update({k: 512 for k in ("intermediate_size", "moe_intermediate_size")
-                       if k in config})
+    """transformers' tensors of NAME (rows of 256 for the k-quants) as llama.cpp names them, in
+    the GGML types of ``ftype``, with the metadata llama.cpp's converter writes."""
+    config, shapes = transformers_checkpoint(name, wide=ftype == "q4_k_m")
     spec = spec_of(config)
     extra = {}
     if arch == "deepseek2":
@@ -226,8 +239,13 @@ def gguf_file(tmp_path: Path, name: str, arch: str, ftype: str, **kw: Any) -> tu
                  "leading_dense_block_count": len(spec.dense_layers)}
     if arch == "qwen2moe":
         extra = {"expert_shared_feed_forward_length": spec.shared_d_ff}
-    path = write_gguf(tmp_path / f"{name}-{ftype}.gguf", arch, spec,
-                      gguf_types(spec, ftype), extra=extra, **kw)
+    types = gguf_types(spec, ftype)
+    tensors = gguf_shapes(arch, shapes, spec.layers)
+    for fused in [t for t in tensors if ".attn_qkv." in t]:  # GPT-2's c_attn: q, k, v's type
+        (types[fused],) = {types[fused.replace("attn_qkv", p)]
+                           for p in ("attn_q", "attn_k", "attn_v")}
+    path = write_gguf(tmp_path / f"{name}-{ftype}.gguf", arch, spec, types, extra=extra,
+                      tensors=tensors, **kw)
     return path, spec
 
 
@@ -279,8 +297,7 @@ def test_a_gguf_vocabulary_from_the_token_list(tmp_path: Path) -> None:
 # ---- tampered copies -------------------------------------------------------------------------
 
 def test_a_missing_tensor_is_named(tmp_path: Path) -> None:
-    config = small_config("llama-3.2-1b")
-    shapes = hf_tensors("llama", spec_of(config))
+    config, shapes = transformers_checkpoint("llama-3.2-1b")
     del shapes["model.layers.1.self_attn.k_proj.weight"]
     folder = write_checkpoint(tmp_path / "m", config, shapes)
     code, document = inspect(str(folder), "--check")
@@ -297,8 +314,7 @@ def test_a_missing_tensor_is_named(tmp_path: Path) -> None:
 
 
 def test_a_changed_shape_is_named(tmp_path: Path) -> None:
-    config = small_config("qwen3-30b-a3b")
-    shapes = hf_tensors("qwen3_moe", spec_of(config))
+    config, shapes = transformers_checkpoint("qwen3-30b-a3b")
     name = "model.layers.0.mlp.experts.3.down_proj.weight"
     shapes[name] = ("BF16", (64, 16))
     folder = write_checkpoint(tmp_path / "m", config, shapes)
@@ -337,8 +353,7 @@ def test_a_gguf_without_a_tensor(tmp_path: Path) -> None:
 
 def test_what_count_does_not_include_is_other(tmp_path: Path) -> None:
     """A multi-token-prediction layer past the last, a vision tower and a rotary buffer."""
-    config = small_config("llama-3.2-1b")
-    shapes = hf_tensors("llama", spec_of(config))
+    config, shapes = transformers_checkpoint("llama-3.2-1b")
     shapes["model.layers.2.self_attn.q_proj.weight"] = ("BF16", (64, 64))  # layer 2 of 2
     shapes["vision_tower.encoder.layers.0.mlp.fc1.weight"] = ("BF16", (32, 32))
     shapes["model.layers.0.self_attn.rotary_emb.inv_freq"] = ("F32", (8,))
@@ -409,8 +424,7 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_the_process_exits_1_on_a_difference_and_0_on_none(tmp_path: Path) -> None:
-    config = small_config("gemma-2-2b")
-    shapes = hf_tensors("gemma2", spec_of(config))
+    config, shapes = transformers_checkpoint("gemma-2-2b")
     folder = write_checkpoint(tmp_path / "ok", config, shapes)
     ok = run("inspect", str(folder), "--check")
     assert ok.returncode == 0, ok.stderr
@@ -430,10 +444,10 @@ def test_check_without_a_config_is_bad_input(tmp_path: Path) -> None:
 
 
 def test_hf_cache_snapshot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    config = small_config("qwen3-0.6b")
+    config, shapes = transformers_checkpoint("qwen3-0.6b")
     repo = tmp_path / "models--Qwen--Qwen3-0.6B"
     snapshot = repo / "snapshots" / "abc123"
-    write_checkpoint(snapshot, config, hf_tensors("qwen3", spec_of(config)))
+    write_checkpoint(snapshot, config, shapes)
     (repo / "refs").mkdir()
     (repo / "refs" / "main").write_text("abc123")
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
@@ -520,8 +534,7 @@ def test_documents_validate_against_the_schema(tmp_path: Path) -> None:
     from specsheet.views.documents import schema_text
 
     validator = jsonschema.Draft202012Validator(json.loads(schema_text()))
-    config = small_config("llama-3.2-1b")
-    shapes = hf_tensors("llama", spec_of(config))
+    config, shapes = transformers_checkpoint("llama-3.2-1b")
     folder = write_checkpoint(tmp_path / "ok", config, shapes)
     validator.validate(inspect(str(folder))[1])
     del shapes["model.layers.0.mlp.up_proj.weight"]
@@ -531,3 +544,18 @@ def test_documents_validate_against_the_schema(tmp_path: Path) -> None:
     validator.validate(inspect(str(alone))[1])
     path, _ = gguf_file(tmp_path, "qwen3-30b-a3b", "qwen3moe", "q4_k_m")
     validator.validate(inspect(str(path))[1])
+
+
+# ---- the library: specsheet.inspect ---------------------------------------------------------
+
+def test_the_library_gives_the_cli_document(tmp_path: Path) -> None:
+    import specsheet
+
+    config, shapes = transformers_checkpoint("qwen3-30b-a3b")
+    folder = write_checkpoint(tmp_path / "moe", config, shapes, shards=2)
+    alone = write_safetensors(tmp_path / "alone.safetensors", shapes)
+    path, _ = gguf_file(tmp_path, "llama-3.2-1b", "llama", "q8_0")
+    for ref in (folder, alone, path):
+        result = specsheet.inspect(str(ref))
+        assert result.to_dict() == inspect(str(ref))[1]
+    assert specsheet.inspect(str(folder)).check is not None

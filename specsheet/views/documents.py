@@ -17,10 +17,10 @@ if TYPE_CHECKING:
     from specsheet.hardware.catalog import Accelerator
     from specsheet.model.spec import Model
     from specsheet.plan.budgets import CheckResult, ServeCheck
+    from specsheet.plan.inspection import Inspection
     from specsheet.plan.roofline import Estimates
     from specsheet.plan.serving import ServePlan
     from specsheet.plan.training import TrainingPlan
-    from specsheet.sources.weights.checkpoint import Inspection
 
 SCHEMA_VERSION = 1
 SCHEMA_PATH = Path(__file__).with_name("schema.json")

@@ -28,10 +28,10 @@ if TYPE_CHECKING:
     from specsheet.hardware.catalog import Accelerator
     from specsheet.model.spec import Model
     from specsheet.plan.budgets import CheckResult, ServeCheck
+    from specsheet.plan.inspection import Inspection
     from specsheet.plan.roofline import Estimates
     from specsheet.plan.serving import ServePlan
     from specsheet.plan.training import TrainingPlan
-    from specsheet.sources.weights.checkpoint import Inspection
 
 RowStyle = Literal["", "sub", "total"]
 

@@ -34,14 +34,14 @@ def inspect(
     Examples: 'specsheet inspect ./Llama-3.2-1B', 'specsheet inspect model.gguf --check',
     'specsheet inspect hf:Qwen/Qwen3-0.6B --json'.
     """
-    from specsheet.sources.weights.checkpoint import inspect_checkpoint
-    from specsheet.views.documents import inspect_document
+    from specsheet.api.inspect import inspect as inspect_checkpoint
 
     output = output_format(fmt, json_)
     inspection = inspect_checkpoint(path)
     if check and inspection.check is None:
-        raise SpecError(f"{path}: --check needs a config to compare with: {inspection.note}")
-    document = inspect_document(inspection)
+        raise SpecError(f"--check needs a config to compare with: {inspection.note}",
+                        source=path)
+    document = inspection.to_dict()
 
     def views() -> list[TableView]:
         from specsheet.views.tables import inspect_views

@@ -1,101 +1,27 @@
-"""A checkpoint inspected: its tensors by component, the parameters of the unquantized model they
-store, their bytes, the quantization format they match, and, when a config is found beside them
-(config.json in the folder, or a GGUF file's own metadata), the same figures computed from the
-config and compared component by component and layer by layer."""
+"""A checkpoint read: its headers (files.py), every tensor named with its component
+(names.py), and the model its config describes (config.json in the folder, or a GGUF file's
+own metadata). The comparison of the two is a question asked of the model:
+``specsheet.plan.inspection``."""
 
 from __future__ import annotations
 
-import re
-from typing import NamedTuple
-
-from specsheet.errors import SpecError
-from specsheet.model.params import count_params
 from specsheet.model.spec import Model
-from specsheet.quant.formats import FORMATS
-from specsheet.quant.layouts import gguf_types, model_tensors, quantized_bytes
+from specsheet.quant.stored import Checkpoint
 from specsheet.sources.weights.files import WeightFiles, read_weights
-from specsheet.sources.weights.names import ALL_COMPONENTS, OTHER, Named, name_tensors
-
-# general.file_type (llama.cpp's llama_ftype) -> specsheet's format, for a file without a spec
-_FILE_TYPES = {1: "gguf-f16", 2: "gguf-q4_0", 7: "gguf-q8_0", 10: "gguf-q2_k",
-               12: "gguf-q3_k_m", 15: "gguf-q4_k_m", 17: "gguf-q5_k_m", 18: "gguf-q6_k",
-               30: "gguf-iq4_xs"}
-_UNQUANTIZED = {"F32": "fp32", "F16": "fp16", "BF16": "bf16"}
-_BYTES = {"F32": 4, "F16": 2, "BF16": 2}
+from specsheet.sources.weights.names import name_tensors
 
 
-class Difference(NamedTuple):
-    """Where the file and the config disagree: a component in one layer (or outside them)."""
-
-    component: str
-    layer: int | None
-    file: int  # parameters in the file
-    computed: int  # parameters the config gives
-    tensors: list[str]  # the tensors at fault, as far as they can be told
-
-
-class Check(NamedTuple):
-    config: str  # where the spec came from
-    model: Model
-    components: dict[str, tuple[int, int]]  # component -> (file, computed)
-    differences: list[Difference]
-
-    @property
-    def matches(self) -> bool:
-        return not self.differences and all(f == c for f, c in self.components.values())
-
-
-class Inspection(NamedTuple):
-    format: str  # safetensors or gguf
-    files: list[str]
-    named: list[Named]
-    params: dict[str, int]  # by component, "other" last
-    bytes_by_dtype: dict[str, int]
-    bytes_by_component: dict[str, int]
-    data_bytes: int  # every tensor's bytes
-    quant: str | None  # the --quant format the file matches
-    layouts: dict[str, int]  # quantized layouts found -> modules
-    group_size: int | None
-    predicted_bytes: int | None  # specsheet's bytes of the tensors count knows
-    check: Check | None
-    note: str  # why there is no check, or ""
-
-    @property
-    def known_bytes(self) -> int:
-        """Bytes of every tensor but those in ``other``: what specsheet predicts."""
-        return self.data_bytes - self.bytes_by_component[OTHER]
-
-
-def inspect_checkpoint(ref: str) -> Inspection:
-    """Read the headers of ``ref`` (a file, folder, index.json or hf:ORG/NAME) and inspect it."""
+def read_checkpoint(ref: str) -> Checkpoint:
+    """Read the headers of ``ref`` (a file, folder, index.json or hf:ORG/NAME), name its
+    tensors, and load the config found beside them."""
     weights = read_weights(ref)
     model, note = _config(weights)
-    layers = model.spec.layers if model is not None else None
-    mapped = name_tensors(weights.tensors, layers)
-    named = mapped.named
-    params = dict.fromkeys(ALL_COMPONENTS, 0)
-    by_component = dict.fromkeys(ALL_COMPONENTS, 0)
-    by_dtype: dict[str, int] = {}
-    for n in named:
-        params[n.component] += n.params
-        by_component[n.component] += n.tensor.nbytes
-        by_dtype[n.tensor.dtype] = by_dtype.get(n.tensor.dtype, 0) + n.tensor.nbytes
-    by_dtype = dict(sorted(by_dtype.items(), key=lambda kv: (-kv[1], kv[0])))
-    group = max(mapped.group_sizes, key=lambda g: mapped.group_sizes[g]) \
-        if mapped.group_sizes else None
-    if weights.format == "gguf":
-        quant = _gguf_format(weights, model, named)
-    else:
-        quant = max(mapped.layouts, key=lambda q: mapped.layouts[q]) if mapped.layouts else None
-    check = _compare(model, named, params) if model is not None else None
-    inspection = Inspection(
-        format=weights.format, files=[str(p) for p in weights.files], named=named,
-        params=params, bytes_by_dtype=by_dtype, bytes_by_component=by_component,
-        data_bytes=sum(n.tensor.nbytes for n in named), quant=quant, layouts=mapped.layouts,
-        group_size=group, predicted_bytes=None, check=check, note=note)
-    if model is not None:
-        inspection = inspection._replace(predicted_bytes=_predict(inspection, model, weights))
-    return inspection
+    mapped = name_tensors(weights.tensors, model.spec.layers if model is not None else None)
+    file_type = weights.metadata.get("general.file_type") if weights.format == "gguf" else None
+    return Checkpoint(
+        format=weights.format, files=[str(p) for p in weights.files], named=mapped.named,
+        layouts=mapped.layouts, group_sizes=mapped.group_sizes,
+        file_type=file_type if isinstance(file_type, int) else None, model=model, note=note)
 
 
 def _config(weights: WeightFiles) -> tuple[Model | None, str]:
@@ -118,120 +44,3 @@ def _config(weights: WeightFiles) -> tuple[Model | None, str]:
     if not path.is_file():
         return None, f"no config.json in {weights.folder}"
     return load_file(path), ""
-
-
-def _gguf_format(weights: WeightFiles, model: Model | None, named: list[Named]) -> str | None:
-    """The GGUF file type whose every tensor type is the file's; without a spec, the one
-    general.file_type names."""
-    if model is None:
-        file_type = weights.metadata.get("general.file_type")
-        return _FILE_TYPES.get(file_type) if isinstance(file_type, int) else None
-    types = {n.tensor.name: n.tensor.dtype for n in named}
-    vectors = {types.get(t.name) for t in model_tensors(model.spec) if len(t.shape) == 1}
-    for name, fmt in FORMATS.items():
-        if fmt.family != "gguf":
-            continue
-        try:
-            expected = gguf_types(model.spec, name.removeprefix("gguf-"))
-        except SpecError:
-            continue
-        if all(types.get(t) == q or (q == "F32" and types.get(t) in vectors and
-                                     types.get(t) in _UNQUANTIZED)
-               for t, q in expected.items()):
-            return name
-    return None
-
-
-def _predict(inspection: Inspection, model: Model, weights: WeightFiles) -> int | None:
-    """specsheet's bytes for the tensors it knows: quantized_bytes of the matched format, or
-    the parameters times the element size of an unquantized checkpoint of one float type."""
-    spec = model.spec
-    known = {n.tensor.dtype for n in inspection.named if n.component != OTHER}
-    if inspection.quant is None:
-        if len(known) == 1 and (dtype := next(iter(known))) in _BYTES:
-            return count_params(spec).total * _BYTES[dtype]
-        return None
-    if len(inspection.layouts) > 1:
-        return None
-    unquantized = None
-    vector_types = {n.tensor.dtype for n in inspection.named
-                    if len(n.tensor.shape) == 1 and n.component == "norms"}
-    if weights.format == "gguf":
-        if len(vector_types) == 1 and (t := next(iter(vector_types))) in ("F16", "BF16"):
-            unquantized = _UNQUANTIZED[t]
-    else:
-        embedding = [n.tensor.dtype for n in inspection.named
-                     if n.component == "token_embedding"]
-        if embedding and embedding[0] in _UNQUANTIZED:
-            unquantized = _UNQUANTIZED[embedding[0]]
-    group = inspection.group_size if FORMATS[inspection.quant].group_size else None
-    try:
-        return quantized_bytes(spec, inspection.quant, group, unquantized).weights_bytes
-    except SpecError:
-        return None
-
-
-_LAYER_PART = re.compile(r"(?:^|\.)(?:layers|layer|h|blocks|block|blk)\.(\d+)(?=\.|$)")
-
-
-def _pattern(name: str) -> str:
-    """A tensor's name with its layer index written N, to compare the layers."""
-    return _LAYER_PART.sub(lambda m: m.group(0).replace(m.group(1), "N"), name, count=1)
-
-
-def _compare(model: Model, named: list[Named], params: dict[str, int]) -> Check:
-    spec = model.spec
-    computed = {**count_params(spec).components(), OTHER: 0}
-    components = {c: (params[c], computed[c]) for c in ALL_COMPONENTS}
-    expected: dict[tuple[str, int | None], int] = {}
-    for t in model_tensors(spec):
-        expected[t.component, t.layer] = expected.get((t.component, t.layer), 0) + t.elements
-    found: dict[tuple[str, int | None], int] = {}
-    groups: dict[tuple[str, int | None], list[Named]] = {}
-    for n in named:
-        layer = n.layer if n.component != OTHER else None
-        key = (n.component, layer)
-        found[key] = found.get(key, 0) + n.params
-        groups.setdefault(key, []).append(n)
-    differences = []
-    for key in sorted(set(expected) | set(found),
-                      key=lambda k: (ALL_COMPONENTS.index(k[0]), -1 if k[1] is None else k[1])):
-        if found.get(key, 0) != expected.get(key, 0):
-            differences.append(Difference(key[0], key[1], found.get(key, 0),
-                                          expected.get(key, 0), _suspects(key, groups)))
-    return Check(model.origin, model, components, differences)
-
-
-def _suspects(key: tuple[str, int | None], groups: dict[tuple[str, int | None], list[Named]]
-              ) -> list[str]:
-    """The tensors of a group that differs: those missing or shaped unlike the same tensor in
-    most other layers; outside the layers (or without a consensus), the group's tensors."""
-    component, layer = key
-    mine = groups.get(key, [])
-    if layer is not None:
-        others = [g for (c, lay), g in groups.items()
-                  if c == component and lay is not None and lay != layer]
-        if others:
-            seen: dict[tuple[str, tuple[int, ...]], int] = {}
-            for group in others:
-                for shape_key in {(_pattern(n.tensor.name), n.tensor.shape) for n in group}:
-                    seen[shape_key] = seen.get(shape_key, 0) + 1
-            usual = {k for k, v in seen.items() if 2 * v > len(others)}
-            usual_names = dict(usual)
-            have = {_pattern(n.tensor.name): n for n in mine}
-            found = []
-            for pattern, _shape in sorted(usual):
-                if pattern not in have:
-                    found.append(f"{pattern.replace('.N.', f'.{layer}.', 1)} is missing")
-            for pattern, n in have.items():
-                if (pattern, n.tensor.shape) not in usual:
-                    usual_shape = usual_names.get(pattern)
-                    if usual_shape is not None:
-                        found.append(f"{n.tensor.name} {list(n.tensor.shape)} (the other "
-                                     f"layers: {list(usual_shape)})")
-                    else:
-                        found.append(f"{n.tensor.name} {list(n.tensor.shape)} (not in the "
-                                     "other layers)")
-            if found:
-                return found
-    return [f"{n.tensor.name} {list(n.tensor.shape)}" for n in mine]

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import Any, NamedTuple
 
 from specsheet.errors import SpecError
-from specsheet.sources.weights.tensor import TensorInfo
+from specsheet.quant.stored import Format, TensorInfo
 
 INDEX = "model.safetensors.index.json"
-Format = Literal["safetensors", "gguf"]
 
 
 class WeightFiles(NamedTuple):
@@ -88,7 +87,8 @@ def _index(path: Path) -> WeightFiles:
     if not shards:
         raise SpecError(f"{path}: the weight_map names no tensors")
     files = _safetensors(list(shards.values()), path.parent)
-    where = {t.name: Path(t.file).name for t in files.tensors}
+    shard_of = {str(p): shard for shard, p in shards.items()}  # TensorInfo.file -> shard
+    where = {t.name: shard_of[t.file] for t in files.tensors}
     for name, shard in weight_map.items():
         if where.get(name) != shard:
             raise SpecError(f"{path}: maps tensor {name!r} to {shard}, which does not hold it")
@@ -108,7 +108,7 @@ def _gguf(paths: list[Path], folder: Path) -> WeightFiles:
     return _gather("gguf", paths, folder, read_gguf)
 
 
-def _gather(kind: Literal["safetensors", "gguf"], paths: list[Path], folder: Path,
+def _gather(kind: Format, paths: list[Path], folder: Path,
             read: Callable[[Path], Any]) -> WeightFiles:
     """Every file's tensors (each name once), and the first file's metadata."""
     tensors: list[TensorInfo] = []
@@ -123,6 +123,8 @@ def _gather(kind: Literal["safetensors", "gguf"], paths: list[Path], folder: Pat
 
 
 def _unique(tensors: list[TensorInfo]) -> None:
+    if len({t.name for t in tensors}) == len(tensors):
+        return
     seen: dict[str, str] = {}
     for t in tensors:
         if t.name in seen:

@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import IO, Any, NamedTuple
 
 from specsheet.errors import SpecError
-from specsheet.sources.weights.tensor import TensorInfo, check_overlaps
+from specsheet.quant.stored import TensorInfo
+from specsheet.sources.weights.tensor import check_overlaps
 
 MAGIC = b"GGUF"
 VERSIONS = (2, 3)

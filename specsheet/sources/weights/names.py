@@ -18,13 +18,10 @@ import re
 from math import prod
 from typing import NamedTuple
 
-from specsheet.model.params import COMPONENTS
-from specsheet.sources.weights.tensor import TensorInfo
-
-OTHER = "other"
-ALL_COMPONENTS = (*COMPONENTS, OTHER)
+from specsheet.quant.stored import OTHER, Named, TensorInfo
 
 _LAYER = re.compile(r"(?:^|\.)(?:layers|layer|h|blocks|block|blk)\.(\d+)(?=\.|$)")
+_PREFIXES = ("model.layers.", "blk.")  # where _LAYER's first match is the name's start
 _TOWERS = {"vision_tower", "vision_model", "visual", "vision", "multi_modal_projector",
            "mm_projector", "audio_tower", "audio_model", "mtp", "speech_model"}
 _BUFFER = re.compile(r"(?:inv_freq|masked_bias|e_score_correction_bias|(?:^|\.)(?:attn|attention)"
@@ -38,19 +35,26 @@ _MLP = {"mlp", "ffn", "feed_forward", "block_sparse_moe", "moe", "experts", "sha
         "shared_experts", "fc1", "fc2"}
 
 
-class Named(NamedTuple):
-    """A tensor with the component it belongs to and what it stands for."""
-
-    tensor: TensorInfo
-    component: str  # a params.COMPONENTS key or "other"
-    layer: int | None  # the block, or None outside the blocks
-    params: int  # parameters of the unquantized model it stores (0 for scales, zero points)
-    layout: str | None  # the quantized layout of its Linear (gptq-int4, fp8-block, ...), or None
-
-
 def layer_of(name: str) -> int | None:
     match = _LAYER.search(name)
     return int(match.group(1)) if match else None
+
+
+def _layer_pattern(name: str) -> tuple[int | None, str]:
+    """``layer_of(name)``, and the name with the layer's number written ``#``: at once for the
+    names most checkpoints use (``model.layers.3.``, GGUF's ``blk.3.``), else by ``_LAYER``."""
+    for prefix in _PREFIXES:
+        if name.startswith(prefix):
+            start = len(prefix)
+            end = name.find(".", start)
+            digits = name[start:end] if end >= 0 else name[start:]
+            if digits.isdecimal():  # what \d+ matches, followed by "." or the end
+                return int(digits), f"{prefix}#{name[end:] if end >= 0 else ''}"
+            break
+    match = _LAYER.search(name)
+    if match is None:
+        return None, name
+    return int(match.group(1)), f"{name[:match.start(1)]}#{name[match.end(1):]}"
 
 
 def component_of(name: str, layers: int | None = None) -> tuple[str, int | None]:
@@ -59,29 +63,38 @@ def component_of(name: str, layers: int | None = None) -> tuple[str, int | None]
     layer = layer_of(name)
     if layer is not None and layers is not None and layer >= layers:
         return OTHER, layer
+    return _kind(name, layer is not None), layer
+
+
+def _kind(name: str, in_layer: bool) -> str:
+    """The component by the parts of the name; the same for every layer's copy of a tensor
+    (no rule reads the layer's number), so it is found once per name pattern."""
     if _BUFFER.search(name):
-        return OTHER, layer
+        return OTHER
     parts = name.lower().split(".")
     module = parts[:-1] if len(parts) > 1 else parts
     if any(p in _TOWERS for p in parts):
-        return OTHER, layer
+        return OTHER
     if any("norm" in p or p.startswith("ln") for p in module):
-        return "norms", layer
-    if layer is None:
+        return "norms"
+    if not in_layer:
         if any(p in _TOKEN for p in module):
-            return "token_embedding", None
+            return "token_embedding"
         if any(p in _POSITION for p in module):
-            return "position_embedding", None
+            return "position_embedding"
         if any(p in _PROJECTION for p in module):
-            return "embedding_projections", None
+            return "embedding_projections"
         if any(p in _HEAD for p in module) or module == ["output"]:
-            return "output_head", None
-        return OTHER, None
+            return "output_head"
+        return OTHER
     if any(p in _ATTENTION or p.startswith("attn_") for p in module):
-        return "attention", layer
+        return "attention"
     if any(p in _MLP or p.startswith("ffn_") for p in module):
-        return "mlp", layer
-    return OTHER, layer
+        return "mlp"
+    return OTHER
+
+
+_SUFFIXES = ("_blocks", "_scales")  # gpt-oss's MXFP4 tensors beside their module's name
 
 
 def _split(name: str) -> tuple[str, str]:
@@ -90,7 +103,7 @@ def _split(name: str) -> tuple[str, str]:
     if ".weight." in name:
         module, rest = name.split(".weight.", 1)
         return module, "weight." + rest
-    for suffix in ("_blocks", "_scales"):
+    for suffix in _SUFFIXES:
         if name.endswith(suffix):
             return name[: -len(suffix)], suffix
     module, _, last = name.rpartition(".")
@@ -172,29 +185,110 @@ class Layouts(NamedTuple):
 
 
 def name_tensors(tensors: list[TensorInfo], layers: int | None = None) -> Layouts:
-    """Every tensor with its component, layer and the parameters it stands for."""
+    """Every tensor with its component, layer and the parameters it stands for.
+
+    The tensors are taken module by module (a Linear's weight beside its scales): the layout
+    and the layer once per module, the component once per name pattern (the name with its
+    layer's number taken out: the same for every layer)."""
+    modules: dict[str, dict[str, TensorInfo]] = {}
+    joined = True  # every name is its module, ".", and what it stores
+    for t in tensors:
+        name = t.name
+        if ".weight." in name or name.endswith(_SUFFIXES):
+            module, stores = _split(name)
+            joined = joined and name == f"{module}.{stores}"
+        else:  # what _split does with the rest, at once
+            module, _, stores = name.rpartition(".")
+        stored = modules.get(module)
+        if stored is None:
+            modules[module] = {stores: t}
+        else:
+            stored[stores] = t
+    layouts: dict[str, int] = {}
+    groups: dict[int, int] = {}
+    kinds = _Kinds(layers)
+    by_name: dict[str, Named] = {}
+    for module, stored in modules.items():
+        layout, holder, count, group = _layout(stored)
+        if layout is not None:
+            layouts[layout] = layouts.get(layout, 0) + 1
+            if group is not None:
+                groups[group] = groups.get(group, 0) + 1
+        # the module's layer is its tensors' (a match in the module is a match in the name)
+        layer, pattern = _layer_pattern(module)
+        if layer is not None and layers is not None and layer >= layers:
+            in_module: dict[str, str] | None = None
+        elif layer is not None:
+            in_module = kinds.inside.get(pattern)
+            if in_module is None:
+                in_module = kinds.inside[pattern] = {}
+        for stores, t in stored.items():
+            if layout is None:
+                params, t_layout = t.elements, None
+            elif stores == holder:
+                params, t_layout = count, layout
+            elif stores in _METADATA or stores.startswith("weight."):
+                params, t_layout = 0, layout
+            else:
+                params, t_layout = t.elements, None
+            if layer is None:  # the layer, if any, is in what it stores
+                component, t_layer = kinds.of(t.name)
+            elif in_module is None:
+                component, t_layer = OTHER, layer
+            else:
+                component = in_module.get(stores) or in_module.setdefault(
+                    stores, _kind(t.name, True))
+                t_layer = layer
+            by_name[t.name] = Named(t, component, t_layer, params, t_layout)
+    if joined and len(by_name) == len(tensors):
+        return Layouts([by_name[t.name] for t in tensors], layouts, groups)
+    # names that repeat, or that two spellings make the same module's: one by one
+    return Layouts(_one_by_one(tensors, layers), layouts, groups)
+
+
+class _Kinds:
+    """Components found once per name pattern."""
+
+    def __init__(self, layers: int | None) -> None:
+        self.layers = layers
+        self.outside: dict[str, str] = {}  # name -> component, outside the layers
+        # the module with its layer's number taken out -> what it stores -> component
+        self.inside: dict[str, dict[str, str]] = {}
+        self.patterns: dict[str, str] = {}  # the name with its layer's number taken out
+
+    def of(self, name: str) -> tuple[str, int | None]:
+        """``component_of(name, layers)``."""
+        layer, pattern = _layer_pattern(name)
+        if layer is None:
+            known = self.outside.get(name)
+            return known or self.outside.setdefault(name, _kind(name, False)), None
+        if self.layers is not None and layer >= self.layers:
+            return OTHER, layer
+        known = self.patterns.get(pattern)
+        return known or self.patterns.setdefault(pattern, _kind(name, True)), layer
+
+
+def _one_by_one(tensors: list[TensorInfo], layers: int | None) -> list[Named]:
+    """name_tensors' answer tensor by tensor, for names that do not split into modules
+    cleanly."""
     modules: dict[str, dict[str, TensorInfo]] = {}
     for t in tensors:
         module, stores = _split(t.name)
         modules.setdefault(module, {})[stores] = t
-    layouts: dict[str, int] = {}
-    groups: dict[int, int] = {}
     params: dict[str, tuple[int, str | None]] = {}  # tensor name -> (params, layout)
     for stored in modules.values():
-        layout, holder, count, group = _layout(stored)
+        layout, holder, count, _ = _layout(stored)
         if layout is None:
             continue
-        layouts[layout] = layouts.get(layout, 0) + 1
-        if group is not None:
-            groups[group] = groups.get(group, 0) + 1
         for stores, t in stored.items():
             if stores == holder:
                 params[t.name] = (count, layout)
             elif stores in _METADATA or stores.startswith("weight."):
                 params[t.name] = (0, layout)
+    kinds = _Kinds(layers)
     named = []
     for t in tensors:
-        component, layer = component_of(t.name, layers)
-        count, layout = params.get(t.name, (t.elements, None))
+        component, layer = kinds.of(t.name)
+        count, layout = params.get(t.name) or (t.elements, None)
         named.append(Named(t, component, layer, count, layout))
-    return Layouts(named, layouts, groups)
+    return named

@@ -9,12 +9,14 @@ read: the safetensors package itself cannot read one without numpy or torch.
 
 from __future__ import annotations
 
+import json
 from math import prod
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from specsheet.errors import SpecError
-from specsheet.sources.weights.tensor import TensorInfo, check_overlaps
+from specsheet.errors import SpecError, did_you_mean
+from specsheet.quant.stored import TensorInfo
+from specsheet.sources.weights.tensor import check_overlaps
 
 # bits of one element, by the dtype names of safetensors' Dtype enum (safetensors/src/tensor.rs)
 DTYPE_BITS: dict[str, int] = {
@@ -66,14 +68,12 @@ def read_safetensors(path: Path) -> SafetensorsHeader:
     elif not isinstance(metadata, dict):
         raise SpecError(f"{origin}: __metadata__ is not a mapping of text to text")
     data_bytes = size - 8 - length
-    tensors = [_tensor(name, entry, origin) for name, entry in header.items()]
+    tensors = _tensors(header, origin)
     check_overlaps(tensors, data_bytes, origin)
     return SafetensorsHeader(tensors, metadata, data_bytes)
 
 
 def _parse(raw: bytes, origin: str) -> dict[str, Any]:
-    import json
-
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -93,14 +93,41 @@ def _parse(raw: bytes, origin: str) -> dict[str, Any]:
     return header
 
 
+def _tensors(header: dict[str, Any], origin: str) -> list[TensorInfo]:
+    """Every entry of the header as a TensorInfo. An entry that is plainly well formed (JSON
+    gives ints, never subclasses, so ``type(n) is int`` is ``_tensor``'s test) is taken at
+    once; any other goes through ``_tensor``, which names the fault or accepts it alike."""
+    tensors: list[TensorInfo] = []
+    append = tensors.append
+    bits_of = DTYPE_BITS
+    for name, entry in header.items():
+        try:
+            dtype, shape, (begin, end) = entry["dtype"], entry["shape"], entry["data_offsets"]
+            bits = bits_of[dtype]
+        except (TypeError, KeyError, ValueError):  # not a mapping, a key missing, ...
+            append(_tensor(name, entry, origin))
+            continue
+        if type(entry) is dict and type(dtype) is str and type(shape) is list \
+                and len(shape) <= MAX_DIMS and type(entry["data_offsets"]) is list \
+                and type(begin) is int and type(end) is int and 0 <= begin <= end:
+            for n in shape:
+                if type(n) is not int or n < 0:
+                    break
+                bits *= n
+            else:
+                if not bits % 8 and bits // 8 == end - begin:
+                    append(TensorInfo(name, dtype, tuple(shape), end - begin, origin, begin))
+                    continue
+        append(_tensor(name, entry, origin))
+    return tensors
+
+
 def _tensor(name: str, entry: object, origin: str) -> TensorInfo:
     where = f"{origin}: tensor {name!r}"
     if not isinstance(entry, dict):
         raise SpecError(f"{where}: expected a mapping of dtype, shape and data_offsets")
     dtype, shape, offsets = entry.get("dtype"), entry.get("shape"), entry.get("data_offsets")
     if not isinstance(dtype, str) or dtype not in DTYPE_BITS:
-        from specsheet.errors import did_you_mean
-
         hint = did_you_mean(dtype, DTYPE_BITS) if isinstance(dtype, str) else ""
         raise SpecError(f"{where}: unknown dtype {dtype!r}{hint}; expected one of "
                         f"{', '.join(DTYPE_BITS)}")

@@ -1,34 +1,20 @@
-"""One tensor as a checkpoint's header describes it, whatever the file format."""
+"""The check every header reader makes of its tensors' data: no overlap, nothing past the end."""
 
 from __future__ import annotations
 
-from math import prod
-from typing import NamedTuple
+from operator import itemgetter
 
+from specsheet.errors import SpecError
+from specsheet.quant.stored import TensorInfo
 
-class TensorInfo(NamedTuple):
-    """A stored tensor: its name, element type, shape (PyTorch order: a GGUF tensor's ne
-    reversed, so the row length comes last), bytes and where its data lies."""
-
-    name: str
-    dtype: str  # safetensors dtype (BF16, I32, F8_E4M3) or GGML type name (Q4_K)
-    shape: tuple[int, ...]
-    nbytes: int
-    file: str  # the file that holds it
-    begin: int  # offset of its data from the start of the file's data section
-
-    @property
-    def elements(self) -> int:
-        return prod(self.shape)
+_BEGIN_NBYTES = itemgetter(5, 3)  # TensorInfo's (begin, nbytes): in the order of the data
 
 
 def check_overlaps(tensors: list[TensorInfo], data_bytes: int, origin: str) -> None:
     """SpecError when two tensors' data overlap or one runs past the ``data_bytes`` of the
     file's data section."""
-    from specsheet.errors import SpecError
-
     previous: TensorInfo | None = None
-    for t in sorted(tensors, key=lambda t: (t.begin, t.nbytes)):
+    for t in sorted(tensors, key=_BEGIN_NBYTES):
         end = t.begin + t.nbytes
         if end > data_bytes:
             raise SpecError(f"{origin}: tensor {t.name!r} runs past the end of the data "
