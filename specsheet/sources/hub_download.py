@@ -20,7 +20,7 @@ from specsheet.errors import SpecError, did_you_mean
 from specsheet.sources import DEFAULT_TIMEOUT
 from specsheet.sources.files import MAX_FILE_BYTES
 from specsheet.sources.hf_cache import cached_repos, hf_cache_dir, is_commit, repo_folder
-from specsheet.sources.hub import endpoint, token
+from specsheet.sources.hub_settings import endpoint, token
 
 if TYPE_CHECKING:
     import http.client

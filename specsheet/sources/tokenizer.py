@@ -54,7 +54,7 @@ def find_tokenizer(model: Model, given: str | None = None,
             at = origin.parts.index("snapshots")
             repo = origin.parts[at - 1]
             name = repo.removeprefix("models--").replace("--", "/", 1)
-            from specsheet.sources.hub import offline
+            from specsheet.sources.hub_settings import offline
 
             if not offline() and at + 1 < len(origin.parts):
                 from specsheet.sources.hub_download import download_json
