@@ -153,9 +153,9 @@ def plan_one(report: Report, options: ServeOptions
              ) -> tuple[ServePlan, Estimates | None, dict[str, float | None]]:
     """The plan of ``report``'s model under ``options``, its estimates (None when no request
     fits) and costs. Errors name the option."""
+    from specsheet.cli.errors import option_quantity
     from specsheet.plan import serving
     from specsheet.sources.hardware import load_accelerator
-    from specsheet.units import parse_quantity
 
     check_options(options)
     try:
@@ -174,7 +174,7 @@ def plan_one(report: Report, options: ServeOptions
             if message.startswith(name):
                 message = f"option {option}:{message[len(name):]}"
         raise SpecError(f"{message} ({report.model.name})") from None
-    kv_memory = None if options.kv_memory is None else parse_quantity(
+    kv_memory = None if options.kv_memory is None else option_quantity(
         options.kv_memory, "bytes", "--kv-memory")
     max_len = options.max_model_len or spec.context
     if max_len > spec.context:

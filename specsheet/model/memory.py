@@ -30,13 +30,12 @@ DTYPE_BITS: dict[str, int] = {
 DEFAULT_DTYPE = "bf16"
 
 
-def check_dtype(dtype: str, option: str = "dtype") -> str:
-    """Return ``dtype`` if it is known, else raise SpecError naming the option."""
+def check_dtype(dtype: str, field: str = "dtype") -> str:
+    """Return ``dtype`` if it is known, else raise SpecError about ``field`` (the input that
+    gave it: dtype, kv_dtype)."""
     if dtype not in DTYPE_BITS:
-        raise SpecError(
-            f"{option}: unknown dtype {dtype!r}{did_you_mean(dtype, DTYPE_BITS)}; "
-            f"expected one of {', '.join(DTYPE_BITS)}"
-        )
+        raise SpecError(f"unknown dtype {dtype!r}{did_you_mean(dtype, DTYPE_BITS)}; expected "
+                        f"one of {', '.join(DTYPE_BITS)}", field=field, value=dtype)
     return dtype
 
 

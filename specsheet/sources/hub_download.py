@@ -77,7 +77,8 @@ def download_json(repo_id: str, revision: str, filename: str,
     import math
 
     if not (math.isfinite(timeout) and timeout > 0):
-        raise SpecError(f"timeout: expected a number of seconds above 0, got {timeout!r}")
+        raise SpecError(f"expected a number of seconds above 0, got {timeout!r}",
+                        field="timeout", value=timeout)
     limit = MAX_FILE_BYTES if filename == "config.json" else MAX_TOKENIZER_BYTES
     ask = _Ask(repo_id, revision, endpoint(), timeout, token(), filename, limit)
     answer = _within(ask, lambda: _fetch(ask))

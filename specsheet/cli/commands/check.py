@@ -143,14 +143,14 @@ def check(
 
     Example: 'specsheet check llama3-8b --tokens 8192 --max-weights 17GB --max-kv 1GiB'.
     """
+    from specsheet.cli.errors import option_quantity
     from specsheet.plan.budgets import BUDGETS_BY_OPTION, run_checks
-    from specsheet.units import parse_quantity
     from specsheet.views.documents import check_document, check_entries, serve_check_entries
 
     output = output_format(fmt, json_)
     given = {"--max-params": max_params, "--max-weights": max_weights, "--max-kv": max_kv,
              "--max-flops": max_flops}
-    limits = {option: parse_quantity(text, BUDGETS_BY_OPTION[option].kind, option)
+    limits = {option: option_quantity(text, BUDGETS_BY_OPTION[option].kind, option)
               for option, text in given.items() if text is not None}
     serve_limits = {"--min-concurrency": min_concurrency, "--max-ttft": max_ttft,
                     "--min-tokens-per-s": min_tokens_per_s}

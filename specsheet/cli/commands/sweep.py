@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from specsheet.cli.errors import given_by_options, option_series
 from specsheet.cli.options import (
     CONVENTIONS,
     SPEC,
@@ -33,6 +34,7 @@ from specsheet.cli.options import (
     output_format,
     overrides,
     say_notes,
+    settings_given,
     source,
 )
 from specsheet.cli.serving import (
@@ -51,9 +53,9 @@ from specsheet.errors import SpecError
 from specsheet.figures import Axis, Point, Report, at_tokens, build_report
 from specsheet.model.memory import DEFAULT_DTYPE
 from specsheet.sources import DEFAULT_TIMEOUT
-from specsheet.sources.fields import SPEC_FIELDS, Overrides
+from specsheet.sources.fields import SPEC_FIELDS, Given, Overrides
 from specsheet.sources.resolve import resolve
-from specsheet.units import MAX_POINTS, QuantityKind, parse_series
+from specsheet.units import MAX_POINTS, QuantityKind
 
 if TYPE_CHECKING:
     from specsheet.cli.serving import Served
@@ -218,9 +220,9 @@ def _axes(tokens: str | None, batch: str | None, quant: str | None, dtype: str |
     overrides that are fixed (the flags, layer lists, and --set of one value)."""
     axes = []
     if tokens is not None:
-        axes.append(Axis("tokens", "--tokens", tuple(parse_series(tokens, "tokens", "--tokens"))))
+        axes.append(Axis("tokens", "--tokens", tuple(option_series(tokens, "tokens", "--tokens"))))
     axes.append(Axis("batch", "--batch",
-                     tuple(parse_series(batch, "count", "--batch")) if batch else (1,)))
+                     tuple(option_series(batch, "count", "--batch")) if batch else (1,)))
     for name, text in named.items():
         if text is None:
             continue
@@ -229,7 +231,7 @@ def _axes(tokens: str | None, batch: str | None, quant: str | None, dtype: str |
             axes.append(Axis(name, option, tuple(_names(text, option))))
         else:
             kind: QuantityKind = "tokens" if name == "context" else "count"
-            axes.append(Axis(name, option, tuple(parse_series(text, kind, option))))
+            axes.append(Axis(name, option, tuple(option_series(text, kind, option))))
     fixed_settings = []
     for setting in settings or []:
         name, sep, text = setting.partition("=")
@@ -241,11 +243,9 @@ def _axes(tokens: str | None, batch: str | None, quant: str | None, dtype: str |
             continue
         option = f"--set {name}"
         if doc.type in ("int", "count"):
-            values = parse_series(text, "count", option, minimum=1 if doc.type == "int" else 0)
+            values = option_series(text, "count", option, minimum=1 if doc.type == "int" else 0)
         else:
-            from specsheet.sources.settings import parse_settings
-
-            values = [parse_settings([f"{name}={item}"])[name] for item in _names(text, option)]
+            values = [settings_given([f"{name}={item}"])[name] for item in _names(text, option)]
         axes.append(Axis(name, option, tuple(values)))
     given = [a.name for a in axes if a.name in SPEC_FIELDS]
     repeated = {name for name in given if given.count(name) > 1}
@@ -305,14 +305,15 @@ def _with(fixed: Overrides, field_axes: list[Axis], at: dict[str, Any],
           single: dict[str, Any]) -> Overrides:
     """The fixed overrides, the spec fields given one value, and this point's spec fields,
     each labelled with its option."""
-    given = Overrides(fixed, fixed.labels, option_prefix="--")
+    given = given_by_options(fixed, fixed.origins)
     for name, value in single.items():
         if name in SPEC_FIELDS:
             given[name] = value
-            given.labels[name] = f"option --{name.replace('_', '-')}"
+            given.origins[name] = Given("option")
     for axis in field_axes:
         given[axis.name] = at[axis.name]
-        given.labels[axis.name] = f"option {axis.option} (at {at[axis.name]})"
+        given.origins[axis.name] = Given("setting" if axis.option.startswith("--set") else
+                                         "option", axis.name, str(at[axis.name]))
     return given
 
 

@@ -1,0 +1,126 @@
+"""The CLI's words for what the library names, once: a field -> the option the user typed.
+
+The library raises ``SpecError(message, field=...)`` and records where an override came from
+(``sources.fields.Given``); only this module knows how the command line spells either:
+``FIELD_OPTIONS`` (the options not spelled ``--FIELD-WITH-DASHES``), ``FLAGS`` (a boolean
+field's pair of flags), ``NAMING`` (an override by ``--set FIELD=VALUE``, a named option or a
+sweep's point) and ``as_option`` (an error re-said of its option).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from specsheet.errors import SpecError
+from specsheet.sources.fields import FieldError, Given, Overrides
+
+if TYPE_CHECKING:
+    from specsheet.units import QuantityKind
+
+# fields whose option is not spelled --FIELD-WITH-DASHES
+FIELD_OPTIONS: dict[str, str] = {"group size": "--group-size"}  # as quant.layouts names it
+# boolean fields, by the flag that sets them true and the one that sets them false
+FLAGS: dict[str, tuple[str, str]] = {
+    "tied_embeddings": ("--tied", "--untied"),
+    "attn_bias": ("--attn-bias", "--no-attn-bias"),
+    "mlp_bias": ("--mlp-bias", "--no-mlp-bias"),
+}
+SET_OPTION = "--set"  # FIELD=VALUE for any spec field
+
+
+def option_of(field: str, value: object = True) -> str:
+    """The option that gives ``field`` (a flag: the one that gives ``value``)."""
+    if field in FLAGS:
+        return FLAGS[field][0 if value else 1]
+    return FIELD_OPTIONS.get(field, "--" + field.replace("_", "-"))
+
+
+def option_label(field: str, value: object = True) -> str:
+    """How an error names the option of ``field``: ``option --kv-heads``."""
+    return f"option {option_of(field, value)}"
+
+
+class CliNaming:
+    """The CLI's ``sources.fields.Naming``: an override named by the option that gave it."""
+
+    def label(self, field: str, given: Given, value: object) -> str:
+        """``option --kv-heads``, ``option --set kv_heads=64``; a sweep's point adds
+        ``(at VALUE)``."""
+        words = (f"option {SET_OPTION} {given.text}" if given.how == "setting"
+                 else option_label(field, value))
+        return words if given.at is None else f"{words} (at {given.at})"
+
+    def spelled(self, field: str) -> str:
+        """``--d-model`` for d_model."""
+        return option_of(field)
+
+
+NAMING = CliNaming()
+
+
+def given_by_options(values: dict[str, Any] | None = None,
+                     origins: dict[str, Given] | None = None) -> Overrides:
+    """Overrides the command line gave, named by its options."""
+    return Overrides(values, origins, NAMING)
+
+
+def as_option(e: SpecError, option: str | None = None) -> SpecError:
+    """``e`` with its field named as the option that gave it (``option`` when given, else
+    the option of ``e.field``)."""
+    label = f"option {option}" if option is not None else option_label(e.field or "", e.value)
+    return FieldError(e.message, field=e.field or "", value=e.value, source=e.source,
+                      label=label)
+
+
+def of_set(e: SpecError) -> SpecError:
+    """An error in a ``--set FIELD=VALUE``: ``option --set: field 'layers': ...``."""
+    if isinstance(e, FieldError):
+        return FieldError(e.message, field=e.field or "", value=e.value,
+                          source=f"option {SET_OPTION}", label=e.label)
+    return SpecError(e.message, field=e.field, value=e.value, source=f"option {SET_OPTION}")
+
+
+def is_unclaimed(e: SpecError, fields: tuple[str, ...] = ()) -> bool:
+    """True when ``e`` is about an input field that no source or label names yet (one of
+    ``fields``, when given): the CLI names its option."""
+    return (e.field is not None and e.source is None and not isinstance(e, FieldError)
+            and (not fields or e.field in fields))
+
+
+@contextmanager
+def options_named(*fields: str, option: str | None = None) -> Iterator[None]:
+    """Errors about one of ``fields`` (any field when none is given) re-raised with the field
+    named as its option (or as ``option``)."""
+    try:
+        yield
+    except SpecError as e:
+        if not is_unclaimed(e, fields):
+            raise
+        raise as_option(e, option) from None
+
+
+def _field_of(option: str) -> str:
+    return option.removeprefix("--").replace("-", "_").replace(" ", "_")
+
+
+def option_quantity(text: str, kind: QuantityKind, option: str) -> int:
+    """``units.parse_quantity`` of the text of ``option`` (``--kv-memory``); errors name it."""
+    from specsheet.units import parse_quantity
+
+    try:
+        return parse_quantity(text, kind, _field_of(option))
+    except SpecError as e:
+        raise as_option(e, option) from None
+
+
+def option_series(text: str, kind: QuantityKind, option: str, minimum: int = 1) -> list[int]:
+    """``units.parse_series`` of the text of ``option`` (``--layers``, ``--set experts``);
+    errors name it."""
+    from specsheet.units import parse_series
+
+    try:
+        return parse_series(text, kind, _field_of(option), minimum=minimum)
+    except SpecError as e:
+        raise as_option(e, option) from None
