@@ -268,5 +268,5 @@ def _checked_count(values: list[int], text: str, field: str, limit: int) -> list
 
 def _bad(field: str, message: str) -> SpecError:
     """The error about input ``field``; the CLI names the option that gave it. A caller that
-    passes an option as it is typed (``--max-x``) gets it named as an option."""
+    passes an option as it is typed (two dashes and its name) gets it named as an option."""
     return SpecError(message, field=f"option {field}" if field.startswith("-") else field)

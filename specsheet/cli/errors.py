@@ -17,6 +17,7 @@ from specsheet.errors import SpecError
 from specsheet.sources.fields import FieldError, Given, Overrides
 
 if TYPE_CHECKING:
+    from specsheet.sources.tokenizer import NoTokenizer
     from specsheet.units import QuantityKind
 
 # fields whose option is not spelled --FIELD-WITH-DASHES
@@ -124,3 +125,17 @@ def option_series(text: str, kind: QuantityKind, option: str, minimum: int = 1) 
         return parse_series(text, kind, _field_of(option), minimum=minimum)
     except SpecError as e:
         raise as_option(e, option) from None
+
+
+# what the CLI adds to a NoTokenizer, by the inputs that would give a tokenizer
+TOKENIZER_ADVICE: dict[tuple[str, ...], str] = {
+    ("tokenizer",): " or give --tokenizer PATH",
+    ("tokenizer", "tokens_per_word"): "; give --tokenizer PATH, or --tokens-per-word",
+    ("tokens_per_word",): " (or give --tokens-per-word)",
+}
+
+
+def with_advice(e: NoTokenizer) -> SpecError:
+    """``e`` with the options that would give a tokenizer (--tokenizer, --tokens-per-word)."""
+    return SpecError(e.message + TOKENIZER_ADVICE.get(e.wants, ""), field=e.field,
+                     value=e.value, source=e.source)

@@ -211,10 +211,14 @@ def _estimates(plan: ServePlan, options: ServeOptions
         return None, {}
     text = None
     if options.text is not None:
-        from specsheet.sources.tokenizer import count_text, find_tokenizer
+        from specsheet.cli.errors import with_advice
+        from specsheet.sources.tokenizer import NoTokenizer, count_text, find_tokenizer
 
-        counted = count_text(options.text, find_tokenizer(report.model, options.tokenizer,
-                                                          options.timeout))
+        try:
+            counted = count_text(options.text, find_tokenizer(report.model, options.tokenizer,
+                                                              options.timeout))
+        except NoTokenizer as e:
+            raise with_advice(e) from None
         text = (counted.tokens, counted.words)
     est = serving.estimate(plan, concurrency, options.mfu, options.mbu, _price(options.price),
                            options.tokens_per_word, text)

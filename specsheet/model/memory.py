@@ -9,7 +9,7 @@ KV cache; a state-space or linear-attention layer keeps a fixed state per reques
 
 Sizes are counted in bits per element and rounded up to whole bytes once, at the end
 (int4 packs two values in a byte). These are plain element types: the scales and zero points of
-a quantized checkpoint are quant/'s (``--quant``); an fp8 KV cache's per-tensor scales live with
+a quantized checkpoint are quant/'s; an fp8 KV cache's per-tensor scales live with
 the weights, not in a request's cache.
 """
 

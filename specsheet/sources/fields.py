@@ -108,9 +108,10 @@ class Naming(Protocol):
 
 
 class Overrides(dict[str, Any]):
-    """Spec field values that win over a source's own (options, ``--set``, API arguments), each
-    with where it came from (``origins``), so that an error blames the right source. ``naming``
-    spells them (the CLI's options); without it a field is ``field 'kv_heads'``."""
+    """Spec field values that win over a source's own (options, FIELD=VALUE settings, API
+    arguments), each with where it came from (``origins``), so that an error blames the right
+    source. ``naming`` spells them (the CLI's options); without it a field is
+    ``field 'kv_heads'``."""
 
     def __init__(self, values: Mapping[str, Any] | None = None,
                  origins: Mapping[str, Given] | None = None,

@@ -1,6 +1,6 @@
 """Settings and overrides: ``FIELD=VALUE`` strings read by each field's type, and override values
 checked before they meet a preset, so that errors name where each came from. Errors about a
-setting carry its field; the CLI names the option (``--set``) that gave them."""
+setting carry its field; the CLI names the option that gave them."""
 
 from __future__ import annotations
 

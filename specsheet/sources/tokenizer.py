@@ -1,9 +1,10 @@
 """Tokens per word of a text, measured with a model's own tokenizer (tokenizer.json, read with
 Hugging Face's ``tokenizers``, an optional extra: ``pip install 'specsheet[tokenizers]'``).
 
-Imported only when ``--text`` is given. The tokenizer is found beside the model's config.json (a
+Imported only when a text is given. The tokenizer is found beside the model's config.json (a
 model folder, or its snapshot in the Hugging Face cache, downloaded from the Hub into that
-snapshot when it is not there yet), or given with ``--tokenizer``.
+snapshot when it is not there yet), or given by its path. Where none is found, NoTokenizer says
+what would give one; the CLI names its options.
 """
 
 from __future__ import annotations
@@ -16,6 +17,16 @@ from specsheet.model.spec import Model
 from specsheet.sources import DEFAULT_TIMEOUT
 
 MAX_TEXT_BYTES = 256 * 2**20
+
+
+class NoTokenizer(SpecError):
+    """No tokenizer to measure the text with. ``wants`` names the inputs that would give one:
+    ``tokenizer`` (the path of a tokenizer.json), ``tokens_per_word`` (the ratio itself); the
+    CLI adds them as advice, in its options' words."""
+
+    def __init__(self, message: str, *, wants: tuple[str, ...]) -> None:
+        super().__init__(message, field="text")
+        self.wants = wants
 
 
 class TextCount(NamedTuple):
@@ -62,10 +73,10 @@ def find_tokenizer(model: Model, given: str | None = None,
                 return download_json(name, origin.parts[at + 1], "tokenizer.json", timeout)
             raise SpecError(f"text: {beside}: not in the Hugging Face cache; download it with: "
                             f"hf download {name} tokenizer.json (HF_HUB_OFFLINE is set)")
-        raise SpecError(f"text: {beside}: no such file; put the model's tokenizer.json beside "
-                        "its config.json or give --tokenizer PATH")
-    raise SpecError(f"text: {model.name} ({model.origin}) has no tokenizer.json beside it; give "
-                    "--tokenizer PATH, or --tokens-per-word")
+        raise NoTokenizer(f"{beside}: no such file; put the model's tokenizer.json beside its "
+                          "config.json", wants=("tokenizer",))
+    raise NoTokenizer(f"{model.name} ({model.origin}) has no tokenizer.json beside it",
+                      wants=("tokenizer", "tokens_per_word"))
 
 
 def count_text(text_path: str, tokenizer_path: Path) -> TextCount:
@@ -73,9 +84,9 @@ def count_text(text_path: str, tokenizer_path: Path) -> TextCount:
     try:
         from tokenizers import Tokenizer
     except ImportError:
-        raise SpecError("text: measuring tokens per word needs Hugging Face's tokenizers "
-                        "package: pip install 'specsheet[tokenizers]' (or give "
-                        "--tokens-per-word)") from None
+        raise NoTokenizer("measuring tokens per word needs Hugging Face's tokenizers package: "
+                          "pip install 'specsheet[tokenizers]'",
+                          wants=("tokens_per_word",)) from None
     path = Path(text_path)
     if not path.is_file():
         raise SpecError(f"text: {path}: no such file")
