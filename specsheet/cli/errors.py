@@ -9,8 +9,6 @@ sweep's point) and ``as_option`` (an error re-said of its option).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from specsheet.errors import SpecError
@@ -88,18 +86,6 @@ def is_unclaimed(e: SpecError, fields: tuple[str, ...] = ()) -> bool:
     ``fields``, when given): the CLI names its option."""
     return (e.field is not None and e.source is None and not isinstance(e, FieldError)
             and (not fields or e.field in fields))
-
-
-@contextmanager
-def options_named(*fields: str, option: str | None = None) -> Iterator[None]:
-    """Errors about one of ``fields`` (any field when none is given) re-raised with the field
-    named as its option (or as ``option``)."""
-    try:
-        yield
-    except SpecError as e:
-        if not is_unclaimed(e, fields):
-            raise
-        raise as_option(e, option) from None
 
 
 def _field_of(option: str) -> str:

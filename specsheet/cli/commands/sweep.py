@@ -97,8 +97,7 @@ def _choices(help: str) -> Any:
                         show_default=False)
 
 
-# the spec fields that have an option of their own here (the rest: --set FIELD=VALUES)
-NUMERIC = ("layers", "d_model", "heads", "vocab", "context", "kv_heads", "head_dim", "d_ff")
+# the choice fields whose option takes a list of names (the rest: --set FIELD=VALUES)
 CHOICES = ("mlp", "norm", "positions")
 # where an axis comes first when axes are as long: the chart's horizontal axis
 ORDER = ("tokens", "batch", *SPEC_FIELDS, "dtype", "quant", "kv_dtype")
