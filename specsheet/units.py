@@ -7,6 +7,8 @@ exactly when it holds against floor(x), so 16.06GB and 1.5e9 lose nothing.
 
 from __future__ import annotations
 
+import math
+import re
 from typing import Any, Literal
 
 from specsheet.errors import SpecError
@@ -143,9 +145,6 @@ def parse_quantity(text: str, kind: QuantityKind, field: str) -> int:
     Raises SpecError with ``field`` (the input's name) and the accepted forms when ``text``
     is not one.
     """
-    import math
-    import re
-
     match = re.fullmatch(_QUANTITY, text.strip())
     multiplier = None
     if match:
@@ -224,8 +223,6 @@ def parse_series(text: str, kind: QuantityKind, field: str, minimum: int = 1,
                             "reach the stop; expected a factor above 1 (x2, x1.5)")
         if start == 0:
             raise _bad(field, f"a geometric range {text!r} cannot start at 0")
-        import math
-
         count = math.floor(math.log(stop / start) / math.log(factor) + 1e-9) + 1
         if count > limit:
             raise _bad(field, f"{text!r} gives {count:,} points, more than "

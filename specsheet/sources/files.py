@@ -3,6 +3,7 @@ the file and the line."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -95,8 +96,6 @@ def parse_yaml(text: str, origin: str) -> object:
 
 def parse_json(text: str, origin: str) -> object:
     """Parse JSON; errors give the line."""
-    import json
-
     try:
         return json.loads(text)
     except json.JSONDecodeError as e:

@@ -10,6 +10,7 @@ The layout is huggingface_hub's, so either tool reads what the other wrote::
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from specsheet.errors import SpecError
@@ -24,8 +25,6 @@ def hf_cache_dir() -> Path:
     """The Hugging Face hub cache, as huggingface_hub finds it: HF_HUB_CACHE, else
     HUGGINGFACE_HUB_CACHE (its older name), else HF_HOME/hub, else
     $XDG_CACHE_HOME/huggingface/hub, else ~/.cache/huggingface/hub."""
-    import os
-
     for variable in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):
         if os.environ.get(variable):
             return _expand(os.environ[variable])
@@ -35,8 +34,6 @@ def hf_cache_dir() -> Path:
 def hf_home() -> Path:
     """HF_HOME, else $XDG_CACHE_HOME/huggingface, else ~/.cache/huggingface (where the saved
     login token lives too)."""
-    import os
-
     if os.environ.get("HF_HOME"):
         return _expand(os.environ["HF_HOME"])
     cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
@@ -44,8 +41,6 @@ def hf_home() -> Path:
 
 
 def _expand(path: str) -> Path:
-    import os
-
     return Path(os.path.expandvars(os.path.expanduser(path)))
 
 

@@ -12,19 +12,26 @@ Every failure is a one-line SpecError; the token never appears in one.
 
 from __future__ import annotations
 
+import http.client
+import json
+import math
+import os
+import sys
+import threading
+import urllib.error
+import urllib.request
 from collections.abc import Callable
+from email.message import Message
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple, TypeVar
+from typing import NamedTuple, TypeVar
+from urllib.parse import quote, urljoin, urlsplit
 
 from specsheet.errors import SpecError, did_you_mean
 from specsheet.sources import DEFAULT_TIMEOUT
 from specsheet.sources.files import MAX_FILE_BYTES
 from specsheet.sources.hf_cache import cached_repos, hf_cache_dir, is_commit, repo_folder
 from specsheet.sources.hub_settings import endpoint, token
-
-if TYPE_CHECKING:
-    import http.client
-    from email.message import Message
 
 MAX_REDIRECTS = 10
 # a tokenizer.json holds the whole vocabulary and its merges (Gemma 3's is 33 MB)
@@ -50,8 +57,6 @@ class _Ask(NamedTuple):
 
     @property
     def url(self) -> str:
-        from urllib.parse import quote
-
         revision = quote(self.revision, safe="")
         return f"{self.endpoint}/{self.repo_id}/resolve/{revision}/{self.filename}"
 
@@ -74,8 +79,6 @@ def download_json(repo_id: str, revision: str, filename: str,
     """Download ``filename`` (config.json, tokenizer.json) of ``repo_id`` at ``revision`` into
     the cache and return its path; nothing is written unless the whole file arrived and is a
     JSON object."""
-    import math
-
     if not (math.isfinite(timeout) and timeout > 0):
         raise SpecError(f"expected a number of seconds above 0, got {timeout!r}",
                         field="timeout", value=timeout)
@@ -93,8 +96,6 @@ def _within(ask: _Ask, work: Callable[[], T]) -> T:
     """The result of ``work()``, run in a thread that may take ``ask.timeout`` seconds in all
     (a socket timeout alone leaves name lookups and slow answers unbounded). An abandoned
     thread holds only memory: the cache is written by the caller, after it returns."""
-    import threading
-
     box: list[T | BaseException] = []
 
     def run() -> None:
@@ -123,12 +124,6 @@ def _timed_out(ask: _Ask) -> SpecError:
 def _fetch(ask: _Ask) -> _Answer:
     """GET the resolve URL, following the Hub's relative redirects (a renamed repository) with
     the token, and a redirect elsewhere (a CDN) without it, as huggingface_hub does."""
-    import http.client
-    import sys
-    import urllib.error
-    import urllib.request
-    from urllib.parse import urljoin, urlsplit
-
     class NoRedirect(urllib.request.HTTPRedirectHandler):
         def redirect_request(self, *args: object, **kwargs: object) -> None:
             return None  # a 3xx comes back as an HTTPError, to be followed below
@@ -183,8 +178,6 @@ def _fetch(ask: _Ask) -> _Answer:
 def _version() -> str:
     """specsheet's installed version, for the User-Agent (the package root is not imported
     from here: it sits above the layers)."""
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
         return version("specsheet")
     except PackageNotFoundError:
@@ -263,8 +256,6 @@ def _http_error(ask: _Ask, status: int, reason: object, headers: Message) -> Spe
 
 def _network_error(ask: _Ask, error: BaseException) -> SpecError:
     """A failure to talk to the Hub at all, naming the endpoint (and the timeout)."""
-    import urllib.error
-
     reason = error.reason if isinstance(error, urllib.error.URLError) else error
     if isinstance(reason, TimeoutError):
         return _timed_out(ask)
@@ -280,8 +271,6 @@ def _network_error(ask: _Ask, error: BaseException) -> SpecError:
 def _check_config(ask: _Ask, body: bytes) -> None:
     """SpecError unless ``body`` is a JSON object (an HTML page from a portal or a proxy is
     not), so that nothing but a config enters the cache."""
-    import json
-
     try:
         data = json.loads(body.decode("utf-8-sig"))
         why = "" if isinstance(data, dict) else f"JSON, but {type(data).__name__} not an object"
@@ -322,15 +311,11 @@ def _store(ask: _Ask, answer: _Answer) -> Path:
 
 def _temporary(path: Path) -> Path:
     """A name beside ``path`` that no other process uses (as huggingface_hub's downloads)."""
-    import os
-
     return path.with_name(f"{path.name}.{os.urandom(4).hex()}.incomplete")
 
 
 def _write_whole(path: Path, data: bytes) -> None:
     """Write ``data`` to a temporary file beside ``path``, then rename it into place."""
-    import os
-
     temporary = _temporary(path)
     try:
         temporary.write_bytes(data)
@@ -342,8 +327,6 @@ def _write_whole(path: Path, data: bytes) -> None:
 def _link(blob: Path, pointer: Path, data: bytes) -> None:
     """Point ``pointer`` at ``blob`` with a relative symbolic link, or a copy where links are
     not allowed (Windows without developer mode); replaced in one step."""
-    import os
-
     temporary = _temporary(pointer)
     try:
         try:
