@@ -112,5 +112,5 @@ def cached_snapshot(repo_id: str) -> Path:
         found = []
     if found:
         return found[0]
-    raise SpecError(f"{repo_id}: not in the local Hugging Face cache (looked in {folder}); "
-                    f"download it with: hf download {repo_id}")
+    raise SpecError(f"not in the local Hugging Face cache (looked in {folder}); "
+                    f"download it with: hf download {repo_id}", source=repo_id)

@@ -48,8 +48,8 @@ def parse_reference(text: str) -> HubReference | None:
     parts = revision.split("/")
     if (not revision or len(revision) > 256 or any(p in ("", ".", "..") for p in parts)
             or any(c.isspace() or not c.isprintable() or c in "\\:" for c in revision)):
-        raise SpecError(f"{text}: expected ORG/NAME@REVISION with a branch, tag or commit "
-                        f"after '@', got {revision!r}")
+        raise SpecError(f"expected ORG/NAME@REVISION with a branch, tag or commit "
+                        f"after '@', got {revision!r}", source=text)
     return HubReference(repo_id, revision)
 
 
@@ -61,9 +61,9 @@ def hub_config(ref: HubReference, timeout: float = DEFAULT_TIMEOUT) -> Path:
         return cached
     if offline():
         where = repo_folder(ref.repo_id)
-        raise SpecError(f"{ref}: not in the local Hugging Face cache (looked in {where}) and "
+        raise SpecError(f"not in the local Hugging Face cache (looked in {where}) and "
                         f"HF_HUB_OFFLINE is set, so the Hub was not asked; unset it, or "
-                        f"download the file with: {download_hint(ref.repo_id)}")
+                        f"download the file with: {download_hint(ref.repo_id)}", source=str(ref))
     from specsheet.sources.hub_download import download_config
 
     return download_config(ref.repo_id, ref.revision or "main", timeout)
