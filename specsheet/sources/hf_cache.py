@@ -99,7 +99,8 @@ def cached_snapshot(repo_id: str) -> Path:
     """The snapshot folder of ``repo_id`` (ORG/NAME) in the local Hugging Face cache: the one
     refs/main names, else the newest. Never the network."""
     if repo_id.count("/") != 1 or not all(repo_id.split("/")):
-        raise SpecError(f"hf: expected ORG/NAME (e.g. meta-llama/Llama-3.1-8B), got {repo_id!r}")
+        raise SpecError(f"expected ORG/NAME (e.g. meta-llama/Llama-3.1-8B), got {repo_id!r}",
+                        field="hf")
     folder = repo_folder(repo_id)
     commit = _read_ref(folder / "refs" / "main")
     if commit is not None and (folder / "snapshots" / commit).is_dir():
