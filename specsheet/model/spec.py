@@ -7,6 +7,7 @@ Mixture-of-experts (experts > 0) and multi-head latent attention (kv_lora_rank >
 their fields are given.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any, Literal, NamedTuple, get_args
 
@@ -135,6 +136,7 @@ REQUIRED_FIELDS: tuple[str, ...] = ("layers", "d_model", "heads", "vocab", "cont
 MAX_DIGITS = 100
 # fields that create() accepts but a spec does not store
 INPUT_ONLY_FIELDS: tuple[str, ...] = ("attn_bias",)
+FIELDS: dict[str, FieldDoc] = {f.name: f for f in FIELD_DOCS}
 # the stored fields of each type, in FIELD_DOCS' order: the table drives the checks
 _STORED = tuple(f for f in FIELD_DOCS if f.name not in INPUT_ONLY_FIELDS)
 _OF_TYPE: dict[str, tuple[FieldDoc, ...]] = {
@@ -218,8 +220,8 @@ class ModelSpec:
                 raise SpecError(f"missing; the five numbers {', '.join(REQUIRED_FIELDS)} are "
                                 "required", field=name)
         d_model, heads = values["d_model"], values["heads"]
-        _check_positive("heads", heads)
-        _check_positive("d_model", d_model)
+        _check_size(FIELDS["heads"], heads)
+        _check_size(FIELDS["d_model"], d_model)
         attn_bias = values.pop("attn_bias", True)
         values.setdefault("qkv_bias", attn_bias)
         values.setdefault("o_bias", attn_bias)
@@ -236,7 +238,7 @@ class ModelSpec:
         layers = values["layers"]
         sliding = values.get("sliding_layers")
         if values.get("sliding_window") and sliding in (None, "all"):
-            _check_positive("layers", layers)
+            _check_size(FIELDS["layers"], layers)
             values["sliding_layers"] = _all_layers(layers)
         elif sliding == "all":
             values["sliding_layers"] = ()
@@ -249,20 +251,10 @@ class ModelSpec:
         return cls(**values)
 
     def __post_init__(self) -> None:
-        for doc in _OF_TYPE["int"]:
-            _check_positive(doc.name, getattr(self, doc.name))
-        for doc in _OF_TYPE["count"]:
-            _check_count(doc.name, getattr(self, doc.name))
-        for doc in _OF_TYPE["choice"]:
-            value = getattr(self, doc.name)
-            if value not in doc.choices:
-                raise SpecError(f"expected one of {', '.join(doc.choices)}, got {value!r}",
-                                field=doc.name, value=value)
-        for doc in _OF_TYPE["bool"]:
-            value = getattr(self, doc.name)
-            if not isinstance(value, bool):
-                raise SpecError(f"expected true or false, got {value!r}", field=doc.name,
-                                value=value)
+        for doc in (*_OF_TYPE["int"], *_OF_TYPE["count"]):
+            _check_size(doc, getattr(self, doc.name))
+        for doc in (*_OF_TYPE["choice"], *_OF_TYPE["bool"]):
+            check_type(doc, getattr(self, doc.name))
         if self.heads % self.kv_heads:
             raise SpecError(f"{self.kv_heads} does not divide heads {self.heads}; each "
                             "key/value head must serve a whole group of query heads",
@@ -410,19 +402,41 @@ def _all_layers(layers: int) -> tuple[int, ...]:
     return tuple(range(layers))
 
 
-def _check_positive(name: str, value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise SpecError(f"expected a positive integer, got {value!r}", field=name, value=value)
-    if value <= 0:
-        raise SpecError(f"expected a positive integer, got {value}", field=name, value=value)
-    _check_digits(name, value)
+EXPECTED = {"int": "a positive integer", "count": "an integer of 0 or more",
+            "bool": "true or false"}
 
 
-def _check_count(name: str, value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise SpecError(f"expected an integer of 0 or more, got {value!r}", field=name,
+def check_type(doc: FieldDoc, value: object, describe: Callable[[object], str] = repr,
+               suggest: bool = False) -> None:
+    """The one type check of a field of type int, count, bool or choice (``suggest``: a
+    choice's error adds the closest name). Raises SpecError with ``field``; ``describe``
+    shows the value (a preset file shows true, a list, a date). Layer lists and kinds are
+    checked by ModelSpec, against the model's layers."""
+    if doc.type == "choice":
+        if isinstance(value, str) and value in doc.choices:
+            return
+        hint = did_you_mean(value, doc.choices) if suggest and isinstance(value, str) else ""
+        raise SpecError(f"expected one of {', '.join(doc.choices)}, got {describe(value)}{hint}",
+                        field=doc.name, value=value)
+    if doc.type == "bool":
+        fits = isinstance(value, bool)
+    elif doc.type in ("int", "count"):
+        fits = isinstance(value, int) and not isinstance(value, bool)
+    else:
+        return
+    if not fits:
+        raise SpecError(f"expected {EXPECTED[doc.type]}, got {describe(value)}", field=doc.name,
                         value=value)
-    _check_digits(name, value)
+
+
+def _check_size(doc: FieldDoc, value: object) -> None:
+    """An int field above 0, a count of 0 or more, of at most MAX_DIGITS digits."""
+    check_type(doc, value)
+    assert isinstance(value, int)
+    if value < (1 if doc.type == "int" else 0):
+        raise SpecError(f"expected {EXPECTED[doc.type]}, got {value}", field=doc.name,
+                        value=value)
+    _check_digits(doc.name, value)
 
 
 def _check_digits(name: str, value: int) -> None:

@@ -8,7 +8,14 @@ from collections.abc import Mapping
 from typing import Any, Literal, NamedTuple, Protocol
 
 from specsheet.errors import SpecError, did_you_mean
-from specsheet.model.spec import FIELD_DOCS, REQUIRED_FIELDS, FieldDoc, Model, ModelSpec
+from specsheet.model.spec import (
+    FIELD_DOCS,
+    REQUIRED_FIELDS,
+    FieldDoc,
+    Model,
+    ModelSpec,
+    check_type,
+)
 
 # Preset keys that describe the model rather than its architecture.
 META_FIELDS: dict[str, type] = {
@@ -58,13 +65,9 @@ def with_source(e: SpecError, source: str) -> SpecError:
 
 
 def check_field(doc: FieldDoc, value: object) -> Any:
-    """Return ``value`` if it has the type of field ``doc``, else raise SpecError."""
-    if doc.type in ("int", "count"):
-        if isinstance(value, bool) or not isinstance(value, int):
-            expected = "a positive integer" if doc.type == "int" else "an integer of 0 or more"
-            raise FieldError(f"expected {expected}, got {_describe(value)}", field=doc.name,
-                             value=value)
-    elif doc.type == "layers":
+    """Return ``value`` if it has the type of field ``doc``, else raise FieldError: the spec's
+    one type check (``check_type``), the value shown as a file writes it; layer lists here."""
+    if doc.type == "layers":
         if value != "all" and not (isinstance(value, list) and all(
                 isinstance(i, int) and not isinstance(i, bool) for i in value)):
             raise FieldError(f"expected a list of layer indices ([0, 2, 4]) or all, got "
@@ -74,14 +77,11 @@ def check_field(doc: FieldDoc, value: object) -> Any:
             raise FieldError(f"expected a list of layer kinds, one per layer "
                              f"({', '.join(doc.choices)}), got {_describe(value)}",
                              field=doc.name, value=value)
-    elif doc.type == "bool":
-        if not isinstance(value, bool):
-            raise FieldError(f"expected true or false, got {_describe(value)}", field=doc.name,
-                             value=value)
-    elif not isinstance(value, str) or value not in doc.choices:
-        hint = did_you_mean(value, doc.choices) if isinstance(value, str) else ""
-        raise FieldError(f"expected one of {', '.join(doc.choices)}, got {_describe(value)}"
-                         f"{hint}", field=doc.name, value=value)
+    else:
+        try:
+            check_type(doc, value, _describe, suggest=True)
+        except SpecError as e:
+            raise FieldError(e.message, field=doc.name, value=value) from None
     return value
 
 
