@@ -80,18 +80,20 @@ def build_report(
     format's usual type) or else in ``dtype`` (default bf16)."""
     if dtype is not None:
         check_dtype(dtype, "dtype")
-    check_dtype(kv_dtype, "kv-dtype")
+    check_dtype(kv_dtype, "kv_dtype")
     spec = model.spec
     t = spec.context if tokens is None else tokens
     if isinstance(t, bool) or not isinstance(t, int) or t <= 0:
-        raise SpecError(f"tokens: expected a positive integer, got {t!r}")
+        raise SpecError(f"expected a positive integer, got {t!r}", field="tokens", value=t)
     if t > spec.context:
         raise TokensOverContext(
-            f"tokens: {t:,} exceeds the context of {model.name} ({spec.context:,} tokens)")
+            f"{t:,} exceeds the context of {model.name} ({spec.context:,} tokens)",
+            field="tokens", value=t)
     params = count_params(spec)
     if quant is None:
         if group_size is not None:
-            raise SpecError("group_size: a group size needs a quantization format")
+            raise SpecError("a group size needs a quantization format", field="group_size",
+                            value=group_size)
         weights = plain_weights(params, dtype or DEFAULT_DTYPE)
     else:
         from specsheet.quant.layouts import quantized_bytes  # only with a format: ~15 ms
@@ -118,10 +120,12 @@ def at_tokens(report: Report, tokens: int) -> Report:
     that a sweep over the context pays for nothing else."""
     spec, model = report.model.spec, report.model
     if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens <= 0:
-        raise SpecError(f"tokens: expected a positive integer, got {tokens!r}")
+        raise SpecError(f"expected a positive integer, got {tokens!r}", field="tokens",
+                        value=tokens)
     if tokens > spec.context:
         raise TokensOverContext(
-            f"tokens: {tokens:,} exceeds the context of {model.name} ({spec.context:,} tokens)")
+            f"{tokens:,} exceeds the context of {model.name} ({spec.context:,} tokens)",
+            field="tokens", value=tokens)
     return Report(report.model, report.params, report.dtype, report.weights,
                   kv_cache(spec, tokens, report.kv.dtype), forward_flops(spec, tokens),
                   report.flops_2n)

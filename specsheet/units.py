@@ -7,6 +7,8 @@ exactly when it holds against floor(x), so 16.06GB and 1.5e9 lose nothing.
 
 from __future__ import annotations
 
+import math
+import re
 from typing import Any, Literal
 
 from specsheet.errors import SpecError
@@ -135,16 +137,14 @@ _QUANTITY = (r"(?P<number>(?:[0-9](?:[0-9]|[,_](?=[0-9]))*)?\.?[0-9]+(?:[eE][+-]
              r"\s*(?P<suffix>[A-Za-z]*)")
 
 
-def parse_quantity(text: str, kind: QuantityKind, option: str) -> int:
+def parse_quantity(text: str, kind: QuantityKind, field: str) -> int:
     """The largest integer not above ``text`` read as a quantity of ``kind``.
 
     Every spelling specsheet prints is accepted: thousands separators (``1,024``, ``1_024``),
     SI and binary prefixes (``16GB``, ``16Gi``, ``1GiB``), a unit after them (``20 GFLOP``).
-    Raises SpecError naming ``option`` and the accepted forms when ``text`` is not one.
+    Raises SpecError with ``field`` (the input's name) and the accepted forms when ``text``
+    is not one.
     """
-    import math
-    import re
-
     match = re.fullmatch(_QUANTITY, text.strip())
     multiplier = None
     if match:
@@ -158,11 +158,11 @@ def parse_quantity(text: str, kind: QuantityKind, option: str) -> int:
         if "," in whole and not re.fullmatch(r"[0-9]{1,3}(,[0-9]{3})+", whole):
             multiplier = None  # commas group thousands: 1,024 and 16,000,000, not 10,24
     if match is None or multiplier is None:
-        raise SpecError(f"option {option}: {text!r} is not a quantity; expected {_FORMS[kind]}")
+        raise _bad(field, f"{text!r} is not a quantity; expected {_FORMS[kind]}")
     number = match["number"].replace(",", "").replace("_", "")
     exponent = re.search(r"[eE]([+-]?[0-9]+)", number)
     if exponent and abs(int(exponent[1])) > 100 or len(number) > 120:
-        raise SpecError(f"option {option}: {text!r} is out of range")
+        raise _bad(field, f"{text!r} is out of range")
     if number.isdigit():  # an integer: no need of fractions (and its import, ~5 ms)
         return int(number) * multiplier
     from fractions import Fraction
@@ -175,33 +175,34 @@ def parse_quantity(text: str, kind: QuantityKind, option: str) -> int:
 MAX_POINTS = 10_000  # points in a sweep, all axes together
 
 
-def parse_series(text: str, kind: QuantityKind, option: str, minimum: int = 1,
+def parse_series(text: str, kind: QuantityKind, field: str, minimum: int = 1,
                  limit: int = MAX_POINTS) -> list[int]:
     """The values of an axis, in order and without repeats: a comma list (``12,24,48``), a
     geometric range ``START:STOP:xFACTOR`` (``1k:128k:x2``; ``*FACTOR`` too) or an arithmetic
     range ``START:STOP:+STEP`` (``+`` optional). A range starts at START and stops at the last
     value not above STOP; a factor may be a fraction (x1.5), its values rounded down. Each number
     is a quantity of ``kind`` (see parse_quantity); commas separate values, so write 1_024 for a
-    thousands separator. Raises SpecError naming ``option``; more than ``limit`` values is one.
+    thousands separator. Raises SpecError with ``field`` (the input's name); more than
+    ``limit`` values is one.
     """
     text = text.strip()
     if ":" not in text:
         items = [item.strip() for item in text.split(",")]
         if not all(items):
-            raise SpecError(f"option {option}: {text!r} has an empty value; expected values "
+            raise _bad(field, f"{text!r} has an empty value; expected values "
                             "separated by commas (12,24,48) or a range (1k:128k:x2, 512:4096:+512)")
-        values = [_at_least(parse_quantity(item, kind, option), minimum, option, item)
+        values = [_at_least(parse_quantity(item, kind, field), minimum, field, item)
                   for item in items]
-        return _checked_count(list(dict.fromkeys(values)), text, option, limit)
+        return _checked_count(list(dict.fromkeys(values)), text, field, limit)
     parts = text.split(":")
     if len(parts) != 3 or not all(p.strip() for p in parts):
-        raise SpecError(f"option {option}: {text!r} is not a range; expected START:STOP:xFACTOR "
+        raise _bad(field, f"{text!r} is not a range; expected START:STOP:xFACTOR "
                         "(1k:128k:x2) or START:STOP:+STEP (512:4096:+512)")
     start_text, stop_text, step_text = (p.strip() for p in parts)
-    start = _at_least(parse_quantity(start_text, kind, option), minimum, option, start_text)
-    stop = parse_quantity(stop_text, kind, option)
+    start = _at_least(parse_quantity(start_text, kind, field), minimum, field, start_text)
+    stop = parse_quantity(stop_text, kind, field)
     if stop < start:
-        raise SpecError(f"option {option}: the range {text!r} stops ({stop:,}) below where it "
+        raise _bad(field, f"the range {text!r} stops ({stop:,}) below where it "
                         f"starts ({start:,}); expected START <= STOP")
     geometric = step_text[0] in "xX*"
     if geometric:
@@ -215,18 +216,16 @@ def parse_series(text: str, kind: QuantityKind, option: str, minimum: int = 1,
             try:
                 factor = Fraction(factor_text)
             except (ValueError, ZeroDivisionError):
-                raise SpecError(f"option {option}: {step_text!r} is not a factor; expected x "
+                raise _bad(field, f"{step_text!r} is not a factor; expected x "
                                 "and a number above 1 (x2, x1.5)") from None
         if factor <= 1:
-            raise SpecError(f"option {option}: the factor {factor_text} of {text!r} would never "
+            raise _bad(field, f"the factor {factor_text} of {text!r} would never "
                             "reach the stop; expected a factor above 1 (x2, x1.5)")
         if start == 0:
-            raise SpecError(f"option {option}: a geometric range {text!r} cannot start at 0")
-        import math
-
+            raise _bad(field, f"a geometric range {text!r} cannot start at 0")
         count = math.floor(math.log(stop / start) / math.log(factor) + 1e-9) + 1
         if count > limit:
-            raise SpecError(f"option {option}: {text!r} gives {count:,} points, more than "
+            raise _bad(field, f"{text!r} gives {count:,} points, more than "
                             f"{limit:,}; take a larger factor or step")
         steps: list[int] = []
         exact = type(factor)(start)  # an int, or a Fraction: exact either way
@@ -235,30 +234,36 @@ def parse_series(text: str, kind: QuantityKind, option: str, minimum: int = 1,
             if len(steps) > limit:
                 break
             exact *= factor
-        return _checked_count(list(dict.fromkeys(steps)), text, option, limit)
+        return _checked_count(list(dict.fromkeys(steps)), text, field, limit)
     negative = step_text.startswith("-")
-    step = 0 if negative else parse_quantity(step_text.removeprefix("+"), kind, option)
+    step = 0 if negative else parse_quantity(step_text.removeprefix("+"), kind, field)
     if step <= 0:
-        raise SpecError(f"option {option}: the step {step_text} of {text!r} would never reach "
+        raise _bad(field, f"the step {step_text} of {text!r} would never reach "
                         "the stop; expected a step above 0 (+512) or a factor (x2)")
     count = (stop - start) // step + 1
     if count > limit:
         wider = -(-(stop - start) // (limit - 1))
-        raise SpecError(f"option {option}: {text!r} gives {count:,} points, more than "
+        raise _bad(field, f"{text!r} gives {count:,} points, more than "
                         f"{limit:,}; take a larger step ({start_text}:{stop_text}:+{wider}) or "
                         f"a factor ({start_text}:{stop_text}:x2)")
     return list(range(start, stop + 1, step))
 
 
-def _at_least(value: int, minimum: int, option: str, text: str) -> int:
+def _at_least(value: int, minimum: int, field: str, text: str) -> int:
     if value < minimum:
         expected = "a positive integer" if minimum == 1 else f"at least {minimum}"
-        raise SpecError(f"option {option}: expected {expected}, got {text!r}")
+        raise _bad(field, f"expected {expected}, got {text!r}")
     return value
 
 
-def _checked_count(values: list[int], text: str, option: str, limit: int) -> list[int]:
+def _checked_count(values: list[int], text: str, field: str, limit: int) -> list[int]:
     if len(values) > limit:
-        raise SpecError(f"option {option}: {text!r} gives more than {limit:,} points; take a "
+        raise _bad(field, f"{text!r} gives more than {limit:,} points; take a "
                         "larger factor or step, or fewer values")
     return values
+
+
+def _bad(field: str, message: str) -> SpecError:
+    """The error about input ``field``; the CLI names the option that gave it. A caller that
+    passes an option as it is typed (two dashes and its name) gets it named as an option."""
+    return SpecError(message, field=f"option {field}" if field.startswith("-") else field)

@@ -187,7 +187,7 @@ def _kv_memory(value: int | str | None) -> int | None:
         return value
     from specsheet.units import parse_quantity
 
-    return parse_quantity(value, "bytes", "--kv-memory")
+    return parse_quantity(value, "bytes", "kv_memory")
 
 
 def estimates_of(plan: ServePlan, request: ServeRequest

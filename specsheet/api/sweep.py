@@ -18,7 +18,7 @@ from specsheet.api.serve import ServeRequest, Serving, check_request, estimates_
 from specsheet.errors import SpecError
 from specsheet.figures import Axis, Point, Report, at_tokens, build_report
 from specsheet.sources import DEFAULT_TIMEOUT
-from specsheet.sources.fields import SPEC_FIELDS, Overrides
+from specsheet.sources.fields import SPEC_FIELDS, Given, Overrides
 from specsheet.units import MAX_POINTS
 
 if TYPE_CHECKING:
@@ -135,14 +135,15 @@ def _with(fixed: Overrides, field_axes: list[Axis], at: Mapping[str, Any],
           single: Mapping[str, Any]) -> Overrides:
     """The fixed overrides, the spec fields given one value, and this point's spec fields,
     each labelled with its option."""
-    given = Overrides(fixed, fixed.labels, option_prefix=fixed.option_prefix)
+    given = Overrides(fixed, fixed.origins, fixed.naming)
     for name, value in single.items():
         if name in SPEC_FIELDS:
             given[name] = value
-            given.labels[name] = f"option --{name.replace('_', '-')}"
+            given.origins[name] = Given("option")
     for axis in field_axes:
         given[axis.name] = at[axis.name]
-        given.labels[axis.name] = f"option {axis.option} (at {at[axis.name]})"
+        given.origins[axis.name] = Given("option" if axis.name in NAMED_FIELDS else "setting",
+                                         axis.name, str(at[axis.name]))
     return given
 
 

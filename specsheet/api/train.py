@@ -96,7 +96,7 @@ def tokens_of(value: int | str | None) -> int | None:
     from specsheet.units import parse_quantity
 
     try:
-        return parse_quantity(value.removesuffix("tokens").strip(), "count", "--tokens-total")
+        return parse_quantity(value.removesuffix("tokens").strip(), "count", "tokens_total")
     except SpecError:
         raise SpecError(f"{value!r} is not a token count; expected a number with an optional "
                         "K, M, B (or G) or T: 300B, 15.6T, 2e12", field="tokens_total",

@@ -1,20 +1,30 @@
-"""Errors as the user typed them: a library error's ``field`` named as the option that set it.
+"""The CLI's words for what the library names, once: a field -> the option the user typed.
 
 The library raises ``SpecError(message, field=...)`` with the field it is about (an argument of
-the api such as ``tp`` or ``seq_len``); this module is the one place that knows which option
-sets each field, so that ``tp: 3 does not divide ...`` reaches the terminal as
-``option --tp: 3 does not divide ...``. No message is parsed: the field is read, the message
-kept whole (``SpecError.worded`` spells the other inputs a message mentions).
+the api such as ``tp`` or ``seq_len``, a spec field such as ``kv_heads``) and records where an
+override came from (``sources.fields.Given``); only this module knows how the command line
+spells either: ``FIELD_OPTIONS`` (the options not spelled ``--FIELD-WITH-DASHES``), ``FLAGS`` (a
+boolean field's pair of flags), ``NAMING`` (an override by ``--set FIELD=VALUE``, a named option
+or a sweep's point), ``as_option`` / ``as_option_error`` / ``as_options`` (an error re-said of
+its option). No message is parsed: the field is read, the message kept whole
+(``SpecError.worded`` spells the other inputs a message mentions).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
 from specsheet.errors import SpecError, TokensOverContext
+from specsheet.sources.fields import FieldError, Given, Overrides
+from specsheet.sources.tokenizer import NoTokenizer
 
-# the library's fields (the api's argument names) by the options that set them
+if TYPE_CHECKING:
+    from specsheet.units import QuantityKind
+
+# the library's fields (the api's argument names) by the options that set them; a field
+# missing here is --FIELD-WITH-DASHES
 FIELD_OPTIONS: dict[str, str] = {
     # serving: the accelerator, the layout, the pool, the request, the estimates
     "gpu": "--gpu",
@@ -59,12 +69,115 @@ FIELD_OPTIONS: dict[str, str] = {
     "tokens": "--tokens",
     "batch": "--batch",
     "timeout": "--timeout",
+    "group size": "--group-size",  # as quant.layouts names it
 }
 
 
-def option(field: str) -> str:
-    """The option that sets ``field`` (``--max-model-len`` for max_model_len)."""
+# boolean fields, by the flag that sets them true and the one that sets them false
+FLAGS: dict[str, tuple[str, str]] = {
+    "tied_embeddings": ("--tied", "--untied"),
+    "attn_bias": ("--attn-bias", "--no-attn-bias"),
+    "mlp_bias": ("--mlp-bias", "--no-mlp-bias"),
+}
+SET_OPTION = "--set"  # FIELD=VALUE for any spec field
+
+
+def option_of(field: str, value: object = True) -> str:
+    """The option that gives ``field`` (a flag: the one that gives ``value``)."""
+    if field in FLAGS:
+        return FLAGS[field][0 if value else 1]
     return FIELD_OPTIONS.get(field, "--" + field.replace("_", "-"))
+
+
+def option_label(field: str, value: object = True) -> str:
+    """How an error names the option of ``field``: ``option --kv-heads``."""
+    return f"option {option_of(field, value)}"
+
+
+class CliNaming:
+    """The CLI's ``sources.fields.Naming``: an override named by the option that gave it."""
+
+    def label(self, field: str, given: Given, value: object) -> str:
+        """``option --kv-heads``, ``option --set kv_heads=64``; a sweep's point adds
+        ``(at VALUE)``."""
+        words = (f"option {SET_OPTION} {given.text}" if given.how == "setting"
+                 else option_label(field, value))
+        return words if given.at is None else f"{words} (at {given.at})"
+
+    def spelled(self, field: str) -> str:
+        """``--d-model`` for d_model."""
+        return option_of(field)
+
+
+NAMING = CliNaming()
+
+
+def given_by_options(values: dict[str, Any] | None = None,
+                     origins: dict[str, Given] | None = None) -> Overrides:
+    """Overrides the command line gave, named by its options."""
+    return Overrides(values, origins, NAMING)
+
+
+def as_option(e: SpecError, option: str | None = None) -> SpecError:
+    """``e`` with its field named as the option that gave it (``option`` when given, else
+    the option of ``e.field``)."""
+    label = f"option {option}" if option is not None else option_label(e.field or "", e.value)
+    return FieldError(e.message, field=e.field or "", value=e.value, source=e.source,
+                      label=label)
+
+
+def of_set(e: SpecError) -> SpecError:
+    """An error in a ``--set FIELD=VALUE``: ``option --set: field 'layers': ...``."""
+    if isinstance(e, FieldError):
+        return FieldError(e.message, field=e.field or "", value=e.value,
+                          source=f"option {SET_OPTION}", label=e.label)
+    return SpecError(e.message, field=e.field, value=e.value, source=f"option {SET_OPTION}")
+
+
+def is_unclaimed(e: SpecError, fields: tuple[str, ...] = ()) -> bool:
+    """True when ``e`` is about an input field that no source or label names yet (one of
+    ``fields``, when given): the CLI names its option."""
+    return (e.field is not None and e.source is None and not isinstance(e, FieldError)
+            and (not fields or e.field in fields))
+
+
+def _field_of(option: str) -> str:
+    return option.removeprefix("--").replace("-", "_").replace(" ", "_")
+
+
+def option_quantity(text: str, kind: QuantityKind, option: str) -> int:
+    """``units.parse_quantity`` of the text of ``option`` (``--kv-memory``); errors name it."""
+    from specsheet.units import parse_quantity
+
+    try:
+        return parse_quantity(text, kind, _field_of(option))
+    except SpecError as e:
+        raise as_option(e, option) from None
+
+
+def option_series(text: str, kind: QuantityKind, option: str, minimum: int = 1) -> list[int]:
+    """``units.parse_series`` of the text of ``option`` (``--layers``, ``--set experts``);
+    errors name it."""
+    from specsheet.units import parse_series
+
+    try:
+        return parse_series(text, kind, _field_of(option), minimum=minimum)
+    except SpecError as e:
+        raise as_option(e, option) from None
+
+
+# what the CLI adds to a NoTokenizer, by the inputs that would give a tokenizer
+TOKENIZER_ADVICE: dict[tuple[str, ...], str] = {
+    ("tokenizer",): " or give --tokenizer PATH",
+    ("tokenizer", "tokens_per_word"): "; give --tokenizer PATH, or --tokens-per-word",
+    ("tokens_per_word",): " (or give --tokens-per-word)",
+}
+
+
+def with_advice(e: NoTokenizer) -> SpecError:
+    """``e`` with the options that would give a tokenizer (--tokenizer, --tokens-per-word)."""
+    return SpecError(e.message + TOKENIZER_ADVICE.get(e.wants, ""), field=e.field,
+                     value=e.value, source=e.source)
 
 
 def as_option_error(e: SpecError, labels: Mapping[str, str] | None = None) -> SpecError:
@@ -73,14 +186,14 @@ def as_option_error(e: SpecError, labels: Mapping[str, str] | None = None) -> Sp
     the other inputs the message mentions spelled as options too. An error from a file (its
     ``source`` set) or about a field no option sets is left as it is."""
     field = e.field
-    if field is None or e.source is not None:
+    if field is None or e.source is not None or isinstance(e, FieldError):
         return e
     label = (labels or {}).get(field)
     if label is None:
         if field not in FIELD_OPTIONS:
             return e
         label = f"option {FIELD_OPTIONS[field]}"
-    return SpecError(e.line(label, option), value=e.value)
+    return SpecError(e.line(label, option_of), value=e.value)
 
 
 @contextmanager
@@ -94,6 +207,8 @@ def as_options(labels: Mapping[str, str] | None = None, advice: str | None = Non
         if advice is None:
             raise
         raise SpecError(f"{e}; {advice}") from None
+    except NoTokenizer as e:
+        raise with_advice(e) from None
     except SpecError as e:
         named = as_option_error(e, labels)
         if named is e:

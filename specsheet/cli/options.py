@@ -4,6 +4,7 @@ write the result."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -11,10 +12,11 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import typer
 
 from specsheet.api.spec import DTYPE_BITS
+from specsheet.cli.errors import as_option, given_by_options, is_unclaimed, of_set
 from specsheet.errors import SpecError, TokensOverContext, did_you_mean
 from specsheet.figures import Report, build_report
 from specsheet.sources import DEFAULT_TIMEOUT
-from specsheet.sources.fields import Overrides
+from specsheet.sources.fields import Given, Overrides
 from specsheet.sources.resolve import resolve
 
 if TYPE_CHECKING:
@@ -41,9 +43,9 @@ def parse_tokens(text: str | int) -> int:
         from specsheet.units import parse_quantity
 
         try:
-            tokens = parse_quantity(text, "tokens", "--tokens")
+            tokens = parse_quantity(text, "tokens", "tokens")
         except SpecError as e:
-            raise typer.BadParameter(str(e).removeprefix("option --tokens: ")) from None
+            raise typer.BadParameter(e.message) from None
     if tokens < 1:
         raise typer.BadParameter(f"expected a number of tokens above 0, got {text!r}")
     return tokens
@@ -226,19 +228,14 @@ def option_errors(advice: str) -> Iterator[None]:
     except TokensOverContext as e:
         raise SpecError(f"{e}; {advice}") from None
     except SpecError as e:
-        message = str(e)
-        for name, option in (("quant:", "option --quant:"), ("group size:", "option --group-size:"),
-                             ("group_size:", "option --group-size:"),
-                             ("timeout:", "option --timeout:"),
-                             ("dtype:", "option --dtype:"), ("kv-dtype:", "option --kv-dtype:")):
-            if message.startswith(name):
-                raise SpecError(option + message[len(name):]) from None
+        if is_unclaimed(e, ARGUMENT_FIELDS):
+            raise as_option(e) from None
         raise
 
 
-# boolean options, by field: the flag that sets it true, and the one that sets it false
-_FLAGS = {"tied_embeddings": ("--tied", "--untied"), "attn_bias": ("--attn-bias", "--no-attn-bias"),
-          "mlp_bias": ("--mlp-bias", "--no-mlp-bias")}
+# the arguments of the arithmetic that commands take as options of the same names
+# (the quantization layouts name the group size "group size", as their messages always have)
+ARGUMENT_FIELDS = ("quant", "group_size", "group size", "timeout", "dtype", "kv_dtype")
 
 
 # the parameters of a command that name spec fields (tied is tied_embeddings)
@@ -248,8 +245,6 @@ SPEC_OPTIONS = ("layers", "d_model", "heads", "vocab", "context", "kv_heads", "h
 
 def checked_timeout(seconds: float) -> float:
     """``--timeout``, checked whether or not the Hub is asked (a preset never asks it)."""
-    import math
-
     if not (seconds > 0 and math.isfinite(seconds)):
         raise SpecError(f"option --timeout: expected a number of seconds above 0, got {seconds}")
     return seconds
@@ -259,23 +254,26 @@ def overrides(settings: list[str] | None, parameters: dict[str, Any]) -> Overrid
     """The spec fields that a command's options set (from its ``parameters``, by the names in
     SPEC_OPTIONS), each labelled with the option that set it: ``--set FIELD=VALUE`` first,
     then the named options (which win)."""
-    if settings:
-        from specsheet.sources.settings import parse_settings
-
-        given = parse_settings(settings)
-    else:
-        given = Overrides(option_prefix="--")
+    given = settings_given(settings) if settings else given_by_options()
     for name in SPEC_OPTIONS:
         value = parameters.get(name)
         if value is None:
             continue
         field = "tied_embeddings" if name == "tied" else name
         given[field] = value
-        if field in _FLAGS:
-            given.labels[field] = f"option {_FLAGS[field][0 if value else 1]}"
-        else:
-            given.labels[field] = f"option --{field.replace('_', '-')}"
+        given.origins[field] = Given("option")
     return given
+
+
+def settings_given(settings: list[str]) -> Overrides:
+    """The fields ``--set FIELD=VALUE`` gives, named by the CLI; errors name ``--set``."""
+    from specsheet.sources.settings import parse_settings
+
+    try:
+        parsed = parse_settings(settings)
+    except SpecError as e:
+        raise of_set(e) from None
+    return given_by_options(parsed, parsed.origins)
 
 
 def source(model: str | None, hf: str | None) -> str | None:

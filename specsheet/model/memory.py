@@ -9,7 +9,7 @@ KV cache; a state-space or linear-attention layer keeps a fixed state per reques
 
 Sizes are counted in bits per element and rounded up to whole bytes once, at the end
 (int4 packs two values in a byte). These are plain element types: the scales and zero points of
-a quantized checkpoint are quant/'s (``--quant``); an fp8 KV cache's per-tensor scales live with
+a quantized checkpoint are quant/'s; an fp8 KV cache's per-tensor scales live with
 the weights, not in a request's cache.
 """
 
@@ -30,13 +30,12 @@ DTYPE_BITS: dict[str, int] = {
 DEFAULT_DTYPE = "bf16"
 
 
-def check_dtype(dtype: str, option: str = "dtype") -> str:
-    """Return ``dtype`` if it is known, else raise SpecError naming the option."""
+def check_dtype(dtype: str, field: str = "dtype") -> str:
+    """Return ``dtype`` if it is known, else raise SpecError about ``field`` (the input that
+    gave it: dtype, kv_dtype)."""
     if dtype not in DTYPE_BITS:
-        raise SpecError(
-            f"{option}: unknown dtype {dtype!r}{did_you_mean(dtype, DTYPE_BITS)}; "
-            f"expected one of {', '.join(DTYPE_BITS)}"
-        )
+        raise SpecError(f"unknown dtype {dtype!r}{did_you_mean(dtype, DTYPE_BITS)}; expected "
+                        f"one of {', '.join(DTYPE_BITS)}", field=field, value=dtype)
     return dtype
 
 

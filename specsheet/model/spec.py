@@ -7,6 +7,7 @@ Mixture-of-experts (experts > 0) and multi-head latent attention (kv_lora_rank >
 their fields are given.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any, Literal, NamedTuple, get_args
 
@@ -135,6 +136,11 @@ REQUIRED_FIELDS: tuple[str, ...] = ("layers", "d_model", "heads", "vocab", "cont
 MAX_DIGITS = 100
 # fields that create() accepts but a spec does not store
 INPUT_ONLY_FIELDS: tuple[str, ...] = ("attn_bias",)
+FIELDS: dict[str, FieldDoc] = {f.name: f for f in FIELD_DOCS}
+# the stored fields of each type, in FIELD_DOCS' order: the table drives the checks
+_STORED = tuple(f for f in FIELD_DOCS if f.name not in INPUT_ONLY_FIELDS)
+_OF_TYPE: dict[str, tuple[FieldDoc, ...]] = {
+    kind: tuple(f for f in _STORED if f.type == kind) for kind in get_args(FieldType)}
 
 
 @dataclass(frozen=True)
@@ -211,20 +217,19 @@ class ModelSpec:
         values = {k: v for k, v in given.items() if v is not None}
         for name in REQUIRED_FIELDS:
             if name not in values:
-                raise SpecError(f"{name}: missing; the five numbers "
-                                f"{', '.join(REQUIRED_FIELDS)} are required")
+                raise SpecError(f"missing; the five numbers {', '.join(REQUIRED_FIELDS)} are "
+                                "required", field=name)
         d_model, heads = values["d_model"], values["heads"]
-        _check_positive("heads", heads)
-        _check_positive("d_model", d_model)
+        _check_size(FIELDS["heads"], heads)
+        _check_size(FIELDS["d_model"], d_model)
         attn_bias = values.pop("attn_bias", True)
         values.setdefault("qkv_bias", attn_bias)
         values.setdefault("o_bias", attn_bias)
         if "head_dim" not in values:
             if d_model % heads:
-                raise SpecError(
-                    f"heads: {heads} does not divide d_model {d_model}; "
-                    "give head_dim explicitly or choose heads that divide d_model"
-                )
+                raise SpecError(f"{heads} does not divide d_model {d_model}; give head_dim "
+                                "explicitly or choose heads that divide d_model",
+                                field="heads", value=heads)
             values["head_dim"] = d_model // heads
         values.setdefault("kv_heads", heads)
         values.setdefault("v_head_dim", values["head_dim"])
@@ -233,50 +238,32 @@ class ModelSpec:
         layers = values["layers"]
         sliding = values.get("sliding_layers")
         if values.get("sliding_window") and sliding in (None, "all"):
-            _check_positive("layers", layers)
+            _check_size(FIELDS["layers"], layers)
             values["sliding_layers"] = _all_layers(layers)
         elif sliding == "all":
             values["sliding_layers"] = ()
-        for name in ("sliding_layers", "dense_layers", "layer_types", "no_mlp_layers"):
-            if name in values and not isinstance(values[name], tuple):
-                values[name] = tuple(values[name])
+        for doc in (*_OF_TYPE["layers"], *_OF_TYPE["kinds"]):
+            if doc.name in values and not isinstance(values[doc.name], tuple):
+                values[doc.name] = tuple(values[doc.name])
         unknown = set(values) - {f.name for f in fields(cls)}
         if unknown:
-            raise SpecError(f"{sorted(unknown)[0]}: not a spec field")
+            raise SpecError("not a spec field", field=sorted(unknown)[0])
         return cls(**values)
 
     def __post_init__(self) -> None:
-        for name in ("layers", "d_model", "heads", "vocab", "context", "kv_heads", "head_dim",
-                     "v_head_dim", "d_ff", "embedding_dim"):
-            _check_positive(name, getattr(self, name))
-        for name in ("norms_per_block", "position_offset", "sliding_window", "experts",
-                     "experts_per_token", "expert_d_ff", "shared_d_ff", "kv_lora_rank",
-                     "q_lora_rank", "qk_rope_head_dim", "ssm_inner", "ssm_state", "ssm_conv",
-                     "ssm_heads", "ssm_groups", "ssm_dt_rank", "ssm_chunk", "linear_key_heads",
-                     "linear_value_heads", "linear_key_dim", "linear_value_dim"):
-            _check_count(name, getattr(self, name))
-        for name, allowed in (("mlp", MLP_KINDS), ("norm", NORM_KINDS),
-                              ("positions", POSITION_KINDS), ("qk_norm", QK_NORM_KINDS)):
-            value = getattr(self, name)
-            if value not in allowed:
-                raise SpecError(f"{name}: expected one of {', '.join(allowed)}, got {value!r}")
-        for name in ("final_norm", "embedding_norm", "qkv_bias", "o_bias", "mlp_bias",
-                     "tied_embeddings", "head_bias", "shared_expert_gate", "attention_sinks",
-                     "expert_bias", "router_bias", "attention_gate", "ssm_conv_bias", "ssm_bias",
-                     "ssm_norm"):
-            if not isinstance(getattr(self, name), bool):
-                raise SpecError(f"{name}: expected true or false, got {getattr(self, name)!r}")
+        for doc in (*_OF_TYPE["int"], *_OF_TYPE["count"]):
+            _check_size(doc, getattr(self, doc.name))
+        for doc in (*_OF_TYPE["choice"], *_OF_TYPE["bool"]):
+            check_type(doc, getattr(self, doc.name))
         if self.heads % self.kv_heads:
-            raise SpecError(
-                f"kv_heads: {self.kv_heads} does not divide heads {self.heads}; "
-                "each key/value head must serve a whole group of query heads"
-            )
-        self._check_layer_list("sliding_layers")
-        self._check_layer_list("dense_layers")
-        self._check_layer_list("no_mlp_layers")
+            raise SpecError(f"{self.kv_heads} does not divide heads {self.heads}; each "
+                            "key/value head must serve a whole group of query heads",
+                            field="kv_heads", value=self.kv_heads)
+        for doc in _OF_TYPE["layers"]:
+            self._check_layer_list(doc.name)
         self._check_layer_types()
         if self.sliding_layers and not self.sliding_window:
-            raise SpecError("sliding_layers: given without a sliding_window")
+            raise SpecError("given without a sliding_window", field="sliding_layers")
         self._check_experts()
         self._check_latent_attention()
 
@@ -284,75 +271,80 @@ class ModelSpec:
         indices = getattr(self, name)
         for index in indices:
             if isinstance(index, bool) or not isinstance(index, int) or index < 0:
-                raise SpecError(f"{name}: expected layer indices from 0, got {index!r}")
+                raise SpecError(f"expected layer indices from 0, got {index!r}", field=name,
+                                value=index)
             if index >= self.layers:
-                raise SpecError(f"{name}: layer {index} does not exist in a model of "
-                                f"{self.layers} layers (they count from 0)")
+                raise SpecError(f"layer {index} does not exist in a model of {self.layers} "
+                                "layers (they count from 0)", field=name, value=index)
         if len(set(indices)) != len(indices) or list(indices) != sorted(indices):
-            raise SpecError(f"{name}: expected increasing layer indices without repeats")
+            raise SpecError("expected increasing layer indices without repeats", field=name)
 
     def _check_layer_types(self) -> None:
         types = self.layer_types
         if not types:
             return
         if len(types) != self.layers:
-            raise SpecError(f"layer_types: expected {self.layers} entries (one per layer), "
-                            f"got {len(types)}")
+            raise SpecError(f"expected {self.layers} entries (one per layer), got {len(types)}",
+                            field="layer_types")
         for kind in types:
             if kind not in LAYER_KINDS:
                 hint = did_you_mean(kind, LAYER_KINDS) if isinstance(kind, str) else ""
-                raise SpecError(f"layer_types: unknown layer kind {kind!r}{hint}; expected "
-                                f"one of {', '.join(LAYER_KINDS)}")
+                raise SpecError(f"unknown layer kind {kind!r}{hint}; expected one of "
+                                f"{', '.join(LAYER_KINDS)}", field="layer_types", value=kind)
         windowed = [i for i in self.sliding_layers if types[i] not in ATTENTION_KINDS]
         if windowed:
-            raise SpecError(f"sliding_layers: layer {windowed[0]} is a {types[windowed[0]]} "
-                            "layer; only attention layers have a window")
+            raise SpecError(f"layer {windowed[0]} is a {types[windowed[0]]} layer; only "
+                            "attention layers have a window", field="sliding_layers")
         kinds = set(types)
         if kinds & {"mamba", "mamba2", "hybrid"}:
             for name in ("ssm_inner", "ssm_state", "ssm_conv"):
                 if not getattr(self, name):
-                    raise SpecError(f"{name}: the Mamba layers of layer_types need it")
+                    raise SpecError("the Mamba layers of layer_types need it", field=name)
         if kinds & {"mamba2", "hybrid"} and not (self.ssm_heads and self.ssm_groups):
-            raise SpecError("ssm_heads: the Mamba-2 layers of layer_types need ssm_heads and "
-                            "ssm_groups")
+            raise SpecError("the Mamba-2 layers of layer_types need ssm_heads and ssm_groups",
+                            field="ssm_heads")
         if "mamba" in kinds and not self.ssm_dt_rank:
-            raise SpecError("ssm_dt_rank: the Mamba layers of layer_types need it")
+            raise SpecError("the Mamba layers of layer_types need it", field="ssm_dt_rank")
         if "linear_attention" in kinds:
             for name in ("linear_key_heads", "linear_value_heads", "linear_key_dim",
                          "linear_value_dim", "ssm_conv"):
                 if not getattr(self, name):
-                    raise SpecError(f"{name}: the linear_attention layers of layer_types "
-                                    "need it")
+                    raise SpecError("the linear_attention layers of layer_types need it",
+                                    field=name)
         if set(self.no_mlp_layers) & set(self.dense_layers):
-            raise SpecError("no_mlp_layers: a layer without an MLP cannot be a dense layer too")
+            raise SpecError("a layer without an MLP cannot be a dense layer too",
+                            field="no_mlp_layers")
 
     def _check_experts(self) -> None:
         if self.experts:
             if not 1 <= self.experts_per_token <= self.experts:
-                raise SpecError(f"experts_per_token: expected 1 to experts ({self.experts}), "
-                                f"got {self.experts_per_token}")
+                raise SpecError(f"expected 1 to experts ({self.experts}), got "
+                                f"{self.experts_per_token}", field="experts_per_token",
+                                value=self.experts_per_token)
             if not self.expert_d_ff:
-                raise SpecError("expert_d_ff: an MoE model (experts > 0) needs the width of "
-                                "one expert")
+                raise SpecError("an MoE model (experts > 0) needs the width of one expert",
+                                field="expert_d_ff")
             return
         for name in ("experts_per_token", "expert_d_ff", "shared_d_ff", "dense_layers",
                      "shared_expert_gate", "expert_bias", "router_bias"):
             if getattr(self, name):
-                raise SpecError(f"{name}: given for a dense model; set experts too")
+                raise SpecError("given for a dense model; set experts too", field=name)
 
     def _check_latent_attention(self) -> None:
         if not self.kv_lora_rank:
             for name in ("q_lora_rank", "qk_rope_head_dim"):
                 if getattr(self, name):
-                    raise SpecError(f"{name}: a multi-head latent attention field; set "
-                                    "kv_lora_rank too")
+                    raise SpecError("a multi-head latent attention field; set kv_lora_rank too",
+                                    field=name)
             return
         if self.kv_heads != self.heads:
-            raise SpecError("kv_heads: multi-head latent attention has as many key/value "
-                            f"heads as query heads ({self.heads}), got {self.kv_heads}")
+            raise SpecError("multi-head latent attention has as many key/value heads as query "
+                            f"heads ({self.heads}), got {self.kv_heads}", field="kv_heads",
+                            value=self.kv_heads)
         if self.qk_rope_head_dim > self.head_dim:
-            raise SpecError(f"qk_rope_head_dim: {self.qk_rope_head_dim} exceeds head_dim "
-                            f"{self.head_dim} (the rotary part of a query/key head)")
+            raise SpecError(f"{self.qk_rope_head_dim} exceeds head_dim {self.head_dim} (the "
+                            "rotary part of a query/key head)", field="qk_rope_head_dim",
+                            value=self.qk_rope_head_dim)
 
     # ---- derived layer counts -------------------------------------------------------------
 
@@ -405,29 +397,52 @@ class ModelSpec:
 
 def _all_layers(layers: int) -> tuple[int, ...]:
     if layers > 100_000:
-        raise SpecError(f"sliding_layers: 'all' of {layers:,} layers is more than specsheet "
-                        "lists; give the window to fewer layers")
+        raise SpecError(f"'all' of {layers:,} layers is more than specsheet lists; give the "
+                        "window to fewer layers", field="sliding_layers", value=layers)
     return tuple(range(layers))
 
 
-def _check_positive(name: str, value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise SpecError(f"{name}: expected a positive integer, got {value!r}")
-    if value <= 0:
-        raise SpecError(f"{name}: expected a positive integer, got {value}")
-    _check_digits(name, value)
+EXPECTED = {"int": "a positive integer", "count": "an integer of 0 or more",
+            "bool": "true or false"}
 
 
-def _check_count(name: str, value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise SpecError(f"{name}: expected an integer of 0 or more, got {value!r}")
-    _check_digits(name, value)
+def check_type(doc: FieldDoc, value: object, describe: Callable[[object], str] = repr,
+               suggest: bool = False) -> None:
+    """The one type check of a field of type int, count, bool or choice (``suggest``: a
+    choice's error adds the closest name). Raises SpecError with ``field``; ``describe``
+    shows the value (a preset file shows true, a list, a date). Layer lists and kinds are
+    checked by ModelSpec, against the model's layers."""
+    if doc.type == "choice":
+        if isinstance(value, str) and value in doc.choices:
+            return
+        hint = did_you_mean(value, doc.choices) if suggest and isinstance(value, str) else ""
+        raise SpecError(f"expected one of {', '.join(doc.choices)}, got {describe(value)}{hint}",
+                        field=doc.name, value=value)
+    if doc.type == "bool":
+        fits = isinstance(value, bool)
+    elif doc.type in ("int", "count"):
+        fits = isinstance(value, int) and not isinstance(value, bool)
+    else:
+        return
+    if not fits:
+        raise SpecError(f"expected {EXPECTED[doc.type]}, got {describe(value)}", field=doc.name,
+                        value=value)
+
+
+def _check_size(doc: FieldDoc, value: object) -> None:
+    """An int field above 0, a count of 0 or more, of at most MAX_DIGITS digits."""
+    check_type(doc, value)
+    assert isinstance(value, int)
+    if value < (1 if doc.type == "int" else 0):
+        raise SpecError(f"expected {EXPECTED[doc.type]}, got {value}", field=doc.name,
+                        value=value)
+    _check_digits(doc.name, value)
 
 
 def _check_digits(name: str, value: int) -> None:
     if value >= 10**MAX_DIGITS:
-        raise SpecError(f"{name}: an integer of more than {MAX_DIGITS} digits is beyond any "
-                        "model; expected a size")
+        raise SpecError(f"an integer of more than {MAX_DIGITS} digits is beyond any model; "
+                        "expected a size", field=name)
 
 
 class Model(NamedTuple):

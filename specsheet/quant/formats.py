@@ -179,6 +179,6 @@ FORMATS: dict[str, QuantFormat] = {
 def check_format(name: str) -> QuantFormat:
     """The format called ``name``, or SpecError naming the known ones."""
     if name not in FORMATS:
-        raise SpecError(f"quant: unknown format {name!r}{did_you_mean(name, FORMATS)}; "
-                        f"expected one of {', '.join(FORMATS)}")
+        raise SpecError(f"unknown format {name!r}{did_you_mean(name, FORMATS)}; expected one of "
+                        f"{', '.join(FORMATS)}", field="quant", value=name)
     return FORMATS[name]

@@ -395,13 +395,14 @@ def _group(fmt: QuantFormat, group_size: int | None) -> int:
     """The group size to use; -1 means one group per row (the whole K)."""
     if fmt.group_size is None:
         if group_size is not None:
-            raise SpecError(f"group size: {fmt.name} has a fixed block; a group size applies "
-                            "to gptq-int4, gptq-int8, awq-int4 and w4a16 only")
+            raise SpecError(f"{fmt.name} has a fixed block; a group size applies to gptq-int4, "
+                            "gptq-int8, awq-int4 and w4a16 only", field="group size",
+                            value=group_size)
         return 0
     g = fmt.group_size if group_size is None else group_size
     if isinstance(g, bool) or not isinstance(g, int) or (g <= 0 and g != -1):
-        raise SpecError(f"group size: expected a positive integer or -1 (one group per row), "
-                        f"got {g!r}")
+        raise SpecError(f"expected a positive integer or -1 (one group per row), got {g!r}",
+                        field="group size", value=g)
     return g
 
 
@@ -429,9 +430,9 @@ def quantized_bytes(spec: ModelSpec, format_name: str, group_size: int | None = 
     override = None
     if dtype_unquantized is not None:
         if dtype_unquantized not in UNQUANTIZED_DTYPES:
-            raise SpecError(f"dtype: {dtype_unquantized!r} cannot hold the tensors "
-                            f"{fmt.name} leaves unquantized; expected one of "
-                            f"{', '.join(UNQUANTIZED_DTYPES)}")
+            raise SpecError(f"{dtype_unquantized!r} cannot hold the tensors {fmt.name} leaves "
+                            f"unquantized; expected one of {', '.join(UNQUANTIZED_DTYPES)}",
+                            field="dtype", value=dtype_unquantized)
         override = UNQUANTIZED_DTYPES[dtype_unquantized]
     if fmt.family == "gguf":
         stored = _gguf_stored(spec, fmt.name.removeprefix("gguf-"), override, tensors)

@@ -3,11 +3,19 @@ Model from a preset mapping. Values are checked here, where they enter, with the
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+import datetime
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, NamedTuple, Protocol
 
 from specsheet.errors import SpecError, did_you_mean
-from specsheet.model.spec import FIELD_DOCS, REQUIRED_FIELDS, FieldDoc, Model, ModelSpec
+from specsheet.model.spec import (
+    FIELD_DOCS,
+    REQUIRED_FIELDS,
+    FieldDoc,
+    Model,
+    ModelSpec,
+    check_type,
+)
 
 # Preset keys that describe the model rather than its architecture.
 META_FIELDS: dict[str, type] = {
@@ -22,8 +30,6 @@ ALL_FIELDS: tuple[str, ...] = (*META_FIELDS, *SPEC_FIELDS)
 
 def _describe(value: object) -> str:
     """A value as a message shows it: true, a list, nothing (null), a date (2024-01-01), 12.5."""
-    import datetime
-
     if isinstance(value, (datetime.date, datetime.datetime)):
         return f"a date ({value.isoformat()})"
     if isinstance(value, bool):
@@ -35,49 +41,95 @@ def _describe(value: object) -> str:
     return repr(value)
 
 
+class FieldError(SpecError):
+    """An error about one field, named as its reader gave it: ``label`` (by default
+    ``field 'NAME'``, as a preset file and the library name a field; the CLI's own words for
+    an option it set)."""
+
+    def __init__(self, message: str, *, field: str, value: object = None,
+                 source: str | None = None, label: str | None = None) -> None:
+        super().__init__(message, field=field, value=value, source=source)
+        self.label = f"field '{field}'" if label is None else label
+
+    def line(self, label: str | None = None, spell: Callable[[str], str] | None = None) -> str:
+        """``source: label: message``, the field named by ``label`` (default: its own)."""
+        return super().line(self.label if label is None else label, spell)
+
+
+def with_source(e: SpecError, source: str) -> SpecError:
+    """``e`` said of ``source`` (a file path, ``preset NAME``): the same error, its origin named."""
+    if isinstance(e, FieldError):
+        return FieldError(e.message, field=e.field or "", value=e.value, source=source,
+                          label=e.label)
+    return SpecError(e.message, field=e.field, value=e.value, source=source)
+
+
 def check_field(doc: FieldDoc, value: object) -> Any:
-    """Return ``value`` if it has the type of field ``doc``, else raise SpecError."""
-    if doc.type in ("int", "count"):
-        if isinstance(value, bool) or not isinstance(value, int):
-            expected = "a positive integer" if doc.type == "int" else "an integer of 0 or more"
-            raise SpecError(f"field '{doc.name}': expected {expected}, got {_describe(value)}")
-    elif doc.type == "layers":
+    """Return ``value`` if it has the type of field ``doc``, else raise FieldError: the spec's
+    one type check (``check_type``), the value shown as a file writes it; layer lists here."""
+    if doc.type == "layers":
         if value != "all" and not (isinstance(value, list) and all(
                 isinstance(i, int) and not isinstance(i, bool) for i in value)):
-            raise SpecError(f"field '{doc.name}': expected a list of layer indices "
-                            f"([0, 2, 4]) or all, got {_describe(value)}")
+            raise FieldError(f"expected a list of layer indices ([0, 2, 4]) or all, got "
+                             f"{_describe(value)}", field=doc.name, value=value)
     elif doc.type == "kinds":
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise SpecError(f"field '{doc.name}': expected a list of layer kinds, one per layer "
-                            f"({', '.join(doc.choices)}), got {_describe(value)}")
-    elif doc.type == "bool":
-        if not isinstance(value, bool):
-            raise SpecError(f"field '{doc.name}': expected true or false, got {_describe(value)}")
-    elif not isinstance(value, str) or value not in doc.choices:
-        hint = did_you_mean(value, doc.choices) if isinstance(value, str) else ""
-        raise SpecError(f"field '{doc.name}': expected one of {', '.join(doc.choices)}, "
-                        f"got {_describe(value)}{hint}")
+            raise FieldError(f"expected a list of layer kinds, one per layer "
+                             f"({', '.join(doc.choices)}), got {_describe(value)}",
+                             field=doc.name, value=value)
+    else:
+        try:
+            check_type(doc, value, _describe, suggest=True)
+        except SpecError as e:
+            raise FieldError(e.message, field=doc.name, value=value) from None
     return value
 
 
+class Given(NamedTuple):
+    """Where an override came from: ``option`` (a named option of its own) or ``setting``
+    (``FIELD=VALUE`` among several, ``text`` as given: ``kv_heads=64``); ``at``: the value of a
+    sweep's point. The CLI spells it (specsheet.cli.errors); the library never sees one."""
+
+    how: Literal["option", "setting"]
+    text: str = ""
+    at: str | None = None
+
+
+class Naming(Protocol):
+    """How the giver of the overrides names a field: the CLI names its options."""
+
+    def label(self, field: str, given: Given, value: object) -> str:
+        """The words for the source of ``field``'s ``value``."""
+        ...
+
+    def spelled(self, field: str) -> str:
+        """Field ``field`` as a user gives it."""
+        ...
+
+
 class Overrides(dict[str, Any]):
-    """Spec field values that win over a source's own (options, ``--set``, API arguments), each
-    with the words that name where it came from, so that an error blames the right source:
-    ``option --kv-heads``, ``option --set kv_heads=64``, ``field 'kv_heads'``."""
+    """Spec field values that win over a source's own (options, FIELD=VALUE settings, API
+    arguments), each with where it came from (``origins``), so that an error blames the right
+    source. ``naming`` spells them (the CLI's options); without it a field is
+    ``field 'kv_heads'``."""
 
     def __init__(self, values: Mapping[str, Any] | None = None,
-                 labels: Mapping[str, str] | None = None, option_prefix: str = "") -> None:
+                 origins: Mapping[str, Given] | None = None,
+                 naming: Naming | None = None) -> None:
         super().__init__(values or {})
-        self.labels = dict(labels or {})
-        self.option_prefix = option_prefix  # "--" where fields are given as CLI options
+        self.origins = dict(origins or {})
+        self.naming = naming
 
     def label(self, name: str) -> str:
         """How an error names the source of field ``name``."""
-        return self.labels.get(name, f"field '{name}'")
+        given = self.origins.get(name)
+        if given is None or self.naming is None:
+            return f"field '{name}'"
+        return self.naming.label(name, given, self.get(name))
 
     def spelled(self, name: str) -> str:
-        """Field ``name`` as a user gives it: layers, or --layers on the command line."""
-        return name if not self.option_prefix else self.option_prefix + name.replace("_", "-")
+        """Field ``name`` as a user gives it: layers, or as the CLI spells its option."""
+        return name if self.naming is None else self.naming.spelled(name)
 
 
 def label_of(overrides: Mapping[str, Any], name: str) -> str:
@@ -119,20 +171,20 @@ def build_spec(base: Mapping[str, Any], origin: str,
                overrides: Mapping[str, Any] | None = None) -> ModelSpec:
     """The spec of ``base`` (checked spec fields from ``origin``) with ``overrides`` applied.
 
-    An error about an overridden field blames the override (``option --kv-heads: ...``);
-    other errors name ``origin`` and the overrides given with it."""
+    An error about an overridden field blames the override (named by its label); other
+    errors name ``origin`` and the overrides given with it."""
     overrides = overrides or {}
     try:
         return ModelSpec.create(**merge(base, overrides))
     except SpecError as e:
-        field, _, rest = str(e).partition(": ")
-        if field in overrides:
+        if e.field is not None and e.field in overrides:
             where = "" if origin == "options" else f" (with {origin})"
-            raise SpecError(f"{label_of(overrides, field)}: {rest}{where}") from None
+            raise FieldError(e.message + where, field=e.field, value=e.value,
+                             label=label_of(overrides, e.field)) from None
         if overrides and origin != "options":
             given = ", ".join(label_of(overrides, name) for name in overrides)
-            raise SpecError(f"{origin} with {given}: {e}") from None
-        raise SpecError(f"{origin}: {e}") from None
+            raise with_source(e, f"{origin} with {given}") from None
+        raise with_source(e, origin) from None
 
 
 def model_from_mapping(
@@ -144,17 +196,18 @@ def model_from_mapping(
     Errors in the mapping are prefixed with ``origin`` (a file path or "preset NAME").
     """
     if not isinstance(data, dict):
-        raise SpecError(f"{origin}: expected a mapping of preset fields "
-                        f"(layers: 12, d_model: 768, ...), got {_describe(data)}")
+        raise SpecError(f"expected a mapping of preset fields (layers: 12, d_model: 768, ...), "
+                        f"got {_describe(data)}", source=origin)
     try:
         for key in data:
             if key not in ALL_FIELDS:
                 raise SpecError(f"unknown field {key!r}{did_you_mean(str(key), ALL_FIELDS)}; "
-                                f"the fields are {', '.join(ALL_FIELDS)}")
+                                f"the fields are {', '.join(ALL_FIELDS)}", value=key)
         for key, kind in META_FIELDS.items():
             if key in data and (isinstance(data[key], bool) or not isinstance(data[key], kind)):
                 expected = "an integer" if kind is int else "text"
-                raise SpecError(f"field '{key}': expected {expected}, got {_describe(data[key])}")
+                raise FieldError(f"expected {expected}, got {_describe(data[key])}", field=key,
+                                 value=data[key])
         missing = [n for n in REQUIRED_FIELDS if n not in data and n not in (overrides or {})]
         if missing:
             raise SpecError(f"missing field{'s' if len(missing) > 1 else ''} "
@@ -163,7 +216,7 @@ def model_from_mapping(
         base = {name: check_field(doc, data[name])
                 for name, doc in SPEC_FIELDS.items() if name in data}
     except SpecError as e:
-        raise SpecError(f"{origin}: {e}") from None
+        raise with_source(e, origin) from None
     spec = build_spec(base, origin, overrides)
     published = data.get("published_total")
     return Model(

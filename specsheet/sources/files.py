@@ -3,6 +3,7 @@ the file and the line."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -14,24 +15,24 @@ MAX_FILE_BYTES = 16 * 2**20  # a config.json is a few KB
 def read_text(path: Path) -> str:
     """The text of ``path`` as UTF-8 (a BOM is allowed), or SpecError naming the file."""
     if not path.exists():
-        raise SpecError(f"{path}: no such file")
+        raise SpecError("no such file", source=str(path))
     if path.is_dir():
-        raise SpecError(f"{path}: is a directory without a config.json; expected a preset "
-                        "YAML file, a config.json, or a model folder holding one")
+        raise SpecError("is a directory without a config.json; expected a preset "
+                        "YAML file, a config.json, or a model folder holding one", source=str(path))
     if not path.is_file():  # a pipe or a device could block or never end
-        raise SpecError(f"{path}: not a regular file; expected a preset YAML file or a "
-                        "config.json")
+        raise SpecError("not a regular file; expected a preset YAML file or a "
+                        "config.json", source=str(path))
     try:
         if path.stat().st_size > MAX_FILE_BYTES:
-            raise SpecError(f"{path}: {path.stat().st_size:,} bytes is larger than any model "
-                            f"file ({MAX_FILE_BYTES // 2**20} MiB at most)")
+            raise SpecError(f"{path.stat().st_size:,} bytes is larger than any model "
+                            f"file ({MAX_FILE_BYTES // 2**20} MiB at most)", source=str(path))
         raw = path.read_bytes()
     except OSError as e:
-        raise SpecError(f"{path}: cannot read: {e.strerror}") from None
+        raise SpecError(f"cannot read: {e.strerror}", source=str(path)) from None
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
-        raise SpecError(f"{path}: not UTF-8 text (byte {e.start})") from None
+        raise SpecError(f"not UTF-8 text (byte {e.start})", source=str(path)) from None
 
 
 def parse_yaml(text: str, origin: str) -> object:
@@ -46,8 +47,8 @@ def parse_yaml(text: str, origin: str) -> object:
             for key_node, _ in node.value:
                 key = key_node.value if key_node.tag.endswith(":str") else None
                 if key is not None and key in seen:
-                    raise SpecError(f"{origin}: line {key_node.start_mark.line + 1}: "
-                                    f"duplicate key '{key}'")
+                    raise SpecError(f"line {key_node.start_mark.line + 1}: "
+                                    f"duplicate key '{key}'", source=origin)
                 if key is not None:
                     seen.add(key)
             mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
@@ -60,13 +61,13 @@ def parse_yaml(text: str, origin: str) -> object:
             digits = str(node.value).replace("_", "").lstrip("+-")
             line = node.start_mark.line + 1
             if ":" in digits:
-                raise SpecError(f"{origin}: line {line}: {node.value} is a base-60 number in "
-                                f"YAML 1.1 ({value}); write the integer you mean")
+                raise SpecError(f"line {line}: {node.value} is a base-60 number in "
+                                f"YAML 1.1 ({value}); write the integer you mean", source=origin)
             if len(digits) > 1 and digits[0] == "0" and digits[1] not in "xXbBoO":
                 sign = "-" if str(node.value).startswith("-") else ""
-                raise SpecError(f"{origin}: line {line}: {node.value} is an octal number in "
+                raise SpecError(f"line {line}: {node.value} is an octal number in "
                                 f"YAML 1.1 ({value}); write {sign}{digits.lstrip('0') or '0'} "
-                                "without the leading zero")
+                                "without the leading zero", source=origin)
             return value
 
     StrictLoader.add_constructor("tag:yaml.org,2002:int", StrictLoader.construct_yaml_int)
@@ -79,30 +80,30 @@ def parse_yaml(text: str, origin: str) -> object:
         mark = e.problem_mark or e.context_mark
         where = f"line {mark.line + 1}: " if mark is not None else ""
         problem = e.problem or e.context or "invalid YAML"
-        raise SpecError(f"{origin}: {where}not valid YAML: {problem}") from None
+        raise SpecError(f"{where}not valid YAML: {problem}", source=origin) from None
     except yaml.YAMLError as e:  # a reader error: characters YAML does not allow
-        raise SpecError(f"{origin}: not valid YAML: {' '.join(str(e).split())}") from None
+        raise SpecError(f"not valid YAML: {' '.join(str(e).split())}",
+                        source=origin) from None
     except RecursionError:
-        raise SpecError(f"{origin}: not valid YAML: nested too deeply") from None
+        raise SpecError("not valid YAML: nested too deeply", source=origin) from None
     except ValueError as e:
         if "limit" in str(e) and "digits" in str(e):  # Python's 4,300-digit limit
-            raise SpecError(f"{origin}: a number with more than 4,300 digits is beyond any "
-                            "model") from None
-        raise SpecError(f"{origin}: not valid YAML: {e}") from None
+            raise SpecError("a number with more than 4,300 digits is beyond any "
+                            "model", source=origin) from None
+        raise SpecError(f"not valid YAML: {e}", source=origin) from None
     except TypeError as e:  # e.g. a date that does not exist: 2024-13-45
-        raise SpecError(f"{origin}: not valid YAML: {e}") from None
+        raise SpecError(f"not valid YAML: {e}", source=origin) from None
 
 
 def parse_json(text: str, origin: str) -> object:
     """Parse JSON; errors give the line."""
-    import json
-
     try:
         return json.loads(text)
     except json.JSONDecodeError as e:
-        raise SpecError(f"{origin}: line {e.lineno}: not valid JSON: {e.msg}") from None
+        raise SpecError(f"line {e.lineno}: not valid JSON: {e.msg}",
+                        source=origin) from None
     except RecursionError:
-        raise SpecError(f"{origin}: not valid JSON: nested too deeply") from None
+        raise SpecError("not valid JSON: nested too deeply", source=origin) from None
     except ValueError:  # an integer past Python's 4,300-digit limit
-        raise SpecError(f"{origin}: a number with more than 4,300 digits is beyond any "
-                        "model") from None
+        raise SpecError("a number with more than 4,300 digits is beyond any "
+                        "model", source=origin) from None

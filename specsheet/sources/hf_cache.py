@@ -10,6 +10,7 @@ The layout is huggingface_hub's, so either tool reads what the other wrote::
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from specsheet.errors import SpecError
@@ -24,8 +25,6 @@ def hf_cache_dir() -> Path:
     """The Hugging Face hub cache, as huggingface_hub finds it: HF_HUB_CACHE, else
     HUGGINGFACE_HUB_CACHE (its older name), else HF_HOME/hub, else
     $XDG_CACHE_HOME/huggingface/hub, else ~/.cache/huggingface/hub."""
-    import os
-
     for variable in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):
         if os.environ.get(variable):
             return _expand(os.environ[variable])
@@ -35,8 +34,6 @@ def hf_cache_dir() -> Path:
 def hf_home() -> Path:
     """HF_HOME, else $XDG_CACHE_HOME/huggingface, else ~/.cache/huggingface (where the saved
     login token lives too)."""
-    import os
-
     if os.environ.get("HF_HOME"):
         return _expand(os.environ["HF_HOME"])
     cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
@@ -44,8 +41,6 @@ def hf_home() -> Path:
 
 
 def _expand(path: str) -> Path:
-    import os
-
     return Path(os.path.expandvars(os.path.expanduser(path)))
 
 
@@ -104,7 +99,8 @@ def cached_snapshot(repo_id: str) -> Path:
     """The snapshot folder of ``repo_id`` (ORG/NAME) in the local Hugging Face cache: the one
     refs/main names, else the newest. Never the network."""
     if repo_id.count("/") != 1 or not all(repo_id.split("/")):
-        raise SpecError(f"hf: expected ORG/NAME (e.g. meta-llama/Llama-3.1-8B), got {repo_id!r}")
+        raise SpecError(f"expected ORG/NAME (e.g. meta-llama/Llama-3.1-8B), got {repo_id!r}",
+                        field="hf")
     folder = repo_folder(repo_id)
     commit = _read_ref(folder / "refs" / "main")
     if commit is not None and (folder / "snapshots" / commit).is_dir():
@@ -117,5 +113,5 @@ def cached_snapshot(repo_id: str) -> Path:
         found = []
     if found:
         return found[0]
-    raise SpecError(f"{repo_id}: not in the local Hugging Face cache (looked in {folder}); "
-                    f"download it with: hf download {repo_id}")
+    raise SpecError(f"not in the local Hugging Face cache (looked in {folder}); "
+                    f"download it with: hf download {repo_id}", source=repo_id)

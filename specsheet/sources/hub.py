@@ -1,8 +1,8 @@
-"""The Hugging Face Hub: what names a repository (ORG/NAME[@REVISION]), the settings
-huggingface_hub reads (HF_ENDPOINT, HF_TOKEN and the saved login, HF_HUB_OFFLINE), and a
+"""The Hugging Face Hub: what names a repository (ORG/NAME[@REVISION]), and a
 repository's config.json: read from the local cache with no request at all, else downloaded once
 into it by ``hub_download.py`` (imported only then, and urllib with it) so that the next call is
-offline and fast. docs/hub.md has the rules and the measurements behind them.
+offline and fast. The Hub's settings (HF_ENDPOINT, HF_TOKEN, HF_HUB_OFFLINE) are read in
+``hub_settings.py``. docs/hub.md has the rules and the measurements behind them.
 """
 
 from __future__ import annotations
@@ -12,10 +12,8 @@ from typing import NamedTuple
 
 from specsheet.errors import SpecError
 from specsheet.sources import DEFAULT_TIMEOUT, FILE_SUFFIXES
-from specsheet.sources.hf_cache import download_hint, find_cached_config, hf_home, repo_folder
-
-DEFAULT_ENDPOINT = "https://huggingface.co"
-TRUE_VALUES = {"1", "ON", "YES", "TRUE"}  # huggingface_hub's reading of a boolean variable
+from specsheet.sources.hf_cache import download_hint, find_cached_config, repo_folder
+from specsheet.sources.hub_settings import offline
 
 # huggingface_hub's rules for a repository id: ORG/NAME of letters, digits, '-', '_' and '.',
 # each part neither starting nor ending with '-' or '.', no '--' or '..', 96 characters at most
@@ -50,48 +48,9 @@ def parse_reference(text: str) -> HubReference | None:
     parts = revision.split("/")
     if (not revision or len(revision) > 256 or any(p in ("", ".", "..") for p in parts)
             or any(c.isspace() or not c.isprintable() or c in "\\:" for c in revision)):
-        raise SpecError(f"{text}: expected ORG/NAME@REVISION with a branch, tag or commit "
-                        f"after '@', got {revision!r}")
+        raise SpecError(f"expected ORG/NAME@REVISION with a branch, tag or commit "
+                        f"after '@', got {revision!r}", source=text)
     return HubReference(repo_id, revision)
-
-
-def endpoint() -> str:
-    """HF_ENDPOINT (a mirror, say) without its trailing '/', else https://huggingface.co."""
-    import os
-
-    value = (os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
-    if not value.lower().startswith(("http://", "https://")):
-        raise SpecError(f"HF_ENDPOINT: expected an http:// or https:// address, got {value!r}")
-    return value
-
-
-def offline() -> bool:
-    """True when HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE) says never to use the network."""
-    import os
-
-    return any((os.environ.get(name) or "").upper() in TRUE_VALUES
-               for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
-
-
-def token() -> str | None:
-    """The token huggingface_hub would send: HF_TOKEN (or its older name
-    HUGGING_FACE_HUB_TOKEN), else the saved login (HF_TOKEN_PATH, else HF_HOME/token); none
-    when HF_HUB_DISABLE_IMPLICIT_TOKEN is set."""
-    import os
-
-    if (os.environ.get("HF_HUB_DISABLE_IMPLICIT_TOKEN") or "").upper() in TRUE_VALUES:
-        return None
-    for value in (os.environ.get("HF_TOKEN"), os.environ.get("HUGGING_FACE_HUB_TOKEN")):
-        if value and value.strip():
-            return value.replace("\r", "").replace("\n", "").strip()
-    path_text = os.environ.get("HF_TOKEN_PATH")
-    path = (Path(os.path.expandvars(os.path.expanduser(path_text))) if path_text
-            else hf_home() / "token")
-    try:
-        saved = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
-    return saved.replace("\r", "").replace("\n", "").strip() or None
 
 
 def hub_config(ref: HubReference, timeout: float = DEFAULT_TIMEOUT) -> Path:
@@ -102,9 +61,9 @@ def hub_config(ref: HubReference, timeout: float = DEFAULT_TIMEOUT) -> Path:
         return cached
     if offline():
         where = repo_folder(ref.repo_id)
-        raise SpecError(f"{ref}: not in the local Hugging Face cache (looked in {where}) and "
+        raise SpecError(f"not in the local Hugging Face cache (looked in {where}) and "
                         f"HF_HUB_OFFLINE is set, so the Hub was not asked; unset it, or "
-                        f"download the file with: {download_hint(ref.repo_id)}")
+                        f"download the file with: {download_hint(ref.repo_id)}", source=str(ref))
     from specsheet.sources.hub_download import download_config
 
     return download_config(ref.repo_id, ref.revision or "main", timeout)

@@ -12,19 +12,26 @@ Every failure is a one-line SpecError; the token never appears in one.
 
 from __future__ import annotations
 
+import http.client
+import json
+import math
+import os
+import sys
+import threading
+import urllib.error
+import urllib.request
 from collections.abc import Callable
+from email.message import Message
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple, TypeVar
+from typing import NamedTuple, TypeVar
+from urllib.parse import quote, urljoin, urlsplit
 
 from specsheet.errors import SpecError, did_you_mean
 from specsheet.sources import DEFAULT_TIMEOUT
 from specsheet.sources.files import MAX_FILE_BYTES
 from specsheet.sources.hf_cache import cached_repos, hf_cache_dir, is_commit, repo_folder
-from specsheet.sources.hub import endpoint, token
-
-if TYPE_CHECKING:
-    import http.client
-    from email.message import Message
+from specsheet.sources.hub_settings import endpoint, token
 
 MAX_REDIRECTS = 10
 # a tokenizer.json holds the whole vocabulary and its merges (Gemma 3's is 33 MB)
@@ -50,8 +57,6 @@ class _Ask(NamedTuple):
 
     @property
     def url(self) -> str:
-        from urllib.parse import quote
-
         revision = quote(self.revision, safe="")
         return f"{self.endpoint}/{self.repo_id}/resolve/{revision}/{self.filename}"
 
@@ -74,10 +79,9 @@ def download_json(repo_id: str, revision: str, filename: str,
     """Download ``filename`` (config.json, tokenizer.json) of ``repo_id`` at ``revision`` into
     the cache and return its path; nothing is written unless the whole file arrived and is a
     JSON object."""
-    import math
-
     if not (math.isfinite(timeout) and timeout > 0):
-        raise SpecError(f"timeout: expected a number of seconds above 0, got {timeout!r}")
+        raise SpecError(f"expected a number of seconds above 0, got {timeout!r}",
+                        field="timeout", value=timeout)
     limit = MAX_FILE_BYTES if filename == "config.json" else MAX_TOKENIZER_BYTES
     ask = _Ask(repo_id, revision, endpoint(), timeout, token(), filename, limit)
     answer = _within(ask, lambda: _fetch(ask))
@@ -92,8 +96,6 @@ def _within(ask: _Ask, work: Callable[[], T]) -> T:
     """The result of ``work()``, run in a thread that may take ``ask.timeout`` seconds in all
     (a socket timeout alone leaves name lookups and slow answers unbounded). An abandoned
     thread holds only memory: the cache is written by the caller, after it returns."""
-    import threading
-
     box: list[T | BaseException] = []
 
     def run() -> None:
@@ -114,20 +116,14 @@ def _within(ask: _Ask, work: Callable[[], T]) -> T:
 
 
 def _timed_out(ask: _Ask) -> SpecError:
-    return SpecError(f"{ask.repo_id}: no answer from the Hugging Face Hub at {ask.endpoint} "
+    return SpecError(f"no answer from the Hugging Face Hub at {ask.endpoint} "
                      f"within {ask.timeout:g} s (the timeout); check the network or "
-                     f"HF_ENDPOINT, or allow longer with --timeout")
+                     f"HF_ENDPOINT, or allow longer with --timeout", source=ask.repo_id)
 
 
 def _fetch(ask: _Ask) -> _Answer:
     """GET the resolve URL, following the Hub's relative redirects (a renamed repository) with
     the token, and a redirect elsewhere (a CDN) without it, as huggingface_hub does."""
-    import http.client
-    import sys
-    import urllib.error
-    import urllib.request
-    from urllib.parse import urljoin, urlsplit
-
     class NoRedirect(urllib.request.HTTPRedirectHandler):
         def redirect_request(self, *args: object, **kwargs: object) -> None:
             return None  # a 3xx comes back as an HTTPError, to be followed below
@@ -168,11 +164,11 @@ def _fetch(ask: _Ask) -> _Answer:
                     return _Answer(_read(ask, response), commit, etag)
             except urllib.error.HTTPError as e:
                 e.close()
-                raise SpecError(f"{ask.repo_id}: {urlsplit(target).netloc}, where "
+                raise SpecError(f"{urlsplit(target).netloc}, where "
                                 f"{ask.endpoint} sent the download, answered {e.code} "
-                                f"{e.reason}") from None
-        raise SpecError(f"{ask.repo_id}: more than {MAX_REDIRECTS} redirects from "
-                        f"{ask.endpoint}")
+                                f"{e.reason}", source=ask.repo_id) from None
+        raise SpecError(f"more than {MAX_REDIRECTS} redirects from "
+                        f"{ask.endpoint}", source=ask.repo_id)
     except SpecError:
         raise
     except (urllib.error.URLError, OSError, http.client.HTTPException, ValueError) as e:
@@ -182,8 +178,6 @@ def _fetch(ask: _Ask) -> _Answer:
 def _version() -> str:
     """specsheet's installed version, for the User-Agent (the package root is not imported
     from here: it sits above the layers)."""
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
         return version("specsheet")
     except PackageNotFoundError:
@@ -200,9 +194,9 @@ def _identity(ask: _Ask, headers: Message) -> tuple[str, str]:
     for name, value in (("X-Repo-Commit", commit), ("ETag", etag)):
         if value is None or not _is_safe_name(value):
             got = "no" if value is None else f"a strange {value[:60]!r} as"
-            raise SpecError(f"{ask.repo_id}: {ask.endpoint} answered with {got} {name} header, "
+            raise SpecError(f"{ask.endpoint} answered with {got} {name} header, "
                             "so it is not a Hugging Face Hub (or a proxy is in the way); "
-                            "check HF_ENDPOINT")
+                            "check HF_ENDPOINT", source=ask.repo_id)
     assert commit is not None and etag is not None
     return commit, etag
 
@@ -212,15 +206,16 @@ def _read(ask: _Ask, response: http.client.HTTPResponse) -> bytes:
     length = response.headers.get("Content-Length")
     expected = int(length) if length and length.isdigit() else None
     if expected is not None and expected > ask.max_bytes:
-        raise SpecError(f"{ask.repo_id}: the Hub's {ask.filename} is {expected:,} bytes, "
-                        f"larger than any such file ({ask.max_bytes // 2**20} MiB at most)")
+        raise SpecError(f"the Hub's {ask.filename} is {expected:,} bytes, "
+                        f"larger than any such file ({ask.max_bytes // 2**20} MiB at most)",
+                        source=ask.repo_id)
     body = response.read(ask.max_bytes + 1)
     if len(body) > ask.max_bytes:
-        raise SpecError(f"{ask.repo_id}: the Hub's {ask.filename} is larger than any such file "
-                        f"({ask.max_bytes // 2**20} MiB at most)")
+        raise SpecError(f"the Hub's {ask.filename} is larger than any such file "
+                        f"({ask.max_bytes // 2**20} MiB at most)", source=ask.repo_id)
     if expected is not None and len(body) != expected:
-        raise SpecError(f"{ask.repo_id}: the answer from {ask.endpoint} ended early ("
-                        f"{len(body):,} of {expected:,} bytes); try again")
+        raise SpecError(f"the answer from {ask.endpoint} ended early ("
+                        f"{len(body):,} of {expected:,} bytes); try again", source=ask.repo_id)
     return body
 
 
@@ -230,17 +225,18 @@ def _http_error(ask: _Ask, status: int, reason: object, headers: Message) -> Spe
     message = headers.get("X-Error-Message")
     repo, hub = ask.repo_id, ask.endpoint
     if code == "RevisionNotFound":
-        return SpecError(f"{repo}: no revision '{ask.revision}' on {hub} (expected a branch, "
-                         "tag or commit of the repository)")
+        return SpecError(f"no revision '{ask.revision}' on {hub} (expected a branch, "
+                         "tag or commit of the repository)", source=repo)
     if code == "EntryNotFound":
-        return SpecError(f"{repo}: the repository has no {ask.filename} at revision "
-                         f"'{ask.revision}' on {hub}; a model in the transformers layout has one")
+        return SpecError(f"the repository has no {ask.filename} at revision "
+                         f"'{ask.revision}' on {hub}; a model in the transformers layout has one",
+                         source=repo)
     if code == "GatedRepo":
         sent = " (the token sent has no access to it yet)" if ask.token else ""
         return SpecError(f"{repo} is a gated model{sent}: accept its licence on {hub}/{repo}, "
                          "then log in with `hf auth login` or set HF_TOKEN")
     if message == "Access to this resource is disabled.":
-        return SpecError(f"{repo}: access to this repository is disabled on {hub}")
+        return SpecError(f"access to this repository is disabled on {hub}", source=repo)
     if status == 401 and message == "Invalid credentials in Authorization header":
         return SpecError(f"{hub} refused the token (invalid credentials): log in again with "
                          "`hf auth login`, or correct HF_TOKEN")
@@ -248,22 +244,20 @@ def _http_error(ask: _Ask, status: int, reason: object, headers: Message) -> Spe
         login = ("the token sent cannot see it if it is private" if ask.token
                  else "a private one needs a login (`hf auth login`, or HF_TOKEN)")
         cached = [name for name in cached_repos() if name != repo]
-        return SpecError(f"{repo}: no such repository on {hub}{did_you_mean(repo, cached)}, "
-                         f"nor a file of that name here; {login}")
+        return SpecError(f"no such repository on {hub}{did_you_mean(repo, cached)}, "
+                         f"nor a file of that name here; {login}", source=repo)
     said = f"{status} {reason}".strip() + (f" ({message})" if message else "")
     if status >= 500:
-        return SpecError(f"{repo}: the Hugging Face Hub at {hub} answered {said}, a server "
-                         "error; try again later")
+        return SpecError(f"the Hugging Face Hub at {hub} answered {said}, a server "
+                         "error; try again later", source=repo)
     if status == 429:
-        return SpecError(f"{repo}: the Hugging Face Hub at {hub} answered {said}: too many "
-                         "requests; try again later")
-    return SpecError(f"{repo}: the Hugging Face Hub at {hub} answered {said}")
+        return SpecError(f"the Hugging Face Hub at {hub} answered {said}: too many "
+                         "requests; try again later", source=repo)
+    return SpecError(f"the Hugging Face Hub at {hub} answered {said}", source=repo)
 
 
 def _network_error(ask: _Ask, error: BaseException) -> SpecError:
     """A failure to talk to the Hub at all, naming the endpoint (and the timeout)."""
-    import urllib.error
-
     reason = error.reason if isinstance(error, urllib.error.URLError) else error
     if isinstance(reason, TimeoutError):
         return _timed_out(ask)
@@ -271,16 +265,14 @@ def _network_error(ask: _Ask, error: BaseException) -> SpecError:
         why = reason.strerror
     else:
         why = str(reason) or type(reason).__name__
-    return SpecError(f"{ask.repo_id}: cannot reach the Hugging Face Hub at {ask.endpoint} "
+    return SpecError(f"cannot reach the Hugging Face Hub at {ask.endpoint} "
                      f"({' '.join(str(why).split())}); check the network or HF_ENDPOINT "
-                     f"(the timeout is {ask.timeout:g} s)")
+                     f"(the timeout is {ask.timeout:g} s)", source=ask.repo_id)
 
 
 def _check_config(ask: _Ask, body: bytes) -> None:
     """SpecError unless ``body`` is a JSON object (an HTML page from a portal or a proxy is
     not), so that nothing but a config enters the cache."""
-    import json
-
     try:
         data = json.loads(body.decode("utf-8-sig"))
         why = "" if isinstance(data, dict) else f"JSON, but {type(data).__name__} not an object"
@@ -292,8 +284,9 @@ def _check_config(ask: _Ask, body: bytes) -> None:
         why = "not valid JSON: nested too deeply"
     if why:
         what = "config" if ask.filename == "config.json" else ask.filename
-        raise SpecError(f"{ask.repo_id}: the answer from {ask.endpoint} is not a JSON {what} "
-                        f"({why}); a proxy or a wrong HF_ENDPOINT can cause this")
+        raise SpecError(f"the answer from {ask.endpoint} is not a JSON {what} "
+                        f"({why}); a proxy or a wrong HF_ENDPOINT can cause this",
+                        source=ask.repo_id)
 
 
 def _store(ask: _Ask, answer: _Answer) -> Path:
@@ -314,22 +307,19 @@ def _store(ask: _Ask, answer: _Answer) -> Path:
             _write_whole(ref, answer.commit.encode())
         _tag_cache(hf_cache_dir())
     except OSError as e:
-        raise SpecError(f"{folder}: cannot write to the Hugging Face cache: "
-                        f"{e.strerror or e}; HF_HUB_CACHE chooses another place") from None
+        raise SpecError(f"cannot write to the Hugging Face cache: "
+                        f"{e.strerror or e}; HF_HUB_CACHE chooses another place",
+                        source=str(folder)) from None
     return pointer
 
 
 def _temporary(path: Path) -> Path:
     """A name beside ``path`` that no other process uses (as huggingface_hub's downloads)."""
-    import os
-
     return path.with_name(f"{path.name}.{os.urandom(4).hex()}.incomplete")
 
 
 def _write_whole(path: Path, data: bytes) -> None:
     """Write ``data`` to a temporary file beside ``path``, then rename it into place."""
-    import os
-
     temporary = _temporary(path)
     try:
         temporary.write_bytes(data)
@@ -341,8 +331,6 @@ def _write_whole(path: Path, data: bytes) -> None:
 def _link(blob: Path, pointer: Path, data: bytes) -> None:
     """Point ``pointer`` at ``blob`` with a relative symbolic link, or a copy where links are
     not allowed (Windows without developer mode); replaced in one step."""
-    import os
-
     temporary = _temporary(pointer)
     try:
         try:

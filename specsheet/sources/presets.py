@@ -7,6 +7,7 @@ beside this module, read at run time (a test proves the two agree).
 
 from __future__ import annotations
 
+import json
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -20,8 +21,6 @@ def preset_index() -> dict[str, dict[str, Any]]:
 
     Callers must not mutate the mappings: the index is read once per process.
     """
-    import json
-
     index: dict[str, dict[str, Any]] = json.loads(_INDEX.read_bytes())
     return index
 

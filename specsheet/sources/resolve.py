@@ -57,8 +57,8 @@ def load_file(path: Path, overrides: Mapping[str, Any] | None = None) -> Model:
     origin = str(path)
     data = parse_json(text, origin) if path.suffix == ".json" else parse_yaml(text, origin)
     if isinstance(data, dict) and not is_hf_config(data) and HF_KEYS & set(data):
-        raise SpecError(f"{origin}: missing key 'model_type': a Hugging Face config.json names "
-                        "its model family there")
+        raise SpecError("missing key 'model_type': a Hugging Face config.json names "
+                        "its model family there", source=origin)
     if is_hf_config(data):
         assert isinstance(data, dict)
         name = path.parent.name if path.name == "config.json" and path.parent.name else path.stem
@@ -85,7 +85,8 @@ def load_hub(ref: HubReference, overrides: Mapping[str, Any] | None = None,
     path = hub_config(ref, timeout)
     data = parse_json(read_text(path), str(path))
     if not is_hf_config(data):
-        raise SpecError(f"{path}: expected a Hugging Face config.json with a model_type")
+        raise SpecError("expected a Hugging Face config.json with a model_type",
+                        source=str(path))
     assert isinstance(data, dict)
     return model_from_hf_config(data, str(path), ref.repo_id.split("/")[1], overrides)
 
@@ -96,8 +97,8 @@ def hub_reference(text: str) -> HubReference:
 
     ref = parse_reference(text)
     if ref is None:
-        raise SpecError(f"{text}: expected a Hugging Face repository, ORG/NAME or "
-                        "ORG/NAME@REVISION (e.g. meta-llama/Llama-3.1-8B)")
+        raise SpecError("expected a Hugging Face repository, ORG/NAME or "
+                        "ORG/NAME@REVISION (e.g. meta-llama/Llama-3.1-8B)", source=text)
     return ref
 
 

@@ -1,5 +1,6 @@
-"""Option values: ``--set FIELD=VALUE`` strings read by each field's type, and the named options
-checked before they meet a preset, so that errors name the option."""
+"""Settings and overrides: ``FIELD=VALUE`` strings read by each field's type, and override values
+checked before they meet a preset, so that errors name where each came from. Errors about a
+setting carry its field; the CLI names the option that gave them."""
 
 from __future__ import annotations
 
@@ -8,24 +9,31 @@ from typing import Any
 
 from specsheet.errors import SpecError, did_you_mean
 from specsheet.model.spec import MAX_DIGITS, FieldDoc
-from specsheet.sources.fields import SPEC_FIELDS, Overrides, check_field, label_of
+from specsheet.sources.fields import (
+    SPEC_FIELDS,
+    FieldError,
+    Given,
+    Overrides,
+    check_field,
+    label_of,
+)
 
 
 def parse_settings(settings: list[str]) -> Overrides:
-    """``FIELD=VALUE`` strings from ``--set`` as field values, read by each field's type."""
-    values = Overrides(option_prefix="--")
+    """``FIELD=VALUE`` strings as field values, read by each field's type, each with its
+    origin (``Given("setting", "kv_heads=64")``)."""
+    values = Overrides()
     for setting in settings:
         name, sep, text = setting.partition("=")
         name, text = name.strip().replace("-", "_"), text.strip()
         if not sep or not name:
-            raise SpecError(f"option --set: expected FIELD=VALUE, got {setting!r}")
+            raise SpecError(f"expected FIELD=VALUE, got {setting!r}", value=setting)
         doc = SPEC_FIELDS.get(name)
         if doc is None:
-            raise SpecError(f"option --set: unknown field {name!r}"
-                            f"{did_you_mean(name, SPEC_FIELDS)}; the fields are "
-                            f"{', '.join(SPEC_FIELDS)}")
+            raise SpecError(f"unknown field {name!r}{did_you_mean(name, SPEC_FIELDS)}; the "
+                            f"fields are {', '.join(SPEC_FIELDS)}", value=name)
         values[name] = _parse_value(doc, text)
-        values.labels[name] = f"option --set {name}={text}"
+        values.origins[name] = Given("setting", f"{name}={text}")
     return values
 
 
@@ -36,8 +44,7 @@ def _parse_value(doc: FieldDoc, text: str) -> Any:
             return True
         if lowered in ("false", "no", "0"):
             return False
-        raise SpecError(f"option --set: field '{doc.name}': expected true or false, "
-                        f"got {text!r}")
+        raise FieldError(f"expected true or false, got {text!r}", field=doc.name, value=text)
     if doc.type == "choice":
         return text
     if doc.type == "kinds":  # attention,mamba2,... one per layer (the spec checks the kinds)
@@ -47,12 +54,12 @@ def _parse_value(doc: FieldDoc, text: str) -> Any:
             return "all"
         items = [i.strip() for i in text.strip("[]").split(",") if i.strip()]
         if not all(_is_decimal(i) for i in items):
-            raise SpecError(f"option --set: field '{doc.name}': expected layer indices "
-                            f"like 0,2,4 or all, got {text!r}")
+            raise FieldError(f"expected layer indices like 0,2,4 or all, got {text!r}",
+                             field=doc.name, value=text)
         return [int(i) for i in items]
     if not _is_decimal(text):
         expected = "a positive integer" if doc.type == "int" else "an integer of 0 or more"
-        raise SpecError(f"option --set: field '{doc.name}': expected {expected}, got {text!r}")
+        raise FieldError(f"expected {expected}, got {text!r}", field=doc.name, value=text)
     return int(text)
 
 
@@ -64,7 +71,7 @@ def _is_decimal(text: str) -> bool:
 
 def check_overrides(overrides: Mapping[str, Any]) -> None:
     """Check override values by type before they meet a source, so that errors name where each
-    came from (``option --layers: ...``)."""
+    came from (``Overrides.label``)."""
     for name, value in overrides.items():
         doc = SPEC_FIELDS.get(name)
         try:
@@ -77,8 +84,8 @@ def check_overrides(overrides: Mapping[str, Any]) -> None:
             if doc.type == "count" and value < 0:
                 raise SpecError(f"expected an integer of 0 or more, got {value}")
         except SpecError as e:
-            message = str(e).removeprefix(f"field '{name}': ")
-            raise SpecError(f"{label_of(overrides, name)}: {message}") from None
+            raise FieldError(e.message, field=name, value=value,
+                             label=label_of(overrides, name)) from None
 
 
 def check_fields(values: Mapping[str, Any]) -> Overrides:

@@ -145,15 +145,14 @@ def check(
     """
     from specsheet.api.check import LIMIT_OPTIONS, ServeLimits, check, limit_kinds
     from specsheet.api.serve import ServeRequest, check_request
-    from specsheet.cli.errors import as_options
-    from specsheet.units import parse_quantity
+    from specsheet.cli.errors import as_options, option_quantity
     from specsheet.views.documents import check_entries, serve_check_entries
 
     output = output_format(fmt, json_)
     given = {"params.total": max_params, "memory.weights_bytes": max_weights,
              "kv_cache.bytes_per_request": max_kv, "flops.forward_per_token": max_flops}
     kinds = limit_kinds()
-    limits = {name: parse_quantity(text, kinds[name], LIMIT_OPTIONS[name])  # type: ignore[arg-type]
+    limits = {name: option_quantity(text, kinds[name], LIMIT_OPTIONS[name])  # type: ignore[arg-type]
               for name, text in given.items() if text is not None}
     serve_limits = ServeLimits(min_concurrency, max_ttft, min_tokens_per_s)
     for name, value in serve_limits._asdict().items():

@@ -15,7 +15,7 @@ import typer
 from specsheet.api.serve import DEFAULT_UTILIZATION, ServeRequest, check_request
 from specsheet.api.spec import DEFAULT_DTYPE
 from specsheet.api.sweep import load_gpu
-from specsheet.cli.errors import as_options
+from specsheet.cli.errors import as_options, option_series
 from specsheet.cli.options import (
     CONVENTIONS,
     SPEC,
@@ -36,6 +36,7 @@ from specsheet.cli.options import (
     output_format,
     overrides,
     say_notes,
+    settings_given,
     source,
 )
 from specsheet.cli.serving import (
@@ -51,7 +52,7 @@ from specsheet.errors import SpecError
 from specsheet.figures import Axis
 from specsheet.sources import DEFAULT_TIMEOUT
 from specsheet.sources.fields import SPEC_FIELDS, Overrides
-from specsheet.units import QuantityKind, parse_series
+from specsheet.units import QuantityKind
 
 if TYPE_CHECKING:
     from specsheet.views.charts import ChartView
@@ -90,8 +91,7 @@ def _choices(help: str) -> Any:
                         show_default=False)
 
 
-# the spec fields that have an option of their own here (the rest: --set FIELD=VALUES)
-NUMERIC = ("layers", "d_model", "heads", "vocab", "context", "kv_heads", "head_dim", "d_ff")
+# the choice fields whose option takes a list of names (the rest: --set FIELD=VALUES)
 CHOICES = ("mlp", "norm", "positions")
 
 
@@ -203,9 +203,9 @@ def _axes(tokens: str | None, batch: str | None, quant: str | None, dtype: str |
     overrides that are fixed (the flags, layer lists, and --set of one value)."""
     axes = []
     if tokens is not None:
-        axes.append(Axis("tokens", "--tokens", tuple(parse_series(tokens, "tokens", "--tokens"))))
+        axes.append(Axis("tokens", "--tokens", tuple(option_series(tokens, "tokens", "--tokens"))))
     axes.append(Axis("batch", "--batch",
-                     tuple(parse_series(batch, "count", "--batch")) if batch else (1,)))
+                     tuple(option_series(batch, "count", "--batch")) if batch else (1,)))
     for name, text in named.items():
         if text is None:
             continue
@@ -214,7 +214,7 @@ def _axes(tokens: str | None, batch: str | None, quant: str | None, dtype: str |
             axes.append(Axis(name, option, tuple(_names(text, option))))
         else:
             kind: QuantityKind = "tokens" if name == "context" else "count"
-            axes.append(Axis(name, option, tuple(parse_series(text, kind, option))))
+            axes.append(Axis(name, option, tuple(option_series(text, kind, option))))
     fixed_settings = []
     for setting in settings or []:
         name, sep, text = setting.partition("=")
@@ -226,11 +226,9 @@ def _axes(tokens: str | None, batch: str | None, quant: str | None, dtype: str |
             continue
         option = f"--set {name}"
         if doc.type in ("int", "count"):
-            values = parse_series(text, "count", option, minimum=1 if doc.type == "int" else 0)
+            values = option_series(text, "count", option, minimum=1 if doc.type == "int" else 0)
         else:
-            from specsheet.sources.settings import parse_settings
-
-            values = [parse_settings([f"{name}={item}"])[name] for item in _names(text, option)]
+            values = [settings_given([f"{name}={item}"])[name] for item in _names(text, option)]
         axes.append(Axis(name, option, tuple(values)))
     given = [a.name for a in axes if a.name in SPEC_FIELDS]
     repeated = {name for name in given if given.count(name) > 1}

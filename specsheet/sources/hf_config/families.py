@@ -10,7 +10,7 @@ from typing import Any
 
 from specsheet.errors import SpecError, did_you_mean
 from specsheet.sources.hf_config.defaults import DEFAULTS
-from specsheet.sources.hf_config.reader import HFConfig
+from specsheet.sources.hf_config.reader import HFConfig, key_error
 
 Fields = dict[str, Any]
 
@@ -64,8 +64,8 @@ def _llama_like(c: HFConfig, check_head_dim: bool = True) -> Fields:
     if head_dim is not None:
         fields["head_dim"] = head_dim
     elif d % heads and check_head_dim:
-        raise SpecError(f"{c.origin}: key 'num_attention_heads': {heads} does not divide "
-                        f"hidden_size {d}, and head_dim is not given")
+        raise key_error("num_attention_heads", f"{heads} does not divide "
+                        f"hidden_size {d}, and head_dim is not given", source=c.origin)
     return fields
 
 
@@ -350,8 +350,8 @@ def _rope_layers(c: HFConfig, layers: int) -> list[int]:
         interval = c.integer("no_rope_layer_interval")
         return [int((i + 1) % interval != 0) for i in range(layers)]
     if len(rope) != layers:
-        raise SpecError(f"{c.origin}: key 'no_rope_layers': expected {layers} entries (one per "
-                        f"layer), got {len(rope)}")
+        raise key_error("no_rope_layers", f"expected {layers} entries (one per "
+                        f"layer), got {len(rope)}", source=c.origin)
     return rope
 
 
@@ -402,8 +402,8 @@ def _llama4_text(c: HFConfig) -> Fields:
     moe = c.integers("moe_layers") if c.data.get("moe_layers") is not None \
         else list(range(step - 1, layers, step))  # an empty list: no MoE layer at all
     if any(i < 0 or i >= layers for i in moe):
-        raise SpecError(f"{c.origin}: key 'moe_layers': expected layer indices from 0 to "
-                        f"{layers - 1}, got {moe}")
+        raise key_error("moe_layers", f"expected layer indices from 0 to "
+                        f"{layers - 1}, got {moe}", source=c.origin)
     fields.update(d_ff=c.integer("intermediate_size_mlp"), mlp_bias=False,
                   experts=c.integer("num_local_experts"),
                   experts_per_token=c.integer("num_experts_per_tok"), expert_d_ff=width,
@@ -488,8 +488,8 @@ def _ernie4_5_moe(c: HFConfig) -> Fields:
     end = layers - 1 if end in (None, -1) else c.integer("moe_layer_end_index", minimum=0)
     interval = c.integer("moe_layer_interval")
     if start >= layers:
-        raise SpecError(f"{c.origin}: key 'moe_layer_start_index': {start} is past the last "
-                        f"layer ({layers - 1}): no layer would hold the experts")
+        raise key_error("moe_layer_start_index", f"{start} is past the last "
+                        f"layer ({layers - 1}): no layer would hold the experts", source=c.origin)
     expert_d_ff = c.integer("moe_intermediate_size")
     fields.update(head_bias=fields["mlp_bias"],
                   experts=c.integer(("moe_num_experts", "num_experts")),
@@ -549,8 +549,8 @@ def _nested(c: HFConfig, key: str) -> HFConfig:
     if value is None:
         value = {}
     if not isinstance(value, dict):
-        raise SpecError(f"{c.origin}: key '{key}': expected a mapping, got "
-                        f"{type(value).__name__} {str(value)[:40]!r}")
+        raise key_error(key, f"expected a mapping, got "
+                        f"{type(value).__name__} {str(value)[:40]!r}", source=c.origin)
     nested = HFConfig(value, f"{c.origin} ({key})", c.data.get(f"{key}.defaults", {}))
     nested.model_type = c.model_type
     return nested
@@ -572,12 +572,12 @@ def _kinds(c: HFConfig, key: str, layers: int, names: Mapping[str, str],
     value = c.data.get(key) if value is None else value
     if not isinstance(value, list) or len(value) != layers:
         got = f"{len(value)} entries" if isinstance(value, list) else repr(value)[:40]
-        raise SpecError(f"{c.origin}: key '{key}': expected {layers} entries (one per layer), "
-                        f"got {got}")
+        raise key_error(key, f"expected {layers} entries (one per layer), "
+                        f"got {got}", source=c.origin)
     for name in value:
         if name not in names:
-            raise SpecError(f"{c.origin}: key '{key}': unknown layer kind {name!r}; expected "
-                            f"one of {', '.join(names)}")
+            raise key_error(key, f"unknown layer kind {name!r}; expected "
+                            f"one of {', '.join(names)}", source=c.origin)
     return [names[name] for name in value]
 
 
@@ -638,8 +638,8 @@ def _falcon_h1(c: HFConfig) -> Fields:
     inner = c.optional_integer("mamba_d_ssm") or c.integer("mamba_expand") * d
     bias = c.flag("mamba_proj_bias")
     if c.flag("projectors_bias") != bias:
-        raise SpecError(f"{c.origin}: keys 'mamba_proj_bias' and 'projectors_bias' differ; "
-                        "specsheet counts the Mamba projections' biases together")
+        raise SpecError("keys 'mamba_proj_bias' and 'projectors_bias' differ; "
+                        "specsheet counts the Mamba projections' biases together", source=c.origin)
     fields.update(layer_types=["hybrid"] * layers,
                   **_mamba2_fields(c, inner, c.integer("mamba_n_heads"),
                                    c.integer("mamba_n_groups"), c.integer("mamba_d_state"),
@@ -672,7 +672,8 @@ def _nemotron_h(c: HFConfig) -> Fields:
         else len(names) if isinstance(names, list) else 0
     blocks = _kinds(c, key, layers, _NEMOTRON_BLOCKS, names)
     if "moe" in blocks:
-        raise SpecError(f"{c.origin}: Nemotron-H's MoE blocks (E) are not supported yet")
+        raise SpecError("Nemotron-H's MoE blocks (E) are not supported yet",
+                        source=c.origin)
     heads = c.integer("num_attention_heads")
     head_dim = c.optional_integer(("head_dim", "attention_head_dim")) or d // heads
     kinds = {"mamba": "mamba2", "attention": "attention", "mlp": "none"}
@@ -818,21 +819,22 @@ def fields_from_hf_config(data: Mapping[str, Any], origin: str) -> tuple[Fields,
     note = ""
     text = data.get("text_config")
     if text is not None and not isinstance(text, dict):
-        raise SpecError(f"{origin}: key 'text_config': expected a mapping of the language "
-                        f"model's keys, got {type(text).__name__} {str(text)[:40]!r}")
+        raise key_error("text_config", f"expected a mapping of the language "
+                        f"model's keys, got {type(text).__name__} {str(text)[:40]!r}",
+                        source=origin)
     if isinstance(text, dict):
         data = text
         origin = f"{origin} (text_config)"
         note = "read from text_config"
     model_type = data.get("model_type")
     if not isinstance(model_type, str):
-        raise SpecError(f"{origin}: key 'model_type': expected the name of a model family, "
-                        f"got {model_type!r}")
+        raise key_error("model_type", f"expected the name of a model family, "
+                        f"got {model_type!r}", source=origin)
     family = FAMILIES.get(model_type)
     if family is None:
-        raise SpecError(f"{origin}: model_type '{model_type}' is not supported"
+        raise SpecError(f"model_type '{model_type}' is not supported"
                         f"{did_you_mean(model_type, FAMILIES)}; supported: "
-                        f"{', '.join(FAMILIES)}")
+                        f"{', '.join(FAMILIES)}", source=origin)
     config = HFConfig(data, origin, DEFAULTS[model_type])
     fields = {k: v for k, v in family(config).items() if v is not None}
     return fields, model_type, note

@@ -12,6 +12,12 @@ from typing import Any
 
 from specsheet.errors import SpecError
 from specsheet.model.spec import MAX_DIGITS
+from specsheet.sources.fields import FieldError
+
+
+def key_error(key: str, message: str, *, source: str, value: object = None) -> FieldError:
+    """An error about key ``key`` of the config.json at ``source``: ``source: key 'KEY': ...``."""
+    return FieldError(message, field=key, value=value, source=source, label=f"key '{key}'")
 
 
 class HFConfig:
@@ -45,16 +51,17 @@ class HFConfig:
         name = keys if isinstance(keys, str) else keys[0]
         if found is None:
             if default is None:
-                raise SpecError(f"{self.origin}: missing key '{name}' (needed for model_type "
-                                f"{self.model_type})")
+                raise SpecError(f"missing key '{name}' (needed for model_type "
+                                f"{self.model_type})", source=self.origin)
             return default
         key, value = found  # a float, even 4096.0, is refused: torch's layers take integers
         if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
             expected = "a positive integer" if minimum > 0 else "an integer of 0 or more"
-            raise SpecError(f"{self.origin}: key '{key}': expected {expected}, got {value!r}")
+            raise key_error(key, f"expected {expected}, got {value!r}",
+                            source=self.origin)
         if value >= 10**MAX_DIGITS:
-            raise SpecError(f"{self.origin}: key '{key}': an integer of more than {MAX_DIGITS} "
-                            "digits is beyond any model")
+            raise key_error(key, f"an integer of more than {MAX_DIGITS} "
+                            "digits is beyond any model", source=self.origin)
         return value
 
     def optional_integer(self, keys: str | tuple[str, ...], minimum: int = 1) -> int | None:
@@ -67,7 +74,8 @@ class HFConfig:
         if value is None:
             return default
         if not isinstance(value, bool):
-            raise SpecError(f"{self.origin}: key '{key}': expected true or false, got {value!r}")
+            raise key_error(key, f"expected true or false, got {value!r}",
+                            source=self.origin)
         return value
 
     def integers(self, key: str) -> list[int]:
@@ -76,8 +84,8 @@ class HFConfig:
             return []
         if not isinstance(value, list) or not all(
                 isinstance(i, int) and not isinstance(i, bool) for i in value):
-            raise SpecError(f"{self.origin}: key '{key}': expected a list of integers, "
-                            f"got {value!r}")
+            raise key_error(key, f"expected a list of integers, "
+                            f"got {value!r}", source=self.origin)
         return value
 
     def layer_types(self, layers: int, kinds: tuple[str, ...] = (
@@ -89,6 +97,6 @@ class HFConfig:
             return None
         if not isinstance(value, list) or len(value) != layers or not all(
                 v in kinds for v in value):
-            raise SpecError(f"{self.origin}: key 'layer_types': expected {layers} entries of "
-                            f"{' or '.join(kinds)}")
+            raise key_error("layer_types", f"expected {layers} entries of "
+                            f"{' or '.join(kinds)}", source=self.origin)
         return value
