@@ -144,7 +144,7 @@ def check_request(request: ServeRequest) -> None:
 def plan_serve(report: Report, request: ServeRequest, group_size: int | None = None
                ) -> Serving:
     """The plan of ``report``'s model under ``request``, its estimates and costs."""
-    from specsheet.api.sweep import load_gpu
+    from specsheet.api.hardware import load_gpu
     from specsheet.plan import serving
     from specsheet.plan.parallel import check_parallel
 

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from itertools import product
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from specsheet.api.hardware import load_gpu
 from specsheet.api.serve import ServeRequest, Serving, check_request, estimates_of, plan_serve
 from specsheet.errors import SpecError
 from specsheet.figures import Axis, Point, Report, at_tokens, build_report
@@ -226,13 +227,3 @@ def finish(axes: list[Axis], points: list[Point], gpu: str | None,
     served = None if request is None else serve_points(points, request, group_size)
     batch = None if "batch" in points[0].at else points[0].batch
     return Sweep(axes, points, batch, accelerator, served)
-
-
-def load_gpu(name: str) -> Accelerator:
-    """The accelerator ``name`` (a catalog name or a hardware YAML file); errors name gpu."""
-    from specsheet.sources.hardware import load_accelerator
-
-    try:
-        return load_accelerator(name)
-    except SpecError as e:
-        raise SpecError(str(e), field="gpu", value=name) from None

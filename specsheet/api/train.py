@@ -105,7 +105,7 @@ def tokens_of(value: int | str | None) -> int | None:
 
 def plan_train(model: Model, request: TrainRequest) -> Training:
     """The training plan of ``model`` under ``request``."""
-    from specsheet.api.sweep import load_gpu
+    from specsheet.api.hardware import load_gpu
     from specsheet.plan.parallel import check_training_parallel
     from specsheet.plan.training import plan_training
 

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from specsheet.api.hardware import load_gpu
 from specsheet.api.serve import DEFAULT_UTILIZATION, ServeRequest, check_request
 from specsheet.api.spec import DEFAULT_DTYPE
-from specsheet.api.sweep import load_gpu
 from specsheet.cli.errors import as_options, option_series
 from specsheet.cli.options import (
     CONVENTIONS,

@@ -119,7 +119,7 @@ def train(
     """
     output = output_format(fmt, json_)
     given = overrides(settings, locals())
-    from specsheet.api.sweep import load_gpu
+    from specsheet.api.hardware import load_gpu
     from specsheet.api.train import TrainRequest, check_request, plan_train
     from specsheet.cli import streams
     from specsheet.cli.errors import as_options
