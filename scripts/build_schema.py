@@ -188,7 +188,7 @@ def sweep_schema(version: dict[str, Any]) -> dict[str, Any]:
 def build() -> dict[str, Any]:
     from specsheet.model.flops import ForwardFlops
     from specsheet.model.params import COMPONENTS, MoEParams
-    from specsheet.views.documents import SCHEMA_VERSION
+    from specsheet.views.schema import SCHEMA_VERSION
 
     count = obj({
         "schema_version": {"const": SCHEMA_VERSION},

@@ -22,7 +22,7 @@ estimates (``estimate``).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 from specsheet.errors import SpecError
 from specsheet.figures import Report
@@ -830,6 +830,7 @@ class ServeCheck(NamedTuple):
     value: float | int | bool | None  # None: no estimate (nothing fits)
     limit: float | int | bool
     ok: bool
+    bound: Literal["fits", "min", "max"]  # what the limit bounds: the fit, a least or a most
 
 
 def serve_checks(plan: ServePlan, est: Estimates | None, min_concurrency: int | None = None,
@@ -838,19 +839,19 @@ def serve_checks(plan: ServePlan, est: Estimates | None, min_concurrency: int | 
     """The model fits (always checked), and each limit given: at least ``min_concurrency``
     requests of max_model_len at once, a time to first token of at most ``max_ttft`` seconds,
     at least ``min_tokens_per_s`` tokens/s per request (estimates; no estimate fails)."""
-    checks = [ServeCheck("fits", "--gpu", "Fits", plan.fits, True, plan.fits)]
+    checks = [ServeCheck("fits", "--gpu", "Fits", plan.fits, True, plan.fits, "fits")]
     if min_concurrency is not None:
         checks.append(ServeCheck("max_concurrency", "--min-concurrency",
                                  "Requests of max-model-len at once", plan.max_concurrency,
-                                 min_concurrency, plan.max_concurrency >= min_concurrency))
+                                 min_concurrency, plan.max_concurrency >= min_concurrency, "min"))
     if max_ttft is not None:
         ttft = None if est is None else est.prefill_s
         checks.append(ServeCheck("estimates.prefill_s", "--max-ttft",
                                  "Time to first token, s (estimate)", ttft, max_ttft,
-                                 ttft is not None and ttft <= max_ttft))
+                                 ttft is not None and ttft <= max_ttft, "max"))
     if min_tokens_per_s is not None:
         rate = None if est is None else est.tokens_per_s_per_request
         checks.append(ServeCheck("estimates.tokens_per_s_per_request", "--min-tokens-per-s",
                                  "Tokens/s per request (estimate)", rate, min_tokens_per_s,
-                                 rate is not None and rate >= min_tokens_per_s))
+                                 rate is not None and rate >= min_tokens_per_s, "min"))
     return checks

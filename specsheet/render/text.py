@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from specsheet.views.charts import ChartView
-    from specsheet.views.tables import TableView
+    from specsheet.views.table import TableView
 
 Scalar = int | float | str | bool | None
 
@@ -147,7 +147,7 @@ def _md_cell(text: str) -> str:
 def to_markdown(views: Sequence[TableView | ChartView]) -> str:
     """Each table view as a bold title, a GitHub-flavoured table and an italic caption (charts
     are for the terminal and pictures: the table beside a chart holds its figures)."""
-    from specsheet.views.tables import TableView
+    from specsheet.views.table import TableView
 
     parts = []
     for view in views:

@@ -66,9 +66,15 @@ from specsheet.model.memory import DEFAULT_DTYPE
 from specsheet.sources import DEFAULT_TIMEOUT
 
 if TYPE_CHECKING:
-    from specsheet.views.tables import TableView
+    from specsheet.views.table import TableView
 
 LIMITS = "Limits (exit 1 when one is exceeded; equal holds)"
+# the option that sets each figure's limit, by the figure's path (the documents name it)
+LIMIT_OPTIONS = {"params.total": "--max-params", "memory.weights_bytes": "--max-weights",
+                 "kv_cache.bytes_per_request": "--max-kv", "flops.forward_per_token": "--max-flops",
+                 "fits": "--gpu", "max_concurrency": "--min-concurrency",
+                 "estimates.prefill_s": "--max-ttft",
+                 "estimates.tokens_per_s_per_request": "--min-tokens-per-s"}
 SETTINGS: dict[str, Any] = {
     "epilog": "Quantities: integers (1,024 and 1_024 too), 1.5e9, SI suffixes k, K, M, G (B for "
               "a billion parameters), T, P; bytes also KB, MB, GB, TB (SI) and Ki, Mi, Gi, Ti, "
@@ -145,7 +151,7 @@ def check(
     """
     from specsheet.plan.budgets import BUDGETS_BY_OPTION, run_checks
     from specsheet.units import parse_quantity
-    from specsheet.views.documents import check_document, check_entries, serve_check_entries
+    from specsheet.views.check import check_document, check_entries, serve_check_entries
 
     output = output_format(fmt, json_)
     given = {"--max-params": max_params, "--max-weights": max_weights, "--max-kv": max_kv,
@@ -189,10 +195,10 @@ def check(
             plan, est, costs = plan_one(report, options)
             served.append((plan, est, costs, serve_checks(plan, est, min_concurrency, max_ttft,
                                                           min_tokens_per_s)))
-    document = check_document(checked, served)
+    document = check_document(checked, served, options=LIMIT_OPTIONS)
 
     def views() -> list[TableView]:
-        from specsheet.views.tables import check_view, serve_check_view
+        from specsheet.views.check import check_view, serve_check_view
 
         tables = []
         for index, (report, results) in enumerate(checked):
@@ -204,9 +210,10 @@ def check(
 
     rows = [{"name": report.model.name, **entry}
             for report, results in checked
-            for entry in check_entries(results)]
+            for entry in check_entries(results, LIMIT_OPTIONS)]
     rows += [{"name": plan.report.model.name, **entry}
-             for plan, _, _, results in served for entry in serve_check_entries(results)]
+             for plan, _, _, results in served for entry in
+             serve_check_entries(results, LIMIT_OPTIONS)]
     emit(output, document, rows, views)
     if not document["ok"]:
         raise typer.Exit(ExitCode.CHECK_FAILED)

@@ -8,6 +8,7 @@ import typer
 
 from specsheet.cli.options import (
     CONVENTIONS,
+    OPTION_NAMES,
     DtypeOpt,
     FormatOpt,
     GroupSizeOpt,
@@ -48,10 +49,10 @@ from specsheet.cli.serving import (
 from specsheet.model.memory import DEFAULT_DTYPE
 from specsheet.sources import DEFAULT_TIMEOUT
 from specsheet.sources.fields import Overrides
-from specsheet.views.documents import compare_document
+from specsheet.views.compare import compare_document
 
 if TYPE_CHECKING:
-    from specsheet.views.tables import TableView
+    from specsheet.views.table import TableView
 
 SETTINGS = {"epilog": CONVENTIONS}
 
@@ -113,8 +114,8 @@ def compare(
     document = compare_document(compared, served)
 
     def views() -> list[TableView]:
-        from specsheet.views.tables import compare_view
+        from specsheet.views.compare import compare_view
 
-        return [compare_view(compared, served)]
+        return [compare_view(compared, served, OPTION_NAMES)]
 
     emit(output, document, document["models"], views, svg=svg, html=html)

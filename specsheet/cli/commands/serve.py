@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from specsheet.cli.options import (
+    OPTION_NAMES,
     DtypeOpt,
     FormatOpt,
     GroupSizeOpt,
@@ -58,7 +59,7 @@ from specsheet.model.memory import DEFAULT_DTYPE
 from specsheet.sources import DEFAULT_TIMEOUT
 
 if TYPE_CHECKING:
-    from specsheet.views.tables import TableView
+    from specsheet.views.table import TableView
 
 SETTINGS: dict[str, Any] = {
     "epilog": "Exact: weights, activation-free KV blocks and the pool's concurrency as vLLM "
@@ -105,7 +106,7 @@ def serve(
 
     Example: 'specsheet serve llama3-70b --gpu h100-sxm --gpus 8 --price 2.50'.
     """
-    from specsheet.views.documents import serve_document
+    from specsheet.views.serve import serve_document
 
     output_fmt = output_format(fmt, json_)
     if gpu is None:
@@ -125,8 +126,8 @@ def serve(
     document = serve_document(plan, est, costs)
 
     def views() -> list[TableView]:
-        from specsheet.views.tables import serve_views
+        from specsheet.views.serve import serve_views
 
-        return serve_views(plan, est, costs)
+        return serve_views(plan, est, costs, OPTION_NAMES)
 
     emit(output_fmt, document, [document], views, svg=svg, html=html)

@@ -15,6 +15,7 @@ import typer
 
 from specsheet.cli.options import (
     CONVENTIONS,
+    OPTION_NAMES,
     SPEC,
     AttnBiasOpt,
     FormatOpt,
@@ -60,7 +61,7 @@ if TYPE_CHECKING:
     from specsheet.hardware.catalog import Accelerator
     from specsheet.model.spec import Model
     from specsheet.views.charts import ChartView
-    from specsheet.views.tables import TableView
+    from specsheet.views.table import TableView
 
 SETTINGS = {"epilog": CONVENTIONS}
 
@@ -180,7 +181,7 @@ def sweep(
     single = {a.name: a.values[0] for a in candidates if len(a.values) == 1}
     points = _points(source(model, hf), axes, single, fixed, group_size, timeout)
 
-    from specsheet.views.documents import sweep_document
+    from specsheet.views.sweep import sweep_document
 
     served: list[Served] | None = None
     if options is not None:
@@ -188,13 +189,14 @@ def sweep(
 
         served = plan_points(points, options)
     document = sweep_document(axes, points, None if "batch" in points[0].at
-                              else points[0].batch, accelerator, served)
+                              else points[0].batch, accelerator, served,
+                              options={a.name: a.option for a in axes})
 
     def views() -> list[TableView | ChartView]:
         from specsheet.views.charts import memory_charts
-        from specsheet.views.tables import sweep_view
+        from specsheet.views.sweep import sweep_view
 
-        return [sweep_view(axes, points, accelerator, served),
+        return [sweep_view(axes, points, accelerator, served, OPTION_NAMES),
                 *memory_charts(axes, points, accelerator, served)]
 
     rows = [{"at": point["at"], "batch": p.batch, **point["report"]}

@@ -24,7 +24,7 @@ from specsheet.errors import SpecError
 from specsheet.sources import DEFAULT_TIMEOUT
 
 if TYPE_CHECKING:
-    from specsheet.views.tables import TableView
+    from specsheet.views.table import TableView
 
 SETTINGS: dict[str, Any] = {
     "epilog": "FLOPs: matrix multiplications only, a multiply-add is 2 FLOPs; the backward of "
@@ -124,7 +124,7 @@ def train(
     from specsheet.plan.training import parallelism, plan_training
     from specsheet.sources.hardware import load_accelerator
     from specsheet.sources.resolve import resolve
-    from specsheet.views.documents import train_document
+    from specsheet.views.train import train_document
 
     notes: list[str] = []
     try:
@@ -156,7 +156,7 @@ def train(
     document = train_document(loaded, plan)
 
     def views() -> list[TableView]:
-        from specsheet.views.tables import train_views
+        from specsheet.views.train import train_views
 
         return train_views(loaded, plan)
 
