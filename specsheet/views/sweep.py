@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from specsheet.figures import Axis, Point
-from specsheet.views.count import count_document
+from specsheet.figures import Axis, Point, Report
+from specsheet.views.count import count_document, flops_section, kv_section
 from specsheet.views.schema import SCHEMA_VERSION
 from specsheet.views.serve import serve_document
 
@@ -24,12 +24,24 @@ def sweep_document(axes: list[Axis], points: list[Point], batch: int | None,
     """The document of ``sweep``: its axes (each with the option it was given by,
     ``options[axis.name]``), and each point's place on them with the document of ``count``
     there, or with ``served`` (a plan per point, on ``gpu``) that of ``serve``. ``batch`` is
-    the requests at once when it is not an axis (else None)."""
+    the requests at once when it is not an axis (else None).
+
+    Points share what does not move along the grid: a point on the report of the point before
+    it (another batch) has that point's document, and one whose report differs only in the
+    tokens shares its spec, parameters and memory sections (the same dicts, which
+    render.text.to_json writes once)."""
     if served is not None:
         entries = [{"at": point.at, "report": serve_document(*plan)}
                    for point, plan in zip(points, served, strict=True)]
     else:
-        entries = [{"at": point.at, "report": count_document(point.report)} for point in points]
+        entries = []
+        before: Report | None = None
+        document: dict[str, Any] = {}
+        for point in points:
+            if point.report is not before:
+                document = _point_report(point.report, before, document)
+                before = point.report
+            entries.append({"at": point.at, "report": document})
     return {
         "schema_version": SCHEMA_VERSION,
         "axes": [{"name": a.name, "option": options[a.name], "values": list(a.values)}
@@ -39,6 +51,21 @@ def sweep_document(axes: list[Axis], points: list[Point], batch: int | None,
                                          "memory_bytes": gpu.memory_bytes},
         "points": entries,
     }
+
+
+def _point_report(report: Report, before: Report | None,
+                  document: dict[str, Any]) -> dict[str, Any]:
+    """Count's document at one point: a report on the same model, parameters and weights as
+    the one ``before`` it (whose ``document`` it was), other tokens, takes a copy of that
+    document with the KV cache and FLOPs of its own."""
+    if before is not None and report.model is before.model and \
+            report.params is before.params and report.weights is before.weights and \
+            report.dtype == before.dtype:
+        moved = document.copy()
+        moved["kv_cache"] = kv_section(report)
+        moved["flops"] = flops_section(report)
+        return moved
+    return count_document(report)
 
 
 def sweep_view(axes: list[Axis], points: list[Point], gpu: Accelerator | None,
