@@ -59,6 +59,45 @@ def accelerator_document(accelerator: Accelerator) -> dict[str, Any]:
 
 
 
+def schemas() -> dict[str, Any]:
+    """The schemas of ``presets_document``, ``accelerator_entry`` (``accelerator``),
+    ``hardware_document`` and ``accelerator_document`` (``hardware_one``)."""
+    from specsheet.hardware.catalog import OPTIONAL, PEAK_DTYPES, REQUIRED
+    from specsheet.views.schema import VERSION, obj, ref
+
+    positive = {"type": "integer", "minimum": 1}
+    return {
+        "presets": obj({"schema_version": VERSION, "presets": {"type": "array", "items": obj({
+            "name": {"type": "string"}, "description": {"type": "string"},
+            "reference": {"type": "string"},
+            "published_total": {"type": ["integer", "null"]},
+            "total": {"type": "integer", "minimum": 1},
+            "spec": ref("spec")})}}),
+        "accelerator": obj({
+            "name": {"type": "string"},
+            "label": {"type": "string"},
+            "vendor": {"type": "string"},
+            "memory_bytes": {**positive, "description": REQUIRED["memory_bytes"]},
+            "bandwidth_bytes_per_s": {**positive,
+                                      "description": REQUIRED["bandwidth_bytes_per_s"]},
+            "peak_flops_per_s": {
+                "type": "object", "minProperties": 1, "additionalProperties": False,
+                "properties": dict.fromkeys(PEAK_DTYPES, positive),
+                "description": "dense peak FLOP/s by element type (never the 2:4-sparse "
+                               "figure)"},
+            "interconnect": {"type": "string"},
+            "interconnect_bytes_per_s": {"type": "integer", "minimum": 0,
+                                         "description": OPTIONAL["interconnect_bytes_per_s"]},
+            "sources": {"type": "object", "additionalProperties": {"type": "string"},
+                        "description": OPTIONAL["sources"]},
+            "notes": {"type": "string"},
+        }, "one accelerator (docs/hardware.md)"),
+        "hardware": obj({"schema_version": VERSION, "accelerators": {
+            "type": "array", "items": ref("accelerator")}}),
+        "hardware_one": obj({"schema_version": VERSION, "accelerator": ref("accelerator")}),
+    }
+
+
 def presets_view(reports: list[Report]) -> TableView:
     from specsheet.units import exact
     from specsheet.views.table import TableView

@@ -66,6 +66,38 @@ def check_document(checked: list[tuple[Report, list[CheckResult]]],
 
 
 
+def schemas() -> dict[str, Any]:
+    """The schema of ``check_document``: one model (``check``) or several (``check_many``),
+    their entries, and the serve entry with its serving limits (``serve_checked``)."""
+    from specsheet.views.schema import VERSION, obj, optional, ref
+    from specsheet.views.serve import schemas as serve_schemas
+
+    checks = {"type": "array", "items": ref("check_entry"),
+              "description": "the size limits (empty when only serving limits are given)"}
+    scalar = {"type": ["number", "boolean", "null"]}
+    serve_checked = obj({**serve_schemas()["serve_entry"]["properties"], "checks": {
+        "type": "array", "items": obj({
+            "figure": {"type": "string"}, "option": {"type": "string"}, "value": scalar,
+            "limit": scalar, "ok": {"type": "boolean"}})}},
+        "The serve entry with the serving limits of check on a GPU (fits always checked).")
+    return {
+        "check_entry": obj({
+            "figure": {"type": "string"}, "option": {"type": "string"},
+            "value": {"type": "integer"}, "limit": {"type": "integer"},
+            "margin": {"type": "integer"}, "ok": {"type": "boolean"},
+        }),
+        "check": optional(obj({"schema_version": VERSION, "ok": {"type": "boolean"},
+                               "checks": checks, "model": ref("count"),
+                               "serve": ref("serve_checked")}), "serve"),
+        "check_many": obj({"schema_version": VERSION, "ok": {"type": "boolean"},
+                           "models": {"type": "array", "minItems": 2, "items": optional(obj({
+                               "ok": {"type": "boolean"}, "checks": checks,
+                               "model": ref("count"), "serve": ref("serve_checked")}),
+                               "serve")}}),
+        "serve_checked": serve_checked,
+    }
+
+
 def check_view(report: Report, results: list[CheckResult]) -> TableView:
     """Each checked figure with its limit, the margin left and the verdict."""
     from specsheet.units import exact, human_bytes, human_count, human_flops, percent

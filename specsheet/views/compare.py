@@ -29,6 +29,17 @@ def compare_document(reports: list[Report],
 
 
 
+def schemas() -> dict[str, Any]:
+    """The schema of ``compare_document``."""
+    from specsheet.views.schema import VERSION, obj, optional, ref
+
+    return {"compare": optional(obj({
+        "schema_version": VERSION,
+        "models": {"type": "array", "items": ref("count"), "minItems": 2},
+        "serve": {"type": "array", "items": ref("serve_entry"),
+                  "description": "on a GPU: each model served, in the same order"}}), "serve")}
+
+
 def compare_view(reports: list[Report],
                  served: list[tuple[ServePlan, Estimates | None, dict[str, float | None]]]
                  | None, options: Mapping[str, str]) -> TableView:

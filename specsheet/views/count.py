@@ -100,6 +100,102 @@ def _memory_section(report: Report) -> dict[str, Any]:
 
 
 
+def schemas() -> dict[str, Any]:
+    """The schema of ``count_document`` (``count``) and of the spec every document holds."""
+    from specsheet.model.flops import ForwardFlops
+    from specsheet.model.params import COMPONENTS, MoEParams
+    from specsheet.views.schema import VERSION, ints, numbers, obj, ref
+
+    return {"spec": spec_schema(), "count": obj({
+        "schema_version": VERSION,
+        "name": {"type": "string"},
+        "description": {"type": "string"},
+        "origin": {"type": "string", "description": "where the model was loaded from"},
+        "reference": {"type": "string", "description": "a URL for the architecture"},
+        "published_total": {"type": ["integer", "null"],
+                            "description": "the publisher's parameter count, if known"},
+        "counted": {"enum": ["whole model", "language model only"],
+                    "description": "language model only: a vision or audio tower in the "
+                                   "config is not counted"},
+        "spec": ref("spec"),
+        "params": obj({
+            "total": {"type": "integer", "minimum": 1},
+            "non_embedding": {"type": "integer", "minimum": 0},
+            "active": {"type": "integer", "minimum": 1},
+            "components": ints(*COMPONENTS),
+            "moe": ints(*MoEParams._fields),
+            "shares": numbers(*COMPONENTS),
+            "per_block": ints("attention", "mlp", "norms", "total"),
+            "block_shares": numbers("attention", "mlp"),
+        }, "Parameters (counts)."),
+        "memory": obj({
+            "format": {"type": "string",
+                       "description": "the quantization format, or the dtype without one"},
+            "dtype": {"type": ["string", "null"],
+                      "description": "the weights' dtype; with a format, the type given for "
+                                     "its unquantized tensors, or null for the format's own"},
+            "weights_bytes": {"type": "integer", "minimum": 1,
+                              "description": "every stored tensor, all metadata included"},
+            "bits_per_weight": {"type": "number", "description": "weights_bytes x 8 / total"},
+            "overhead_bytes": {"type": "integer", "minimum": 0,
+                               "description": "scales, zero points, indices, global scales"},
+            "by_component": ints(*COMPONENTS),
+            "tensor_types": {"type": "object",
+                             "additionalProperties": {"type": "integer", "minimum": 0},
+                             "description": "bytes by stored element type (BF16, Q4_K, I32)"},
+            "lower_bound": {"type": "boolean",
+                            "description": "int4 without scales: a lower bound"},
+        }, "Weight memory in bytes."),
+        "kv_cache": obj({
+            "tokens": {"type": "integer", "minimum": 1},
+            "dtype": {"type": "string"},
+            "elements_per_token": {"type": "integer", "minimum": 0},
+            "bytes_per_token": {"type": "integer", "minimum": 0},
+            "bytes_per_request": {"type": "integer", "minimum": 1},
+            "state_bytes": {"type": "integer", "minimum": 0,
+                            "description": "the fixed state of state-space and linear-attention "
+                                           "layers (0 for pure attention)"},
+            "layers_by_kind": {"type": "object", "additionalProperties": {"type": "integer",
+                                                                          "minimum": 1}},
+            "sliding_window": {"type": "integer", "minimum": 0},
+            "sliding_layers": {"type": "integer", "minimum": 0},
+        }, "The memory of one request, in bytes: the attention layers' keys and values at T "
+           "and the state of the other layers."),
+        "flops": obj({
+            "tokens": {"type": "integer", "minimum": 1},
+            "forward_per_token": {"type": "integer", "minimum": 1},
+            "components": ints(*ForwardFlops._fields[1:]),
+            "approx_2n_per_token": {"type": "integer", "minimum": 0},
+            "approx_2n_error_percent": {"type": "number"},
+        }, "Forward FLOPs per token at T = tokens (exact), and the 2N estimate."),
+    })}
+
+
+def spec_schema() -> dict[str, Any]:
+    """Every spec field, from specsheet.model.spec.FIELD_DOCS (the schema cannot drift from
+    them)."""
+    from specsheet.model.spec import FIELD_DOCS, INPUT_ONLY_FIELDS
+    from specsheet.views.schema import obj
+
+    types: dict[str, dict[str, Any]] = {
+        "int": {"type": "integer", "minimum": 1},
+        "count": {"type": "integer", "minimum": 0},
+        "bool": {"type": "boolean"},
+        "layers": {"type": "array", "items": {"type": "integer", "minimum": 0}},
+    }
+    properties = {}
+    for doc in FIELD_DOCS:
+        if doc.name in INPUT_ONLY_FIELDS:
+            continue
+        if doc.type == "kinds":
+            schema: dict[str, Any] = {"type": "array", "items": {"enum": list(doc.choices)}}
+        else:
+            schema = dict(types.get(doc.type) or {"enum": list(doc.choices)})
+        schema["description"] = doc.help
+        properties[doc.name] = schema
+    return obj(properties, "Every spec field, after defaults are derived (docs/models.md).")
+
+
 def breakdown_view(report: Report) -> TableView:
     """Part | Formula | Parameters | Share | bar, as in the worked GPT-2 small example."""
     from specsheet.units import exact, percent

@@ -62,6 +62,50 @@ COMPONENT_LABELS = {
 }
 
 
+def schemas() -> dict[str, Any]:
+    """The schema of ``inspect_document``."""
+    from specsheet.model.params import COMPONENTS
+    from specsheet.views.schema import VERSION, ints, obj
+
+    inspect_components = (*COMPONENTS, "other")
+    int_or_null = {"type": ["integer", "null"]}
+    return {"inspect": obj({
+        "schema_version": VERSION,
+        "format": {"enum": ["safetensors", "gguf"]},
+        "files": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+        "tensors": {"type": "integer", "minimum": 0, "description": "tensors in the files"},
+        "params": obj({"total": {"type": "integer", "minimum": 0},
+                       "components": ints(*inspect_components)},
+                      "Parameters of the unquantized model the tensors store, by component "
+                      "(other: what count does not include)."),
+        "bytes": obj({
+            "data": {"type": "integer", "minimum": 0},
+            "by_dtype": {"type": "object", "additionalProperties": {"type": "integer"}},
+            "by_component": ints(*inspect_components),
+            "predicted": {**int_or_null, "description": "specsheet's bytes of the tensors "
+                          "count knows, in the matched format (null without a config)"},
+            "predicted_matches": {"type": ["boolean", "null"]},
+        }, "The tensors' data in bytes."),
+        "quant": {"type": ["string", "null"], "description": "the quantization format matched"},
+        "quant_layouts": {"type": "object", "additionalProperties": {"type": "integer"}},
+        "group_size": int_or_null,
+        "other_tensors": {"type": "array", "items": {"type": "string"}},
+        "check": {"oneOf": [{"type": "null"}, obj({
+            "config": {"type": "string"},
+            "matches": {"type": "boolean"},
+            "components": obj({name: obj({"file": {"type": "integer"},
+                                          "computed": {"type": "integer"},
+                                          "match": {"type": "boolean"}})
+                               for name in inspect_components}),
+            "differences": {"type": "array", "items": obj({
+                "component": {"enum": list(inspect_components)}, "layer": int_or_null,
+                "file": {"type": "integer"}, "computed": {"type": "integer"},
+                "tensors": {"type": "array", "items": {"type": "string"}}})},
+        })]},
+        "note": {"type": "string"},
+    })}
+
+
 def inspect_views(inspection: Inspection, options: Mapping[str, str]) -> list[TableView]:
     """The tensors by component, the file's bytes and format, and the check's differences
     (``options``: how the reader sets an input, by its name: ``quant``)."""

@@ -117,6 +117,98 @@ def serve_document(plan: ServePlan, est: Estimates | None,
 
 
 
+def schemas() -> dict[str, Any]:
+    """The schema of ``serve_entry`` and of ``serve_document`` (``serve``: the entry and its
+    schema_version)."""
+    from specsheet.views.schema import VERSION, ints, obj
+
+    count = {"type": "integer", "minimum": 0}
+    seconds = {"type": "number", "minimum": 0}
+    usd = {"type": ["number", "null"], "minimum": 0}
+    estimates = obj({
+        "concurrency": {"type": "integer", "minimum": 1},
+        "prompt_tokens": {"type": "integer", "minimum": 1},
+        "output_tokens": {"type": "integer", "minimum": 1},
+        "compute_dtype": {"type": "string"},
+        "peak_flops_per_s": {"type": "integer", "minimum": 1},
+        "mfu": {"type": "number"}, "mbu": {"type": "number"},
+        "prefill_s": {**seconds, "description": "time to first token (estimate)"},
+        "prefill_compute_s": seconds, "prefill_allreduce_s": seconds,
+        "decode_context": {"type": "integer", "minimum": 1,
+                           "description": "tokens of each request at the average decode step"},
+        "decode_step_s": seconds,
+        "decode_bytes_per_step": {"type": "number", "minimum": 0,
+                                  "description": "weights touched and KV read, all stages"},
+        "decode_flops_per_step": count,
+        "experts_touched": {"type": "number", "minimum": 0, "maximum": 1},
+        "tokens_per_s_per_request": {"type": "number", "minimum": 0},
+        "tokens_per_s_total": {"type": "number", "minimum": 0},
+        "tokens_per_s_end_to_end": {"type": "number", "minimum": 0,
+                                    "description": "output tokens/s with the prefills counted"},
+        "usd_per_gpu_hour": usd,
+        "tokens_per_word": {"type": ["number", "null"]},
+        "text_tokens": {"type": ["integer", "null"], "minimum": 0,
+                        "description": "with a text: its tokens under the model's tokenizer"},
+        "text_words": {"type": ["integer", "null"], "minimum": 1,
+                       "description": "with a text: its words (runs of non-white-space)"},
+        "usd_per_request": usd,
+        "usd_per_million_output_tokens": usd,
+        "usd_per_million_input_tokens": usd,
+        "usd_per_million_output_words": usd,
+        "assumptions": {"type": "array", "items": {"type": "string"}},
+    }, "Roofline estimates (upper bounds on speed) for the request shape; null when no "
+       "request fits.")
+    entry = obj({
+        "model": obj({"name": {"type": "string"}, "origin": {"type": "string"},
+                      "format": {"type": "string"}, "dtype": {"type": ["string", "null"]},
+                      "kv_dtype": {"type": "string"}}),
+        "hardware": obj({"name": {"type": "string"}, "label": {"type": "string"},
+                         "memory_bytes": count, "bandwidth_bytes_per_s": count,
+                         "peak_flops_per_s": {"type": "object",
+                                              "additionalProperties": count},
+                         "interconnect_bytes_per_s": count}),
+        "parallel": ints("gpus", "tp", "pp", "ep", minimum=1),
+        "request": obj({"max_model_len": {"type": "integer", "minimum": 1},
+                        "max_num_batched_tokens": {"type": "integer", "minimum": 1},
+                        "max_num_seqs": {"type": "integer", "minimum": 1},
+                        "memory_utilization": {"type": ["number", "null"]}}),
+        "memory_per_gpu": obj({
+            "stage": count, "layers": count, "capacity_bytes": count, "budget_bytes": count,
+            "weights_bytes": count,
+            "activation_bytes": {**count, "description": "an estimate"},
+            "overhead_bytes": {**count, "description": "an estimate"},
+            "kv_pool_bytes": count, "kv_pool_given": {"type": "boolean"},
+            "kv_bytes_per_token": count,
+            "kv_bytes_per_request": {**count, "description": "a request of max_model_len in "
+                                     "whole blocks, its state included"},
+            "state_bytes_per_request": {**count, "description": "the part of "
+                                        "kv_bytes_per_request holding a hybrid model's state "
+                                        "(Mamba, gated DeltaNet), in padded pages; 0 without"},
+        }, "One GPU of the pipeline stage that admits the fewest requests (exact)."),
+        "kv_blocks": obj({
+            "block_size": {"type": "integer", "minimum": 1,
+                           "description": "tokens per attention block: 16, raised for a "
+                                          "hybrid until one page holds a state"},
+            "page_bytes": count,
+            "state_page_bytes": {**count, "description": "one state layer's page for one "
+                                 "request before padding to page_bytes; 0 without state"},
+            "groups": {"type": "array", "items": obj({
+                "window": count, "layers": count, "state": {"type": "boolean"}})},
+            "layers_per_group": count, "num_blocks": count, "blocks_per_request": count,
+            "vllm_max_concurrency": {"type": "number", "minimum": 0},
+        }, "vLLM's KV-cache blocks on that GPU."),
+        "stages": {"type": "array", "items": ints("stage", "layers", "weights_bytes",
+                                                  "activation_bytes", "kv_pool_bytes",
+                                                  "num_blocks", "max_concurrency")},
+        "fits": {"type": "boolean"},
+        "max_concurrency": count,
+        "max_context": count,
+        "estimates": {"oneOf": [{"type": "null"}, estimates]},
+    }, "Serving one model on GPUs (docs/serving.md).")
+    return {"serve_entry": entry,
+            "serve": obj({"schema_version": VERSION, **entry["properties"]})}
+
+
 def serve_views(plan: ServePlan, est: Estimates | None, costs: dict[str, float | None],
                 options: Mapping[str, str]) -> list[TableView]:
     """Memory per GPU as a stacked bar against the capacity, then the fit, then the estimates.

@@ -53,6 +53,38 @@ def sweep_document(axes: list[Axis], points: list[Point], batch: int | None,
     }
 
 
+def schemas() -> dict[str, Any]:
+    """The schema of ``sweep_document``: the axes, and at each point count's document (serve's
+    on a GPU)."""
+    from specsheet.views.schema import VERSION, obj, ref
+
+    value = {"type": ["integer", "string", "null"]}
+    axis = obj({"name": {"type": "string", "description": "tokens, batch, dtype, quant, "
+                         "kv_dtype or a spec field"},
+                "option": {"type": "string", "description": "the option that gave it"},
+                "values": {"type": "array", "items": value, "minItems": 2,
+                           "description": "in order; quant null: a plain dtype"}})
+    gpu = obj({"name": {"type": "string"}, "label": {"type": "string"},
+               "memory_bytes": {"type": "integer", "minimum": 1}},
+              "the accelerator given, whose budget per GPU the chart draws a line at")
+    point = obj({"at": {"type": "object", "additionalProperties": value,
+                        "description": "the point's value on each axis, by axis name"},
+                 "report": {"oneOf": [ref("count"), ref("serve")],
+                            "description": "count's document at the point; on a GPU, "
+                                           "serve's (max_model_len: the point's tokens, "
+                                           "concurrency: its batch)"}})
+    return {"sweep": obj({
+        "schema_version": VERSION,
+        "axes": {"type": "array", "items": axis, "minItems": 1, "maxItems": 2},
+        "batch": {"type": ["integer", "null"], "minimum": 1,
+                  "description": "requests at once (each with its KV cache); null when "
+                                 "batch is an axis"},
+        "gpu": {"oneOf": [gpu, {"type": "null"}]},
+        "points": {"type": "array", "items": point, "minItems": 2,
+                   "description": "the first axis varies fastest"},
+    })}
+
+
 def _point_report(report: Report, before: Report | None,
                   document: dict[str, Any]) -> dict[str, Any]:
     """Count's document at one point: a report on the same model, parameters and weights as

@@ -83,6 +83,69 @@ def train_document(model: Model, plan: TrainingPlan) -> dict[str, Any]:
 
 
 
+def schemas() -> dict[str, Any]:
+    """The schema of ``train_document``."""
+    from specsheet.model.flops import ATTENTION, RECOMPUTE
+    from specsheet.plan.training import LORA_TARGETS, OPTIMIZERS, PRECISIONS
+    from specsheet.views.schema import VERSION, obj, ref
+
+    count = {"type": "integer", "minimum": 0}
+    positive = {"type": "integer", "minimum": 1}
+    flops: dict[str, Any] = {
+        "seq_len": positive,
+        "attention": {"enum": list(ATTENTION)},
+        "recompute": {"enum": list(RECOMPUTE)},
+        **dict.fromkeys(("forward_per_token", "backward_per_token", "ssm_backward_per_token",
+                         "recomputed_per_token",
+                         "attention_core_per_token", "per_token_model", "per_token_hardware",
+                         "total_model", "total_hardware"), count),
+    }
+    for name in ("approx_6n", "approx_palm", "approx_megatron"):
+        flops[f"{name}_per_token"] = count
+        flops[f"{name}_total"] = count
+        flops[f"{name}_error_percent"] = {"type": "number"}
+    return {"train": obj({
+        "schema_version": VERSION,
+        "name": {"type": "string"},
+        "origin": {"type": "string"},
+        "spec": ref("spec"),
+        "params": obj({"total": positive, "active": positive, "non_embedding": count,
+                       "trainable": positive}, "Parameters; trainable: all, or LoRA's."),
+        "flops": obj(flops, "Training FLOPs per token at seq_len and in total (model: forward "
+                            "+ backward; hardware: + recomputation), and three estimates."),
+        "tokens_total": positive,
+        "tokens_default": {"type": "boolean",
+                           "description": "tokens_total is the Chinchilla-optimal 20 x N"},
+        "hardware": obj({"gpu": {"type": "string"}, "label": {"type": "string"},
+                         "gpus": positive, "dtype": {"type": "string"},
+                         "peak_flops_per_s": positive,
+                         "mfu": {"type": "number", "exclusiveMinimum": 0, "maximum": 1}}),
+        "time": obj({"seconds": {"type": "number"}, "gpu_hours": {"type": "number"},
+                     "days": {"type": "number"}, "usd": {"type": ["number", "null"]}},
+                    "Wall-clock and GPU time at the MFU; usd with a price."),
+        "parallelism": obj({"gpus": positive, "dp": positive, "tp": positive, "pp": positive,
+                            "sp": {"type": "boolean"},
+                            "zero": {"type": "integer", "minimum": 0, "maximum": 3}}),
+        "precision": {"enum": list(PRECISIONS)},
+        "optimizer": {"enum": list(OPTIMIZERS)},
+        "lora": {"oneOf": [{"type": "null"}, obj({
+            "rank": positive,
+            "targets": {"type": "array", "items": {"enum": list(LORA_TARGETS)}},
+            "qlora": {"type": "boolean"}, "base_format": {"type": "string"}})]},
+        "memory_per_gpu": obj({
+            **dict.fromkeys(("weights_bytes", "frozen_bytes", "gradients_bytes", "optimizer_bytes",
+                             "activations_bytes", "activations_per_sequence_bytes",
+                             "activations_per_layer_bytes", "total_bytes", "capacity_bytes"),
+                            count),
+            "activations_form": {"type": "string"},
+            "micro_batch": positive,
+        }, "One GPU's memory for a training step, in bytes."),
+        "fits": {"type": "boolean"},
+        "max_micro_batch": count,
+        "assumptions": {"type": "array", "items": {"type": "string"}},
+    })}
+
+
 def train_views(model: Model, plan: TrainingPlan) -> list[TableView]:
     """``train``: FLOPs and time, then memory per GPU."""
     return [_train_compute_view(model, plan), _train_memory_view(model, plan)]
