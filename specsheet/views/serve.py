@@ -26,7 +26,7 @@ def serve_entry(plan: ServePlan, est: Estimates | None,
                      "bandwidth_bytes_per_s": hw.bandwidth_bytes_per_s,
                      "peak_flops_per_s": dict(hw.peak_flops_per_s),
                      "interconnect_bytes_per_s": hw.interconnect_bytes_per_s},
-        "parallel": layout._asdict(),
+        "parallel": {"gpus": layout.gpus, "tp": layout.tp, "pp": layout.pp, "ep": layout.ep},
         **_serve_memory(plan),
         "estimates": None if est is None else _estimates_section(plan, est, costs),
     }
