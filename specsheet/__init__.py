@@ -1,7 +1,8 @@
 """specsheet: exact spec sheets for decoder-only transformer language models.
 
-The public API (docs/api.md): ``load``, ``report``, ``presets``, ``Report``, ``Model``,
-``ModelSpec`` and ``SpecError``. Importing specsheet loads neither typer, rich nor yaml; the
+The public API (docs/api.md): ``load``, ``report``, ``presets``, ``serve``, ``train``,
+``sweep``, ``check``, ``compare``, ``Report``, ``Model``, ``ModelSpec`` and ``SpecError``.
+ Importing specsheet loads neither typer, rich nor yaml; the
 API's modules load on first use, so the command line pays only for what it runs.
 """
 
@@ -14,15 +15,21 @@ from specsheet.errors import SpecError
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from specsheet.api import Report, load, presets, report
+    from specsheet.api.check import check
+    from specsheet.api.compare import compare
+    from specsheet.api.count import Report, load, presets, report
+    from specsheet.api.serve import serve
+    from specsheet.api.sweep import sweep
+    from specsheet.api.train import train
     from specsheet.model.spec import Model, ModelSpec
 
-_LAZY = {"Report": "specsheet.api", "load": "specsheet.api", "presets": "specsheet.api",
-         "report": "specsheet.api", "Model": "specsheet.model.spec",
-         "ModelSpec": "specsheet.model.spec"}
+_LAZY = {**dict.fromkeys(("Report", "load", "presets", "report"), "specsheet.api.count"),
+         **{name: f"specsheet.api.{name}" for name in ("check", "compare", "serve", "sweep",
+                                                        "train")},
+         "Model": "specsheet.model.spec", "ModelSpec": "specsheet.model.spec"}
 
-__all__ = ["Model", "ModelSpec", "Report", "SpecError", "__version__", "load", "presets",
-           "report"]
+__all__ = ["Model", "ModelSpec", "Report", "SpecError", "__version__", "check", "compare", "load",
+           "presets", "report", "serve", "sweep", "train"]
 
 
 def __getattr__(name: str) -> Any:

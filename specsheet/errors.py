@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from enum import IntEnum
 
 
@@ -29,18 +29,26 @@ class SpecError(ValueError):
     """
 
     def __init__(self, message: str, *, field: str | None = None, value: object = None,
-                 source: str | None = None) -> None:
+                 source: str | None = None, context: str = "") -> None:
         super().__init__(message)
         self.message = message
         self.field = field
         self.value = value
         self.source = source
+        self.context = context  # what the error happened in, after the message: " (llama3-8b)"
 
-    def line(self, label: str | None = None) -> str:
-        """The one line: ``source: label: message``, where ``label`` names the field (default:
-        the field's own name; ``""`` leaves it out)."""
+    def worded(self, spell: Callable[[str], str]) -> str:
+        """The message, naming any other input it mentions as ``spell(field)`` gives it (the
+        CLI spells a field as its option). Most messages mention none: the message itself."""
+        return self.message
+
+    def line(self, label: str | None = None, spell: Callable[[str], str] | None = None) -> str:
+        """The one line: ``source: label: message context``, where ``label`` names the field
+        (default: the field's own name; ``""`` leaves it out) and ``spell`` the other inputs
+        the message mentions (see ``worded``)."""
         named = self.field if label is None else label
-        return ": ".join(p for p in (self.source, named, self.message) if p)
+        text = self.message if spell is None else self.worded(spell)
+        return ": ".join(p for p in (self.source, named, text + self.context) if p)
 
     def __str__(self) -> str:
         return self.line()

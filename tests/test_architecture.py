@@ -27,7 +27,7 @@ def copy_project(tmp_path: Path) -> Path:
 def test_the_contract_is_kept(tmp_path: Path) -> None:
     result = lint(copy_project(tmp_path))
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "1 kept, 0 broken" in result.stdout
+    assert "3 kept, 0 broken" in result.stdout
 
 
 def test_model_importing_render_breaks_it(tmp_path: Path) -> None:
@@ -45,3 +45,31 @@ def test_sources_importing_plan_breaks_it(tmp_path: Path) -> None:
     files = root / "specsheet" / "sources" / "files.py"
     files.write_text(files.read_text() + "\nimport specsheet.plan.budgets  # noqa: E402,F401\n")
     assert lint(root).returncode == 1
+
+
+def test_the_cli_importing_the_plan_breaks_it(tmp_path: Path) -> None:
+    root = copy_project(tmp_path)
+    count = root / "specsheet" / "cli" / "commands" / "count.py"
+    count.write_text(count.read_text() + "\nimport specsheet.plan.budgets  # noqa: E402,F401\n")
+    result = lint(root)
+    assert result.returncode == 1
+    assert "the CLI calls the api" in result.stdout and "BROKEN" in result.stdout
+
+
+def test_the_cli_importing_the_model_breaks_it(tmp_path: Path) -> None:
+    root = copy_project(tmp_path)
+    count = root / "specsheet" / "cli" / "commands" / "count.py"
+    count.write_text(count.read_text() + "\n\ndef _bad() -> None:\n"
+                     "    from specsheet.model.params import count_params  # noqa: F401\n")
+    result = lint(root)
+    assert result.returncode == 1
+    assert "the CLI calls the api" in result.stdout
+
+
+def test_views_importing_sources_breaks_it(tmp_path: Path) -> None:
+    root = copy_project(tmp_path)
+    charts = root / "specsheet" / "views" / "charts.py"
+    charts.write_text(charts.read_text() + "\nimport specsheet.sources.files  # noqa: E402,F401\n")
+    result = lint(root)
+    assert result.returncode == 1
+    assert "only the api meets sources and plan" in result.stdout

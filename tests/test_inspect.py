@@ -380,7 +380,7 @@ def test_a_sparse_16_gb_file_answers_from_its_header(kind: str, tmp_path: Path) 
         os.truncate(path, len(head) + data)
         (tmp_path / "config.json").write_text(json.dumps(config))
     else:  # Llama 3.1 8B in F16: 16 GB of data after a real header
-        from specsheet.api import load
+        from specsheet.api.count import load
 
         spec = load("llama3.1-8b").spec
         path = write_gguf(tmp_path / "big.gguf", "llama", spec, gguf_types(spec, "f16"),

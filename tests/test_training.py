@@ -26,16 +26,15 @@ from specsheet.model.flops import (
 )
 from specsheet.model.params import count_params, mlp_weights, ssm_conv_channels
 from specsheet.model.spec import ModelSpec
+from specsheet.plan.parallel import Parallel, check_training_parallel
 from specsheet.plan.training import (
     RECIPES,
-    Parallelism,
     activation_terms,
     activations,
     layer_activation_bytes,
     lora_params,
     model_matrices,
     optimizer_bytes,
-    parallelism,
     plan_training,
 )
 from specsheet.sources.resolve import load_file, resolve
@@ -223,7 +222,7 @@ def test_megatrons_distributed_optimizer_table() -> None:
     n = params.total
     for precision, whole, kept, sharded in (("bf16-mixed", 18, 6, 12), ("fp32", 16, 8, 8)):
         for zero, dp in ((0, 1), (1, 4)):
-            layout = Parallelism(gpus=dp, dp=dp, tp=1, pp=1, sp=False, zero=zero)
+            layout = Parallel(gpus=dp, dp=dp, tp=1, pp=1, sp=False, zero=zero)
             plan = plan_training(spec, builtin("h100-sxm"), layout, precision=precision)
             s = plan.states
             total = s.weights_bytes + s.gradients_bytes + s.optimizer_bytes
@@ -237,12 +236,12 @@ def test_tensor_parallel_ranks_hold_their_cut() -> None:
     spec = load_preset("llama3-8b")
     block = 4096 * 512 + 2 * 4096 * 128 + 512 * 4096 + 3 * 4096 * 1792 + 2 * 4096
     per_gpu = 32 * block + 2 * 16_032 * 4096 + 4096
-    layout = parallelism(spec, 8, None, 8, 1, False, 0)
+    layout = check_training_parallel(spec, 8, None, 8, 1, False, 0)
     states = plan_training(spec, builtin("h100-sxm"), layout).states
     assert states.weights_bytes == 2 * per_gpu
     assert states.gradients_bytes == 4 * per_gpu and states.optimizer_bytes == 12 * per_gpu
     # two pipeline stages: the first holds the embedding, the last the head and final norm
-    layout = parallelism(spec, 16, None, 8, 2, False, 0)
+    layout = check_training_parallel(spec, 16, None, 8, 2, False, 0)
     first = 16 * block + 16_032 * 4096
     assert plan_training(spec, builtin("h100-sxm"), layout).states.weights_bytes == \
         2 * max(first, 16 * block + 16_032 * 4096 + 4096)
@@ -308,7 +307,7 @@ def test_korthikanti_unparallel_form_and_flash() -> None:
 
 
 def test_activations_of_a_pipeline_and_a_micro_batch() -> None:
-    layout = Parallelism(gpus=64, dp=1, tp=8, pp=8, sp=True, zero=0)
+    layout = Parallel(gpus=64, dp=1, tp=8, pp=8, sp=True, zero=0)
     act = activations(GPT3, S, 2, layout, "selective", flash=False)
     assert act.per_sequence == 96 * S * H * 34 // 8  # L layers' worth on the first stage
     assert act.total == 2 * act.per_sequence
@@ -316,7 +315,7 @@ def test_activations_of_a_pipeline_and_a_micro_batch() -> None:
 
 def test_max_micro_batch_fits_and_one_more_does_not() -> None:
     spec = load_preset("llama3-8b")
-    layout = parallelism(spec, 8, None, 1, 1, False, 3)
+    layout = check_training_parallel(spec, 8, None, 1, 1, False, 3)
     plan = plan_training(spec, builtin("h100-sxm"), layout, seq_len=2048, attention="causal")
     b = plan.max_micro_batch
     assert b >= 1
@@ -418,7 +417,7 @@ def test_training_invariants(spec: ModelSpec, tokens: int, dp: int) -> None:
     params = count_params(spec)
     totals = []
     for zero in range(4):
-        layout = Parallelism(gpus=dp, dp=dp, tp=1, pp=1, sp=False, zero=zero)
+        layout = Parallel(gpus=dp, dp=dp, tp=1, pp=1, sp=False, zero=zero)
         plan = plan_training(spec, builtin("h100-sxm"), layout, seq_len=min(tokens, spec.context))
         totals.append(plan.static_bytes)
         assert plan.activations.total == plan.activations.per_sequence

@@ -3,11 +3,7 @@ the CLI's defaults and return typed results whose ``to_dict()`` is the CLI's ``-
 
 This package is the only place where ``specsheet.sources`` (what a user gives) and
 ``specsheet.plan`` (the questions asked of a model) meet. Nothing here prints or exits; bad input
-raises ``SpecError``. One module per question; ``specsheet/__init__.py`` re-exports the names.
+raises ``SpecError``. One module per question, named for it (``specsheet.api.serve`` holds
+``serve``); ``specsheet/__init__.py`` re-exports the functions, each module imported when its
+function is first used, so that a command pays only for the question it asks.
 """
-
-from __future__ import annotations
-
-from specsheet.api.count import Report, load, presets, report
-
-__all__ = ["Report", "load", "presets", "report"]

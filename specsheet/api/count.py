@@ -14,9 +14,11 @@ from __future__ import annotations
 from typing import Any
 
 from specsheet import figures as _figures
-from specsheet.model.memory import DEFAULT_DTYPE
+from specsheet.model.memory import DEFAULT_DTYPE, DTYPE_BITS
 from specsheet.model.spec import Model
 from specsheet.sources.resolve import resolve
+
+__all__ = ["DEFAULT_DTYPE", "DTYPE_BITS", "Model", "Report", "load", "presets", "report"]
 
 
 class Report(_figures.Report):

@@ -55,6 +55,13 @@ class SpecsheetGroup(TyperGroup):
     def list_commands(self, ctx: Any) -> list[str]:
         return list(COMMANDS)
 
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        """The commands and their one-line help, from COMMANDS: ``specsheet --help`` builds
+        none of them (each command's short help is its COMMANDS line, so the text is what
+        building them would give)."""
+        with formatter.section("Commands"):
+            formatter.write_dl(list(COMMANDS.items()))
+
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         if cmd_name not in COMMANDS:
             raise SpecError(f"unknown command {cmd_name!r}{did_you_mean(cmd_name, COMMANDS)}; "

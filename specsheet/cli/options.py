@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
+from specsheet.api.spec import DTYPE_BITS
 from specsheet.errors import SpecError, TokensOverContext, did_you_mean
 from specsheet.figures import Report, build_report
-from specsheet.model.memory import DTYPE_BITS
 from specsheet.sources import DEFAULT_TIMEOUT
 from specsheet.sources.fields import Overrides
 from specsheet.sources.resolve import resolve

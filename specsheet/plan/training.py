@@ -33,6 +33,7 @@ from specsheet.model.flops import (
 )
 from specsheet.model.params import ParamBreakdown, count_params
 from specsheet.model.spec import ModelSpec
+from specsheet.plan.parallel import Parallel
 
 if TYPE_CHECKING:
     from specsheet.quant.tensors import Tensor
@@ -68,52 +69,6 @@ RECIPES: dict[str, Recipe] = {
     "bf16": Recipe("bf16", 2, 2, 0, 2, "bf16"),
     "fp32": Recipe("fp32", 4, 4, 0, 4, "fp32"),
 }
-
-
-class Parallelism(NamedTuple):
-    """How the GPUs divide the work: gpus = dp x tp x pp."""
-
-    gpus: int
-    dp: int  # data-parallel ranks (ZeRO shards over these)
-    tp: int  # tensor-parallel ranks
-    pp: int  # pipeline stages (layers split)
-    sp: bool  # sequence parallelism (with tensor parallelism)
-    zero: int  # ZeRO stage: 1 optimizer states, 2 + gradients, 3 + weights (FSDP)
-
-
-def parallelism(spec: ModelSpec, gpus: int | None, dp: int | None, tp: int, pp: int,
-                sp: bool, zero: int) -> Parallelism:
-    """Check and complete the layout: dp from gpus / (tp x pp) when only gpus is given.
-    SpecError names the option to change."""
-    for name, value in (("tp", tp), ("pp", pp)):
-        if value < 1:
-            raise SpecError(f"{name}: expected a positive number of ranks, got {value}")
-    if not 0 <= zero <= 3:
-        raise SpecError(f"zero: expected a stage from 0 to 3, got {zero}")
-    if spec.heads % tp:
-        raise SpecError(f"tp: {tp} does not divide the {spec.heads} attention heads; each "
-                        "tensor-parallel rank holds whole heads")
-    if pp > spec.layers:
-        raise SpecError(f"pp: {pp} pipeline stages for {spec.layers} layers; a stage needs "
-                        "a layer")
-    if sp and tp == 1:
-        raise SpecError("sp: sequence parallelism splits along the tensor-parallel ranks; "
-                        "it needs tp above 1")
-    if dp is not None and dp < 1:
-        raise SpecError(f"dp: expected a positive number of ranks, got {dp}")
-    if gpus is not None and gpus < 1:
-        raise SpecError(f"gpus: expected a positive number of GPUs, got {gpus}")
-    if gpus is None:
-        gpus = (dp or 1) * tp * pp
-    if dp is None:
-        if gpus % (tp * pp):
-            raise SpecError(f"gpus: {gpus} GPUs is not dp x tp x pp for tp {tp} and pp {pp}; "
-                            f"give a multiple of {tp * pp}")
-        dp = gpus // (tp * pp)
-    if gpus != dp * tp * pp:
-        raise SpecError(f"gpus: {gpus} GPUs is not dp x tp x pp = {dp} x {tp} x {pp} = "
-                        f"{dp * tp * pp}")
-    return Parallelism(gpus=gpus, dp=dp, tp=tp, pp=pp, sp=sp, zero=zero)
 
 
 # ---- the matrices of a model (for LoRA and Adafactor) --------------------------------------
@@ -176,12 +131,13 @@ def check_lora_targets(targets: tuple[str, ...]) -> tuple[str, ...]:
     from specsheet.errors import did_you_mean
 
     if not targets:
-        raise SpecError(f"lora-targets: expected some of {', '.join(LORA_TARGETS)}")
+        raise SpecError(f"expected some of {', '.join(LORA_TARGETS)}", field="lora_targets",
+                        value=targets)
     for target in targets:
         if target not in LORA_TARGETS:
-            raise SpecError(f"lora-targets: unknown target {target!r}"
-                            f"{did_you_mean(target, LORA_TARGETS)}; expected some of "
-                            f"{', '.join(LORA_TARGETS)}")
+            raise SpecError(f"unknown target {target!r}{did_you_mean(target, LORA_TARGETS)}; "
+                            f"expected some of {', '.join(LORA_TARGETS)}",
+                            field="lora_targets", value=targets)
     return tuple(dict.fromkeys(targets))
 
 
@@ -190,7 +146,8 @@ def lora_params(spec: ModelSpec, rank: int, targets: tuple[str, ...]) -> int:
     r x out; Hu et al. 2021). In MLA, k stands for kv_a and v for kv_b; ``experts`` adapts
     every routed expert's matrices."""
     if rank < 1:
-        raise SpecError(f"lora-rank: expected a rank of 1 or more, got {rank}")
+        raise SpecError(f"expected a rank of 1 or more, got {rank}", field="lora_rank",
+                        value=rank)
     return sum(rank * (m.in_features + m.out_features) * m.copies
                for m in model_matrices(spec) if m.target and m.target in targets)
 
@@ -219,7 +176,7 @@ def optimizer_bytes(recipe: Recipe, optimizer: str, params: int,
         in_matrices = sum(m.in_features * m.out_features * m.copies for m in matrices)
         factored = sum((m.in_features + m.out_features) * m.copies for m in matrices)
         return master + recipe.state * (factored + total_params - in_matrices)
-    raise SpecError(f"optimizer: unknown optimizer {optimizer!r}")
+    raise SpecError(f"unknown optimizer {optimizer!r}", field="optimizer", value=optimizer)
 
 
 class ModelStates(NamedTuple):
@@ -236,22 +193,22 @@ def _share(value: int, ranks: int) -> int:
     return -(-value // ranks)
 
 
-def busiest_gpu_tensors(spec: ModelSpec, layout: Parallelism) -> tuple[Tensor, ...] | None:
+def busiest_gpu_tensors(spec: ModelSpec, layout: Parallel) -> tuple[Tensor, ...] | None:
     """The parameter tensors of the busiest GPU under tensor and pipeline parallelism, cut as
-    serving.py cuts them (vLLM's layers: column- and row-parallel matrices split, norms and
-    routers whole, the embedding on the first stage and the head on the last, the vocabulary
-    padded to 64); None without model parallelism (every GPU holds the whole model)."""
+    serving cuts them (``plan.sharding``, vLLM's layers: column- and row-parallel matrices
+    split, norms and routers whole, the embedding on the first stage and the head on the last,
+    the vocabulary padded to 64); None without model parallelism (every GPU holds the whole
+    model)."""
     if layout.tp * layout.pp == 1:
         return None
-    from specsheet.plan.serving import Parallel, stage_tensors
+    from specsheet.plan.sharding import stage_tensors
 
-    parallel = Parallel(gpus=layout.tp * layout.pp, tp=layout.tp, pp=layout.pp, ep=1)
-    stages = [stage_tensors(spec, parallel, stage) for stage in range(layout.pp)]
+    stages = [stage_tensors(spec, layout, stage) for stage in range(layout.pp)]
     return max(stages, key=lambda held: sum(t.elements for t in held))
 
 
 def model_states(spec: ModelSpec, params: ParamBreakdown, recipe: Recipe, optimizer: str,
-                 layout: Parallelism, lora_rank: int = 0,
+                 layout: Parallel, lora_rank: int = 0,
                  lora_targets: tuple[str, ...] = DEFAULT_LORA_TARGETS,
                  base_format: str = "bf16") -> ModelStates:
     """Weights, gradients and optimizer states per GPU.
@@ -367,7 +324,7 @@ def layer_activation_bytes(terms: ActivationTerms, tp: int, sp: bool, recompute:
     return terms.outside_tp + _share(terms.inside_tp + scores, tp)
 
 
-def activations(spec: ModelSpec, seq: int, micro_batch: int, layout: Parallelism,
+def activations(spec: ModelSpec, seq: int, micro_batch: int, layout: Parallel,
                 recompute: str, flash: bool) -> Activations:
     """Activations of the busiest pipeline stage for a micro-batch.
 
@@ -416,7 +373,7 @@ class TrainingPlan(NamedTuple):
     approx_palm: int
     approx_megatron: int  # with recomputation when recompute is full (Megatron's form)
     accelerator: Accelerator
-    layout: Parallelism
+    layout: Parallel
     recipe: Recipe
     optimizer: str
     mfu: float
@@ -472,7 +429,7 @@ def estimate_error(estimate: int, exact: int) -> float:
 
 def estimate_errors(plan: TrainingPlan) -> dict[str, float]:
     """Each estimate's error against the exact figure it estimates: model FLOPs, except
-    Megatron's with recomputation (``--recompute full``), which counts the forward again and is
+    Megatron's with recomputation (``recompute="full"``), which counts the forward again and is
     set against the hardware FLOPs."""
     fl = plan.flops
     megatron_exact = fl.hardware if fl.recompute == "full" else fl.model
@@ -481,7 +438,7 @@ def estimate_errors(plan: TrainingPlan) -> dict[str, float]:
             "approx_megatron": estimate_error(plan.approx_megatron, megatron_exact)}
 
 
-def plan_training(spec: ModelSpec, accelerator: Accelerator, layout: Parallelism, *,
+def plan_training(spec: ModelSpec, accelerator: Accelerator, layout: Parallel, *,
                   seq_len: int | None = None, micro_batch: int = 1,
                   tokens_total: int | None = None, precision: str = "bf16-mixed",
                   optimizer: str = "adamw", recompute: str = "none", attention: str = "full",
@@ -496,43 +453,50 @@ def plan_training(spec: ModelSpec, accelerator: Accelerator, layout: Parallelism
     for name, value, allowed in (("recompute", recompute, RECOMPUTE),
                                  ("attention", attention, ATTENTION)):
         if value not in allowed:
-            raise SpecError(f"{name}: expected one of {', '.join(allowed)}, got {value!r}"
-                            f"{did_you_mean(value, allowed)}")
+            raise SpecError(f"expected one of {', '.join(allowed)}, got {value!r}"
+                            f"{did_you_mean(value, allowed)}", field=name, value=value)
     if precision not in RECIPES:
-        raise SpecError(f"precision: unknown recipe {precision!r}; expected one of "
-                        f"{', '.join(PRECISIONS)}")
+        raise SpecError(f"unknown recipe {precision!r}; expected one of "
+                        f"{', '.join(PRECISIONS)}", field="precision", value=precision)
     if optimizer not in OPTIMIZERS:
-        raise SpecError(f"optimizer: unknown optimizer {optimizer!r}; expected one of "
-                        f"{', '.join(OPTIMIZERS)}")
+        raise SpecError(f"unknown optimizer {optimizer!r}; expected one of "
+                        f"{', '.join(OPTIMIZERS)}", field="optimizer", value=optimizer)
     if not (isinstance(mfu, float | int) and math.isfinite(mfu) and 0 < mfu <= 1):
-        raise SpecError(f"mfu: expected a fraction above 0 and at most 1, got {mfu}")
+        raise SpecError(f"expected a fraction above 0 and at most 1, got {mfu}", field="mfu",
+                        value=mfu)
     if price is not None and not (math.isfinite(price) and price >= 0):
-        raise SpecError(f"price: expected dollars per GPU-hour, 0 or more, got {price}")
+        raise SpecError(f"expected dollars per GPU-hour, 0 or more, got {price}",
+                        field="price", value=price)
     if micro_batch < 1:
-        raise SpecError(f"micro-batch: expected 1 or more sequences, got {micro_batch}")
+        raise SpecError(f"expected 1 or more sequences, got {micro_batch}",
+                        field="micro_batch", value=micro_batch)
     seq = spec.context if seq_len is None else seq_len
     if seq < 1:
-        raise SpecError(f"seq-len: expected a positive number of tokens, got {seq}")
+        raise SpecError(f"expected a positive number of tokens, got {seq}", field="seq_len",
+                        value=seq)
     if seq > spec.context:
-        raise SpecError(f"seq-len: {seq:,} exceeds the model's context ({spec.context:,} "
-                        "tokens)")
+        raise SpecError(f"{seq:,} exceeds the model's context ({spec.context:,} tokens)",
+                        field="seq_len", value=seq)
     if tokens_total is not None and tokens_total < 1:
-        raise SpecError(f"tokens-total: expected a positive number of tokens, got "
-                        f"{tokens_total}")
+        raise SpecError(f"expected a positive number of tokens, got {tokens_total}",
+                        field="tokens_total", value=tokens_total)
     assumptions: list[str] = []
     lora_targets = check_lora_targets(lora_targets)
     if qlora and not lora_rank:
-        raise SpecError("qlora: QLoRA trains LoRA adapters on a 4-bit base; give a LoRA rank")
+        raise SpecError("QLoRA trains LoRA adapters on a 4-bit base; give a LoRA rank",
+                        field="qlora", value=qlora)
     if lora_rank < 0:
-        raise SpecError(f"lora-rank: expected a rank of 1 or more, got {lora_rank}")
+        raise SpecError(f"expected a rank of 1 or more, got {lora_rank}", field="lora_rank",
+                        value=lora_rank)
     if lora_rank == 0 and base_format is not None:
-        raise SpecError(f"quant: a frozen base in {base_format} is for LoRA; give a LoRA rank "
-                        "too (full training keeps the weights in the precision recipe)")
+        raise SpecError(f"a frozen base in {base_format} is for LoRA; give a LoRA rank too "
+                        "(full training keeps the weights in the precision recipe)",
+                        field="base_format", value=base_format)
     if qlora:
         base_format = base_format or "bnb-nf4"
         if base_format not in QLORA_BASES:
-            raise SpecError(f"qlora: QLoRA needs a 4-bit base ({', '.join(QLORA_BASES)}), got "
-                            f"{base_format}")
+            raise SpecError(f"QLoRA needs a 4-bit base ({', '.join(QLORA_BASES)}), got "
+                            f"{base_format}", field="qlora", value=base_format)
     params = count_params(spec)
     recipe = RECIPES[precision]
     if lora_rank:
@@ -602,7 +566,7 @@ def _frozen_bytes(spec: ModelSpec, params: ParamBreakdown, base_format: str,
     from specsheet.model.memory import DTYPE_BITS, bytes_for
 
     if held is not None:
-        from specsheet.plan.serving import stored_bytes
+        from specsheet.plan.sharding import stored_bytes
 
         plain = base_format in DTYPE_BITS
         return stored_bytes(spec, held, base_format if plain else None,

@@ -11,7 +11,8 @@ from specsheet.units import exact, human_bytes
 
 if TYPE_CHECKING:
     from specsheet.hardware.catalog import Accelerator
-    from specsheet.plan.serving import Estimates, ServePlan
+    from specsheet.plan.roofline import Estimates
+    from specsheet.plan.serving import ServePlan
 
     # a sweep's point served: serve's plan there, its estimates and costs (cli.serving.Served)
     Served = tuple[ServePlan, Estimates | None, dict[str, float | None]]

@@ -13,8 +13,9 @@ from specsheet.views.schema import SCHEMA_VERSION
 from specsheet.views.serve import serve_entry
 
 if TYPE_CHECKING:
-    from specsheet.plan.budgets import CheckResult
-    from specsheet.plan.serving import Estimates, ServeCheck, ServePlan
+    from specsheet.plan.budgets import CheckResult, ServeCheck
+    from specsheet.plan.roofline import Estimates
+    from specsheet.plan.serving import ServePlan
     from specsheet.views.table import TableView
 
 

@@ -11,7 +11,8 @@ from specsheet.views.schema import SCHEMA_VERSION
 from specsheet.views.serve import serve_entry
 
 if TYPE_CHECKING:
-    from specsheet.plan.serving import Estimates, ServePlan
+    from specsheet.plan.roofline import Estimates
+    from specsheet.plan.serving import ServePlan
     from specsheet.views.table import RowStyle, TableView
 
 

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 from specsheet.views.schema import SCHEMA_VERSION
 
 if TYPE_CHECKING:
-    from specsheet.plan.serving import Estimates, ServePlan
+    from specsheet.plan.roofline import Estimates
+    from specsheet.plan.serving import ServePlan
     from specsheet.views.table import TableView
 
 
@@ -35,7 +36,7 @@ def serve_entry(plan: ServePlan, est: Estimates | None,
 def _estimates_section(plan: ServePlan, est: Estimates,
                        costs: dict[str, float | None]) -> dict[str, Any]:
     """The roofline estimates of a serve entry, with the costs and their assumptions."""
-    from specsheet.plan.serving import assumptions
+    from specsheet.plan.roofline import assumptions
 
     request = plan.request
     return {

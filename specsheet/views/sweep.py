@@ -13,7 +13,8 @@ from specsheet.views.serve import serve_document
 
 if TYPE_CHECKING:
     from specsheet.hardware.catalog import Accelerator
-    from specsheet.plan.serving import Estimates, ServePlan
+    from specsheet.plan.roofline import Estimates
+    from specsheet.plan.serving import ServePlan
     from specsheet.views.table import TableView
 
 

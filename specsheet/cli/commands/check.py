@@ -6,6 +6,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from specsheet.api.serve import (
+    DEFAULT_MBU,
+    DEFAULT_MFU,
+    DEFAULT_OUTPUT,
+    DEFAULT_PROMPT,
+    DEFAULT_UTILIZATION,
+)
+from specsheet.api.spec import DEFAULT_DTYPE
 from specsheet.cli.options import (
     AttnBiasOpt,
     ContextOpt,
@@ -39,11 +47,6 @@ from specsheet.cli.options import (
     source,
 )
 from specsheet.cli.serving import (
-    DEFAULT_MBU,
-    DEFAULT_MFU,
-    DEFAULT_OUTPUT,
-    DEFAULT_PROMPT,
-    DEFAULT_UTILIZATION,
     SERVE,
     ConcurrencyOpt,
     EpOpt,
@@ -56,25 +59,16 @@ from specsheet.cli.serving import (
     OutputOpt,
     PpOpt,
     PromptOpt,
-    ServeOptions,
     TpOpt,
     UtilizationOpt,
-    check_options,
 )
 from specsheet.errors import ExitCode, SpecError
-from specsheet.model.memory import DEFAULT_DTYPE
 from specsheet.sources import DEFAULT_TIMEOUT
 
 if TYPE_CHECKING:
     from specsheet.views.table import TableView
 
 LIMITS = "Limits (exit 1 when one is exceeded; equal holds)"
-# the option that sets each figure's limit, by the figure's path (the documents name it)
-LIMIT_OPTIONS = {"params.total": "--max-params", "memory.weights_bytes": "--max-weights",
-                 "kv_cache.bytes_per_request": "--max-kv", "flops.forward_per_token": "--max-flops",
-                 "fits": "--gpu", "max_concurrency": "--min-concurrency",
-                 "estimates.prefill_s": "--max-ttft",
-                 "estimates.tokens_per_s_per_request": "--min-tokens-per-s"}
 SETTINGS: dict[str, Any] = {
     "epilog": "Quantities: integers (1,024 and 1_024 too), 1.5e9, SI suffixes k, K, M, G (B for "
               "a billion parameters), T, P; bytes also KB, MB, GB, TB (SI) and Ki, Mi, Gi, Ti, "
@@ -149,35 +143,40 @@ def check(
 
     Example: 'specsheet check llama3-8b --tokens 8192 --max-weights 17GB --max-kv 1GiB'.
     """
-    from specsheet.plan.budgets import BUDGETS_BY_OPTION, run_checks
+    from specsheet.api.check import LIMIT_OPTIONS, ServeLimits, check, limit_kinds
+    from specsheet.api.serve import ServeRequest, check_request
+    from specsheet.cli.errors import as_options
     from specsheet.units import parse_quantity
-    from specsheet.views.check import check_document, check_entries, serve_check_entries
+    from specsheet.views.check import check_entries, serve_check_entries
 
     output = output_format(fmt, json_)
-    given = {"--max-params": max_params, "--max-weights": max_weights, "--max-kv": max_kv,
-             "--max-flops": max_flops}
-    limits = {option: parse_quantity(text, BUDGETS_BY_OPTION[option].kind, option)
-              for option, text in given.items() if text is not None}
-    serve_limits = {"--min-concurrency": min_concurrency, "--max-ttft": max_ttft,
-                    "--min-tokens-per-s": min_tokens_per_s}
-    for option, value in serve_limits.items():
+    given = {"params.total": max_params, "memory.weights_bytes": max_weights,
+             "kv_cache.bytes_per_request": max_kv, "flops.forward_per_token": max_flops}
+    kinds = limit_kinds()
+    limits = {name: parse_quantity(text, kinds[name], LIMIT_OPTIONS[name])  # type: ignore[arg-type]
+              for name, text in given.items() if text is not None}
+    serve_limits = ServeLimits(min_concurrency, max_ttft, min_tokens_per_s)
+    for name, value in serve_limits._asdict().items():
         if value is not None:
+            option = f"--{name.replace('_', '-')}"
             if gpu is None:
                 raise SpecError(f"option {option}: a serving limit needs --gpu")
             if not (value > 0 and value != float("inf")):
                 raise SpecError(f"option {option}: expected a number above 0, got {value:g}")
-    options = None
+    request = None
     if gpu is not None:
-        options = ServeOptions(gpu=gpu, gpus=gpus, tp=tp, pp=pp, ep=ep,
+        request = ServeRequest(gpu=gpu, gpus=gpus, tp=tp, pp=pp, ep=ep,
                                max_model_len=max_model_len, prompt=prompt, output=output_tokens,
                                concurrency=concurrency, memory_utilization=memory_utilization,
-                               kv_memory=kv_memory, mfu=mfu, mbu=mbu, group_size=group_size)
-        check_options(options)
+                               kv_memory=kv_memory, mfu=mfu, mbu=mbu)
+        with as_options():
+            check_request(request)
     elif any(v is not None for v in (gpus, tp, pp, max_model_len, concurrency, kv_memory)):
         raise SpecError(f"the options of the '{SERVE}' panel need --gpu")
-    if not limits and options is None:
-        raise SpecError(f"check needs at least one limit: {', '.join(given)}, or --gpu "
-                        f"(with {', '.join(serve_limits)})")
+    if not limits and request is None:
+        options = ", ".join(LIMIT_OPTIONS[name] for name in given)
+        raise SpecError(f"check needs at least one limit: {options}, or --gpu "
+                        f"(with {', '.join(LIMIT_OPTIONS[n] for n in _SERVE_LIMITS)})")
     spec_options = overrides(settings, locals())
     refs: list[str | None] = list(models or [])
     if hf is not None or not refs:
@@ -185,36 +184,33 @@ def check(
     computed = reports(refs, spec_options, tokens, dtype, kv_dtype,
                        "lower --tokens or raise the context with --context", quant, group_size,
                        timeout)
-    checked = [(report, run_checks(report, limits)) for report in computed]
-    served: list[Any] = []
-    if options is not None:
-        from specsheet.cli.serving import plan_one
-        from specsheet.plan.serving import serve_checks
-
-        for report in computed:
-            plan, est, costs = plan_one(report, options)
-            served.append((plan, est, costs, serve_checks(plan, est, min_concurrency, max_ttft,
-                                                          min_tokens_per_s)))
-    document = check_document(checked, served, options=LIMIT_OPTIONS)
+    with as_options(_LABELS if tp is None else None):
+        checked = check(computed, limits, request, serve_limits, group_size)
+    document = checked.to_dict()
 
     def views() -> list[TableView]:
         from specsheet.views.check import check_view, serve_check_view
 
         tables = []
-        for index, (report, results) in enumerate(checked):
+        for index, (report, results) in enumerate(checked.checked):
             if results:
                 tables.append(check_view(report, results))
-            if served:
-                tables.append(serve_check_view(*served[index]))
+            if checked.served:
+                served, serve_results = checked.served[index]
+                tables.append(serve_check_view(*served, serve_results))
         return tables
 
     rows = [{"name": report.model.name, **entry}
-            for report, results in checked
+            for report, results in checked.checked
             for entry in check_entries(results, LIMIT_OPTIONS)]
-    rows += [{"name": plan.report.model.name, **entry}
-             for plan, _, _, results in served for entry in
-             serve_check_entries(results, LIMIT_OPTIONS)]
+    rows += [{"name": served.plan.report.model.name, **entry}
+             for served, results in checked.served
+             for entry in serve_check_entries(results, LIMIT_OPTIONS)]
     emit(output, document, rows, views)
     if not document["ok"]:
         raise typer.Exit(ExitCode.CHECK_FAILED)
 
+
+_SERVE_LIMITS = ("max_concurrency", "estimates.prefill_s", "estimates.tokens_per_s_per_request")
+# without --tp, tp is gpus / pp: an error about tp names --gpus
+_LABELS = {"tp": "option --gpus (tp = gpus / pp)"}

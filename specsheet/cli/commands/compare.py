@@ -6,6 +6,14 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from specsheet.api.serve import (
+    DEFAULT_MBU,
+    DEFAULT_MFU,
+    DEFAULT_OUTPUT,
+    DEFAULT_PROMPT,
+    DEFAULT_UTILIZATION,
+)
+from specsheet.api.spec import DEFAULT_DTYPE
 from specsheet.cli.options import (
     CONVENTIONS,
     OPTION_NAMES,
@@ -25,11 +33,6 @@ from specsheet.cli.options import (
     reports,
 )
 from specsheet.cli.serving import (
-    DEFAULT_MBU,
-    DEFAULT_MFU,
-    DEFAULT_OUTPUT,
-    DEFAULT_PROMPT,
-    DEFAULT_UTILIZATION,
     EpOpt,
     GpuOpt,
     GpusOpt,
@@ -39,17 +42,13 @@ from specsheet.cli.serving import (
     PpOpt,
     PriceOpt,
     PromptOpt,
-    ServeOptions,
     TextOpt,
     TokensPerWordOpt,
     TpOpt,
     UtilizationOpt,
-    check_options,
 )
-from specsheet.model.memory import DEFAULT_DTYPE
 from specsheet.sources import DEFAULT_TIMEOUT
 from specsheet.sources.fields import Overrides
-from specsheet.views.compare import compare_document
 
 if TYPE_CHECKING:
     from specsheet.views.table import TableView
@@ -94,28 +93,31 @@ def compare(
 
     Example: 'specsheet compare llama3-8b llama3-70b'.
     """
+    from specsheet.api.compare import compare
+    from specsheet.api.serve import ServeRequest, check_request
+    from specsheet.cli.errors import as_options
+
     output = output_format(fmt, json_)
-    options = None
+    request = None
     if gpu is not None:
-        options = ServeOptions(gpu=gpu, gpus=gpus, tp=tp, pp=pp, ep=ep, prompt=prompt,
+        request = ServeRequest(gpu=gpu, gpus=gpus, tp=tp, pp=pp, ep=ep, prompt=prompt,
                                output=output_tokens, memory_utilization=memory_utilization,
                                price=price, mfu=mfu, mbu=mbu, tokens_per_word=tokens_per_word,
-                               group_size=group_size, text=text,
-                               timeout=timeout)
-        check_options(options)
+                               text=text, timeout=timeout)
+        with as_options():
+            check_request(request)
     compared = reports(list(models), Overrides(), tokens, dtype, kv_dtype,
                        "lower --tokens to the smallest context of the models compared", quant,
                        group_size, timeout)
-    served = None
-    if options is not None:
-        from specsheet.cli.serving import plan_one
-
-        served = [plan_one(report, options) for report in compared]
-    document = compare_document(compared, served)
+    with as_options({"tp": "option --gpus (tp = gpus / pp)"} if tp is None else None):
+        result = compare(compared, request, group_size)
+    document = result.to_dict()
 
     def views() -> list[TableView]:
         from specsheet.views.compare import compare_view
 
-        return [compare_view(compared, served, OPTION_NAMES)]
+        return [compare_view(compared, None if result.served is None
+                             else [(s.plan, s.estimates, s.costs) for s in result.served],
+                             OPTION_NAMES)]
 
     emit(output, document, document["models"], views, svg=svg, html=html)

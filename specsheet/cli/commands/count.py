@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from specsheet.api.spec import DEFAULT_DTYPE
 from specsheet.cli.options import (
     CONVENTIONS,
     AttnBiasOpt,
@@ -39,7 +40,6 @@ from specsheet.cli.options import (
     reports,
     source,
 )
-from specsheet.model.memory import DEFAULT_DTYPE
 from specsheet.sources import DEFAULT_TIMEOUT
 from specsheet.views.count import count_document
 

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
+from specsheet.api.spec import DEFAULT_DTYPE, REQUIRED_FIELDS
 from specsheet.cli.options import (
     DTYPES,
     AttnBiasOpt,
@@ -33,8 +34,6 @@ from specsheet.cli.options import (
     reports,
 )
 from specsheet.errors import SpecError
-from specsheet.model.memory import DEFAULT_DTYPE
-from specsheet.model.spec import REQUIRED_FIELDS
 from specsheet.sources import DEFAULT_TIMEOUT
 
 SETTINGS: dict[str, Any] = {}

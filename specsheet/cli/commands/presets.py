@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from specsheet.api.spec import DEFAULT_DTYPE
 from specsheet.cli.options import FormatOpt, JsonOpt, emit, output_format, reports
-from specsheet.model.memory import DEFAULT_DTYPE
 from specsheet.sources.fields import Overrides
 from specsheet.views.catalog import presets_document
 

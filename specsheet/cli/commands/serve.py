@@ -5,6 +5,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from specsheet.api.serve import (
+    DEFAULT_MBU,
+    DEFAULT_MFU,
+    DEFAULT_OUTPUT,
+    DEFAULT_PROMPT,
+    DEFAULT_UTILIZATION,
+)
+from specsheet.api.spec import DEFAULT_DTYPE
 from specsheet.cli.options import (
     OPTION_NAMES,
     DtypeOpt,
@@ -26,11 +34,6 @@ from specsheet.cli.options import (
     source,
 )
 from specsheet.cli.serving import (
-    DEFAULT_MBU,
-    DEFAULT_MFU,
-    DEFAULT_OUTPUT,
-    DEFAULT_PROMPT,
-    DEFAULT_UTILIZATION,
     BatchedTokensOpt,
     ConcurrencyOpt,
     EpOpt,
@@ -45,17 +48,13 @@ from specsheet.cli.serving import (
     PpOpt,
     PriceOpt,
     PromptOpt,
-    ServeOptions,
     TextOpt,
     TokenizerOpt,
     TokensPerWordOpt,
     TpOpt,
     UtilizationOpt,
-    check_options,
-    plan_one,
 )
 from specsheet.errors import SpecError
-from specsheet.model.memory import DEFAULT_DTYPE
 from specsheet.sources import DEFAULT_TIMEOUT
 
 if TYPE_CHECKING:
@@ -106,28 +105,34 @@ def serve(
 
     Example: 'specsheet serve llama3-70b --gpu h100-sxm --gpus 8 --price 2.50'.
     """
-    from specsheet.views.serve import serve_document
+    from specsheet.api.serve import ServeRequest, check_request, plan_serve
+    from specsheet.cli.errors import as_options
 
     output_fmt = output_format(fmt, json_)
     if gpu is None:
         raise SpecError("serve needs --gpu: a built-in accelerator (h100-sxm, h200, ...) or a "
                         "hardware YAML file")
-    options = ServeOptions(
+    request = ServeRequest(
         gpu=gpu, gpus=gpus, tp=tp, pp=pp, ep=ep, max_model_len=max_model_len, prompt=prompt,
         output=output, concurrency=concurrency, memory_utilization=memory_utilization,
-        kv_memory=kv_memory, batched_tokens=max_num_batched_tokens, max_seqs=max_num_seqs,
-        price=price, mfu=mfu, mbu=mbu, tokens_per_word=tokens_per_word, group_size=group_size,
-        text=text, tokenizer=tokenizer, timeout=timeout)
-    check_options(options)
-    given = overrides(settings, {})
-    (report,) = reports([source(model, hf)], given, None, dtype, kv_dtype,
-                        "raise the context with --context", quant, group_size, timeout)
-    plan, est, costs = plan_one(report, options)
-    document = serve_document(plan, est, costs)
+        kv_memory=kv_memory, max_num_batched_tokens=max_num_batched_tokens,
+        max_num_seqs=max_num_seqs, price=price, mfu=mfu, mbu=mbu,
+        tokens_per_word=tokens_per_word, text=text, tokenizer=tokenizer, timeout=timeout)
+    with as_options(_LABELS if tp is None else None):
+        check_request(request)
+        given = overrides(settings, {})
+        (report,) = reports([source(model, hf)], given, None, dtype, kv_dtype,
+                            "raise the context with --context", quant, group_size, timeout)
+        served = plan_serve(report, request, group_size)
+    document = served.to_dict()
 
     def views() -> list[TableView]:
         from specsheet.views.serve import serve_views
 
-        return serve_views(plan, est, costs, OPTION_NAMES)
+        return serve_views(*served, OPTION_NAMES)
 
     emit(output_fmt, document, [document], views, svg=svg, html=html)
+
+
+# without --tp, tp is gpus / pp: an error about tp names --gpus
+_LABELS = {"tp": "option --gpus (tp = gpus / pp)"}

@@ -8,11 +8,14 @@ share its JSON section, so a sweep of 1,000 points costs little more than one co
 
 from __future__ import annotations
 
-from itertools import product
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from specsheet.api.serve import DEFAULT_UTILIZATION, ServeRequest, check_request
+from specsheet.api.spec import DEFAULT_DTYPE
+from specsheet.api.sweep import load_gpu
+from specsheet.cli.errors import as_options
 from specsheet.cli.options import (
     CONVENTIONS,
     OPTION_NAMES,
@@ -37,29 +40,21 @@ from specsheet.cli.options import (
     source,
 )
 from specsheet.cli.serving import (
-    DEFAULT_UTILIZATION,
     EpOpt,
     GpuOpt,
     GpusOpt,
     KvMemoryOpt,
     PpOpt,
-    ServeOptions,
     TpOpt,
     UtilizationOpt,
-    check_options,
 )
 from specsheet.errors import SpecError
-from specsheet.figures import Axis, Point, Report, at_tokens, build_report
-from specsheet.model.memory import DEFAULT_DTYPE
+from specsheet.figures import Axis
 from specsheet.sources import DEFAULT_TIMEOUT
 from specsheet.sources.fields import SPEC_FIELDS, Overrides
-from specsheet.sources.resolve import resolve
-from specsheet.units import MAX_POINTS, QuantityKind, parse_series
+from specsheet.units import QuantityKind, parse_series
 
 if TYPE_CHECKING:
-    from specsheet.cli.serving import Served
-    from specsheet.hardware.catalog import Accelerator
-    from specsheet.model.spec import Model
     from specsheet.views.charts import ChartView
     from specsheet.views.table import TableView
 
@@ -99,8 +94,6 @@ def _choices(help: str) -> Any:
 # the spec fields that have an option of their own here (the rest: --set FIELD=VALUES)
 NUMERIC = ("layers", "d_model", "heads", "vocab", "context", "kv_heads", "head_dim", "d_ff")
 CHOICES = ("mlp", "norm", "positions")
-# where an axis comes first when axes are as long: the chart's horizontal axis
-ORDER = ("tokens", "batch", *SPEC_FIELDS, "dtype", "quant", "kv_dtype")
 
 
 def sweep(
@@ -154,43 +147,34 @@ def sweep(
     """
     output = output_format(fmt, json_)
     timeout = checked_timeout(timeout)
-    options = _serve_options(gpu, gpus, tp, pp, ep, memory_utilization, kv_memory,
-                             group_size)
+    request = _serve_request(gpu, gpus, tp, pp, ep, memory_utilization, kv_memory)
     named = {"layers": layers, "d_model": d_model, "heads": heads, "vocab": vocab,
              "context": context, "kv_heads": kv_heads, "head_dim": head_dim, "d_ff": d_ff,
              "mlp": mlp, "norm": norm, "positions": positions}
     candidates, fixed = _axes(tokens, batch, quant, dtype, kv_dtype, named, settings,
                               {"attn_bias": attn_bias, "mlp_bias": mlp_bias, "tied": tied})
-    axes = [a for a in candidates if len(a.values) > 1]
-    if not axes:
-        raise SpecError("nothing to sweep: give a range or a list of values to --tokens, "
-                        "--batch, --dtype, --quant, --kv-dtype or a spec field "
-                        "(e.g. --tokens 1k:128k:x2, --layers 12,24,48)")
-    if len(axes) > 2:
-        raise SpecError(f"a sweep takes two axes at most, got {len(axes)}: "
-                        f"{', '.join(a.option for a in axes)}; give one value to the others")
-    axes.sort(key=lambda a: (-len(a.values), ORDER.index(a.name)))
-    count = 1
-    for axis in axes:
-        count *= len(axis.values)
-    if count > MAX_POINTS:
-        sizes = " × ".join(f"{len(a.values):,} of {a.option}" for a in axes)
-        raise SpecError(f"a sweep of {count:,} points ({sizes}) is more than {MAX_POINTS:,}; "
-                        "take a larger step or factor, or fewer values")
-    accelerator = _gpu(gpu)
+    from specsheet.api.sweep import finish, grid, order_axes
+
+    axes = order_axes(candidates)
+    with as_options():
+        if gpu is not None:
+            load_gpu(gpu)
     single = {a.name: a.values[0] for a in candidates if len(a.values) == 1}
-    points = _points(source(model, hf), axes, single, fixed, group_size, timeout)
-
-    from specsheet.views.sweep import sweep_document
-
-    served: list[Served] | None = None
-    if options is not None:
-        from specsheet.cli.serving import plan_points
-
-        served = plan_points(points, options)
-    document = sweep_document(axes, points, None if "batch" in points[0].at
-                              else points[0].batch, accelerator, served,
-                              options={a.name: a.option for a in axes})
+    tokens_axis = any(a.name == "tokens" for a in axes)
+    advice = ("lower the stop of --tokens or raise the context with --context" if tokens_axis
+              else "lower --tokens or raise the context with --context")
+    notes: list[str] = []
+    try:
+        with option_errors(advice):
+            points = grid(source(model, hf), axes, single, fixed, group_size, timeout, notes)
+    finally:
+        say_notes(notes)
+    with as_options({"tp": "option --gpus (tp = gpus / pp)"} if tp is None else None):
+        result = finish(axes, points, gpu, request, group_size)
+    document = result.to_dict()
+    accelerator = result.gpu
+    served = None if result.served is None else [(s.plan, s.estimates, s.costs)
+                                                 for s in result.served]
 
     def views() -> list[TableView | ChartView]:
         from specsheet.views.charts import memory_charts
@@ -262,66 +246,10 @@ def _axes(tokens: str | None, batch: str | None, quant: str | None, dtype: str |
     return axes, overrides(fixed_settings, flags)
 
 
-def _points(ref: str | None, axes: list[Axis], single: dict[str, Any], fixed: Overrides,
-            group_size: int | None, timeout: float) -> list[Point]:
-    """Every point, the first axis varying fastest. A model is read once per value of the
-    spec fields that are axes; a report built once per model and formats, then moved along
-    the tokens."""
-    notes: list[str] = []
-    batch = single.get("batch", 1)
-    models: dict[tuple[Any, ...], Model] = {}
-    bases: dict[tuple[Any, ...], Report] = {}
-    tokens_axis = any(a.name == "tokens" for a in axes)
-    field_axes = [a for a in axes if a.name in SPEC_FIELDS]
-    points = []
-    advice = ("lower the stop of --tokens or raise the context with --context" if tokens_axis
-              else "lower --tokens or raise the context with --context")
-    names = [a.name for a in axes]
-    others = [i for i, name in enumerate(names) if name not in ("tokens", "batch")]
-    try:
-        with option_errors(advice):
-            for combination in product(*(a.values for a in reversed(axes))):
-                values = combination[::-1]  # the first axis varies fastest
-                at = dict(zip(names, values, strict=True))
-                key = tuple(values[i] for i in others)  # what the report depends on
-                base = bases.get(key)
-                if base is None:
-                    where = {**single, **at}
-                    fields = tuple((a.name, at[a.name]) for a in field_axes)
-                    model = models.get(fields)
-                    if model is None:
-                        model = models[fields] = resolve(ref, _with(fixed, field_axes, at,
-                                                                    single), notes, timeout)
-                    tokens = None if tokens_axis else where.get("tokens")
-                    base = bases[key] = build_report(model, tokens, where.get("dtype"),
-                                                     where["kv_dtype"], where.get("quant"),
-                                                     group_size)
-                report = at_tokens(base, int(at["tokens"] or 0)) if tokens_axis else base
-                points.append(Point(at, report, int(at.get("batch", batch))))
-    finally:
-        say_notes(notes)
-    return points
-
-
-def _with(fixed: Overrides, field_axes: list[Axis], at: dict[str, Any],
-          single: dict[str, Any]) -> Overrides:
-    """The fixed overrides, the spec fields given one value, and this point's spec fields,
-    each labelled with its option."""
-    given = Overrides(fixed, fixed.labels, option_prefix="--")
-    for name, value in single.items():
-        if name in SPEC_FIELDS:
-            given[name] = value
-            given.labels[name] = f"option --{name.replace('_', '-')}"
-    for axis in field_axes:
-        given[axis.name] = at[axis.name]
-        given.labels[axis.name] = f"option {axis.option} (at {at[axis.name]})"
-    return given
-
-
-def _serve_options(gpu: str | None, gpus: int | None, tp: int | None, pp: int | None,
-                   ep: bool, memory_utilization: str, kv_memory: str | None,
-                   group_size: int | None) -> ServeOptions | None:
-    """serve's options at every point (the tokens and the batch are the point's), or None
+def _serve_request(gpu: str | None, gpus: int | None, tp: int | None, pp: int | None,
+                   ep: bool, memory_utilization: str, kv_memory: str | None
+                   ) -> ServeRequest | None:
+    """serve's request at every point (the tokens and the batch are the point's), or None
     without --gpu; a layout or memory option without --gpu is an error."""
     if gpu is None:
         given = [option for option, value in (
@@ -333,19 +261,8 @@ def _serve_options(gpu: str | None, gpus: int | None, tp: int | None, pp: int | 
             raise SpecError(f"option {given[0]}: plans serving, which needs --gpu (an "
                             "accelerator such as h100-sxm, or a hardware YAML file)")
         return None
-    options = ServeOptions(gpu=gpu, gpus=gpus, tp=tp, pp=pp, ep=ep,
-                           memory_utilization=memory_utilization, kv_memory=kv_memory,
-                           group_size=group_size)
-    check_options(options)
-    return options
-
-
-def _gpu(name: str | None) -> Accelerator | None:
-    if name is None:
-        return None
-    from specsheet.sources.hardware import load_accelerator
-
-    try:
-        return load_accelerator(name)
-    except SpecError as e:
-        raise SpecError(f"option --gpu: {e}") from None
+    request = ServeRequest(gpu=gpu, gpus=gpus, tp=tp, pp=pp, ep=ep,
+                           memory_utilization=memory_utilization, kv_memory=kv_memory)
+    with as_options():
+        check_request(request)
+    return request

@@ -20,7 +20,6 @@ from specsheet.cli.options import (
     parse_tokens,
     source,
 )
-from specsheet.errors import SpecError
 from specsheet.sources import DEFAULT_TIMEOUT
 
 if TYPE_CHECKING:
@@ -120,84 +119,32 @@ def train(
     """
     output = output_format(fmt, json_)
     given = overrides(settings, locals())
+    from specsheet.api.sweep import load_gpu
+    from specsheet.api.train import TrainRequest, check_request, plan_train
     from specsheet.cli import streams
-    from specsheet.plan.training import parallelism, plan_training
-    from specsheet.sources.hardware import load_accelerator
+    from specsheet.cli.errors import as_options
     from specsheet.sources.resolve import resolve
-    from specsheet.views.train import train_document
 
+    request = TrainRequest(
+        tokens_total=tokens_total, seq_len=seq_len, micro_batch=micro_batch, gpu=gpu, gpus=gpus,
+        mfu=mfu, price=price, recompute=recompute, attention=attention, precision=precision,
+        optimizer=optimizer, zero=zero, fsdp=fsdp, dp=dp, tp=tp, pp=pp, sp=sp,
+        lora_rank=lora_rank, lora_targets=lora_targets, qlora=qlora, quant=quant)
     notes: list[str] = []
     try:
-        for name, value in (("mfu", mfu), ("price", price)):
-            _check_number(name, value)
-        total = None if tokens_total is None else _tokens(tokens_total)
-        if fsdp and zero not in (0, 3):
-            raise SpecError(f"zero: ZeRO stage 3 (what --fsdp means) contradicts --zero {zero}")
-        try:
-            accelerator = load_accelerator(gpu)
-        except SpecError as e:
-            raise SpecError(f"option --gpu: {e}") from None
-        loaded = resolve(source(model, hf), given, notes, checked_timeout(timeout))
-        layout = parallelism(loaded.spec, gpus, dp, tp, pp, sp, 3 if fsdp else zero)
-        targets = tuple(t.strip() for t in lora_targets.split(",")) if lora_targets else None
-        if targets is not None and lora_rank is None:
-            raise SpecError("lora-targets: given without --lora-rank")
-        plan = plan_training(
-            loaded.spec, accelerator, layout, seq_len=seq_len, micro_batch=micro_batch,
-            tokens_total=total, precision=precision, optimizer=optimizer, recompute=recompute,
-            attention=attention, mfu=mfu, price=price,
-            lora_rank=0 if lora_rank is None else _rank(lora_rank),
-            **({"lora_targets": targets} if targets else {}), qlora=qlora, base_format=quant)
-    except SpecError as e:
-        raise SpecError(_as_option(str(e), fsdp)) from None
+        with as_options({"zero": "option --fsdp"} if fsdp else None):
+            check_request(request)
+            load_gpu(gpu)
+            loaded = resolve(source(model, hf), given, notes, checked_timeout(timeout))
+            training = plan_train(loaded, request)
     finally:
         for note in dict.fromkeys(notes):
             streams.say(f"specsheet: note: {note}")
-    document = train_document(loaded, plan)
+    document = training.to_dict()
 
     def views() -> list[TableView]:
         from specsheet.views.train import train_views
 
-        return train_views(loaded, plan)
+        return train_views(*training)
 
     emit(output, document, [document], views)
-
-
-# the plan's arguments by the options that set them
-_OPTIONS = ("mfu", "price", "tokens-total", "seq-len", "micro-batch", "gpus", "dp", "tp", "pp",
-            "sp", "zero", "precision", "optimizer", "recompute", "attention", "lora-rank",
-            "lora-targets", "qlora", "quant")
-
-
-def _as_option(message: str, fsdp: bool) -> str:
-    """``tp: ...`` from the plan becomes ``option --tp: ...``."""
-    for option in _OPTIONS:
-        for spelled in (option, option.replace("-", "_")):
-            if message.startswith(f"{spelled}:"):
-                name = "--fsdp" if option == "zero" and fsdp else f"--{option}"
-                return f"option {name}:{message[len(spelled) + 1:]}"
-    return message
-
-
-def _check_number(name: str, value: float | None) -> None:
-    import math
-
-    if value is not None and not math.isfinite(value):
-        raise SpecError(f"{name}: expected a finite number, got {value}")
-
-
-def _rank(rank: int) -> int:
-    if rank < 1:
-        raise SpecError(f"lora-rank: expected a rank of 1 or more, got {rank}")
-    return rank
-
-
-def _tokens(text: str) -> int:
-    """A token count: 300B, 15.6T, 2e12, 1,000,000 (B is a billion, as for parameters)."""
-    from specsheet.units import parse_quantity
-
-    try:
-        return parse_quantity(text.removesuffix("tokens").strip(), "count", "--tokens-total")
-    except SpecError:
-        raise SpecError(f"tokens-total: {text!r} is not a token count; expected a number with "
-                        "an optional K, M, B (or G) or T: 300B, 15.6T, 2e12") from None

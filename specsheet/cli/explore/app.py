@@ -12,7 +12,8 @@ from textual.binding import Binding
 from textual.containers import Grid, Horizontal, VerticalScroll
 from textual.widgets import Checkbox, Footer, Header, Input, Label, Select, Static
 
-from specsheet import api
+from specsheet.api import count as api
+from specsheet.api.spec import DEFAULT_DTYPE, Model
 from specsheet.cli.explore.design import (
     CHOICE_FIELDS,
     DOCS,
@@ -26,8 +27,6 @@ from specsheet.cli.explore.design import (
     save,
 )
 from specsheet.errors import SpecError
-from specsheet.model.memory import DEFAULT_DTYPE
-from specsheet.model.spec import Model
 
 LABELS = {
     "layers": "layers L", "d_model": "d_model d", "heads": "heads h", "vocab": "vocab V",

@@ -10,10 +10,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from specsheet import api
+from specsheet.api import count as api
+from specsheet.api.spec import (
+    DEFAULT_DTYPE,
+    DTYPE_BITS,
+    FIELD_DOCS,
+    MAX_DIGITS,
+    REQUIRED_FIELDS,
+    FieldDoc,
+    Model,
+)
 from specsheet.errors import SpecError
-from specsheet.model.memory import DEFAULT_DTYPE, DTYPE_BITS
-from specsheet.model.spec import FIELD_DOCS, MAX_DIGITS, REQUIRED_FIELDS, FieldDoc, Model
 from specsheet.sources.convert import minimal_fields
 from specsheet.sources.fields import merge
 

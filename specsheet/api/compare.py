@@ -1,0 +1,40 @@
+"""Models side by side, with ratios to the first, and with a GPU each one served
+(``specsheet compare``).
+
+    >>> import specsheet as s
+    >>> c = s.compare([s.report(s.load(m), tokens=8192) for m in ("llama3-8b", "llama3-70b")])
+    >>> [r.params.total for r in c.reports]
+    [8030261248, 70553706496]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from specsheet.api.serve import ServeRequest, Serving, plan_serve
+
+if TYPE_CHECKING:
+    from specsheet.figures import Report
+
+
+class Compared(NamedTuple):
+    """The models' reports, and with a GPU each served."""
+
+    reports: list[Report]
+    served: list[Serving] | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document ``specsheet compare --json`` writes for the same inputs."""
+        from specsheet.views.compare import compare_document
+
+        return compare_document(self.reports, None if self.served is None
+                                else [tuple(s) for s in self.served])  # type: ignore[misc]
+
+
+def compare(reports: Sequence[Report], serving: ServeRequest | None = None,
+            group_size: int | None = None) -> Compared:
+    """``reports`` side by side; with ``serving`` (each model's own context as
+    max_model_len) every one served as asked."""
+    served = None if serving is None else [plan_serve(r, serving, group_size) for r in reports]
+    return Compared(list(reports), served)

@@ -1,0 +1,214 @@
+"""Serving: does a model fit on these GPUs as vLLM lays it out, how many requests at once, how
+fast and at what cost (``specsheet serve``; docs/serving.md).
+
+    >>> import specsheet as s
+    >>> s.serve(s.load("llama3-70b"), gpu="h100-sxm", gpus=8).max_concurrency
+    172
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from specsheet.errors import SpecError
+from specsheet.sources import DEFAULT_TIMEOUT
+
+if TYPE_CHECKING:
+    from specsheet.figures import Report
+    from specsheet.model.spec import Model
+    from specsheet.plan.roofline import Estimates
+    from specsheet.plan.serving import ServePlan
+
+DEFAULT_MFU = 0.5  # share of the peak FLOP/s the estimates assume
+DEFAULT_MBU = 0.8  # share of the memory bandwidth the estimates assume
+DEFAULT_PROMPT = 1024  # prompt tokens of a request, for the estimates
+DEFAULT_OUTPUT = 256  # output tokens of a request, for the estimates
+DEFAULT_UTILIZATION = "0.9"  # vLLM's gpu_memory_utilization (plan.serving's, kept exact as text)
+
+
+class ServeRequest(NamedTuple):
+    """What to serve and how: the GPU (a catalog name or a hardware YAML file), the layout, the
+    request shape, vLLM's settings, the efficiencies and the price. The defaults are the CLI's."""
+
+    gpu: str
+    gpus: int | None = None  # default: tp x pp, or 1
+    tp: int | None = None  # default: gpus / pp
+    pp: int | None = None  # default: 1
+    ep: bool = False  # vLLM's --enable-expert-parallel
+    max_model_len: int | None = None  # tokens a request may reach (default: the context)
+    prompt: int = DEFAULT_PROMPT
+    output: int = DEFAULT_OUTPUT
+    concurrency: int | None = None  # default: as many requests as the pool holds, <= max_seqs
+    memory_utilization: str | float = DEFAULT_UTILIZATION
+    kv_memory: int | str | None = None  # the KV pool per GPU in bytes (kv_cache_memory_bytes)
+    max_num_batched_tokens: int | None = None  # default: as 'vllm serve' picks for the GPU
+    max_num_seqs: int | None = None  # default: as 'vllm serve' picks for the GPU
+    price: float | str | None = None  # US dollars per GPU-hour
+    mfu: float = DEFAULT_MFU
+    mbu: float = DEFAULT_MBU
+    tokens_per_word: float | None = None
+    text: str | None = None  # a UTF-8 file: tokens per word with the model's tokenizer
+    tokenizer: str | None = None  # the tokenizer.json for text (default: beside the config)
+    timeout: float = DEFAULT_TIMEOUT  # seconds the Hub may take to send a tokenizer.json
+
+
+class Serving(NamedTuple):
+    """A model served on GPUs: the plan (exact memory arithmetic), its roofline estimates (None
+    when no request fits) and costs."""
+
+    plan: ServePlan
+    estimates: Estimates | None
+    costs: dict[str, float | None]
+
+    @property
+    def max_concurrency(self) -> int:
+        """Requests of max_model_len tokens the KV pool holds at once."""
+        return self.plan.max_concurrency
+
+    @property
+    def fits(self) -> bool:
+        """The weights and one request of max_model_len fit on every GPU."""
+        return self.plan.fits
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document ``specsheet serve --json`` writes for the same inputs."""
+        from specsheet.views.serve import serve_document
+
+        return serve_document(self.plan, self.estimates, self.costs)
+
+
+def serve(model: Model, gpu: str, *, dtype: str | None = None, kv_dtype: str = "bf16",
+          quant: str | None = None, group_size: int | None = None, **options: Any) -> Serving:
+    """``model`` served on ``gpu`` as vLLM lays it out; ``options`` are ServeRequest's fields
+    (``gpus=8``, ``tp=4``, ``max_model_len=8192``, ``price=2.5`` ...), the weights in ``quant``
+    or ``dtype`` and the KV cache in ``kv_dtype`` as ``report`` takes them."""
+    from specsheet.api.count import report
+
+    request = request_of(gpu, options)
+    check_request(request)
+    return plan_serve(report(model, None, dtype, kv_dtype, quant, group_size), request,
+                      group_size)
+
+
+def request_of(gpu: str, options: dict[str, Any]) -> ServeRequest:
+    """A ServeRequest from keyword arguments; an unknown one is a SpecError naming it."""
+    unknown = sorted(set(options) - set(ServeRequest._fields))
+    if unknown:
+        from specsheet.errors import did_you_mean
+
+        raise SpecError(f"unknown serving option {unknown[0]!r}"
+                        f"{did_you_mean(unknown[0], ServeRequest._fields)}", field=unknown[0])
+    return ServeRequest(gpu, **options)
+
+
+def _share(value: float, field: str) -> float:
+    if not (math.isfinite(value) and 0 < value <= 1):
+        raise SpecError(f"expected a share in (0, 1], got {value:g}", field=field, value=value)
+    return value
+
+
+def _price(price: float | str | None) -> float | None:
+    if price is None:
+        return None
+    if isinstance(price, str):
+        try:
+            value = float(price.strip().removeprefix("$"))
+        except ValueError:
+            raise SpecError(f"expected US dollars per GPU-hour (a number such as 2.50), got "
+                            f"{price!r}", field="price", value=price) from None
+    else:
+        value = float(price)
+    if not (math.isfinite(value) and value >= 0):
+        raise SpecError(f"expected a number of 0 or more, got {price!r}", field="price",
+                        value=price)
+    return value
+
+
+def check_request(request: ServeRequest) -> None:
+    """The settings that need no model, checked before any model is read."""
+    _share(request.mfu, "mfu")
+    _share(request.mbu, "mbu")
+    _price(request.price)
+    words = request.tokens_per_word
+    if words is not None and not (math.isfinite(words) and words > 0):
+        raise SpecError(f"expected a number above 0, got {words:g}", field="tokens_per_word",
+                        value=words)
+    if request.text is not None and words is not None:
+        raise SpecError("give --text (to measure tokens per word) or --tokens-per-word, not "
+                        "both")
+    if request.tokenizer is not None and request.text is None:
+        raise SpecError("used only with --text", field="tokenizer")
+
+
+def plan_serve(report: Report, request: ServeRequest, group_size: int | None = None
+               ) -> Serving:
+    """The plan of ``report``'s model under ``request``, its estimates and costs."""
+    from specsheet.api.sweep import load_gpu
+    from specsheet.plan import serving
+    from specsheet.plan.parallel import check_parallel
+
+    check_request(request)
+    hardware = load_gpu(request.gpu)
+    spec = report.model.spec
+    try:
+        layout = check_parallel(spec, request.gpus, request.tp, request.pp, request.ep)
+        utilization = _utilization(request.memory_utilization)
+    except SpecError as e:
+        e.context += f" ({report.model.name})"
+        raise
+    kv_memory = _kv_memory(request.kv_memory)
+    max_len = request.max_model_len or spec.context
+    if max_len > spec.context:
+        raise SpecError(f"{max_len:,} exceeds the context of {report.model.name} "
+                        f"({spec.context:,} tokens); lower it or raise the context with "
+                        "--context", field="max_model_len", value=max_len)
+    plan_request = serving.Request(
+        max_model_len=max_len, prompt=request.prompt, output=request.output,
+        batched_tokens=request.max_num_batched_tokens or serving.default_batched_tokens(hardware),
+        max_seqs=request.max_num_seqs or serving.default_max_seqs(hardware))
+    try:
+        plan = serving.plan_serving(report, hardware, layout, plan_request, utilization,
+                                    kv_memory, group_size)
+    except SpecError as e:
+        e.context += f" (at tp {layout.tp})"
+        raise
+    return Serving(plan, *estimates_of(plan, request))
+
+
+def _utilization(value: str | float) -> Any:
+    from specsheet.plan import serving
+
+    return serving.parse_utilization(value if isinstance(value, str) else repr(value))
+
+
+def _kv_memory(value: int | str | None) -> int | None:
+    if value is None or isinstance(value, int):
+        return value
+    from specsheet.units import parse_quantity
+
+    return parse_quantity(value, "bytes", "--kv-memory")
+
+
+def estimates_of(plan: ServePlan, request: ServeRequest
+                 ) -> tuple[Estimates | None, dict[str, float | None]]:
+    """The estimates and costs of ``plan`` under ``request`` (None and no costs when no request
+    fits)."""
+    from specsheet.plan import roofline
+
+    concurrency = request.concurrency
+    if concurrency is None:
+        concurrency = min(plan.concurrency_at(request.prompt + request.output),
+                          plan.request.max_seqs)
+    if not plan.fits or not concurrency:
+        return None, {}
+    text = None
+    if request.text is not None:
+        from specsheet.sources.tokenizer import count_text, find_tokenizer
+
+        counted = count_text(request.text, find_tokenizer(plan.report.model, request.tokenizer,
+                                                          request.timeout))
+        text = (counted.tokens, counted.words)
+    est = roofline.estimate(plan, concurrency, request.mfu, request.mbu, _price(request.price),
+                            request.tokens_per_word, text)
+    return est, roofline.costs(plan, est)

@@ -1,0 +1,239 @@
+"""Sweeps: one model's figures along one or two axes (the tokens, the batch, dtypes,
+quantization formats, any spec field), and with a GPU, serve's plan at every point
+(``specsheet sweep``; docs/sweep.md).
+
+    >>> import specsheet as s
+    >>> sweep = s.sweep("gpt2-small", tokens=[256, 512, 1024])
+    >>> [p.report.kv.bytes_per_request for p in sweep.points]
+    [9437184, 18874368, 37748736]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from itertools import product
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from specsheet.api.serve import ServeRequest, Serving, check_request, estimates_of, plan_serve
+from specsheet.errors import SpecError
+from specsheet.figures import Axis, Point, Report, at_tokens, build_report
+from specsheet.sources import DEFAULT_TIMEOUT
+from specsheet.sources.fields import SPEC_FIELDS, Overrides
+from specsheet.units import MAX_POINTS
+
+if TYPE_CHECKING:
+    from specsheet.hardware.catalog import Accelerator
+    from specsheet.model.spec import Model
+
+# where an axis comes first when axes are as long: the chart's horizontal axis
+ORDER = ("tokens", "batch", *SPEC_FIELDS, "dtype", "quant", "kv_dtype")
+DEFAULT_KV_DTYPE = "bf16"
+# the spec fields that ``specsheet sweep`` takes as options of their own (the rest: --set)
+NAMED_FIELDS = ("layers", "d_model", "heads", "vocab", "context", "kv_heads", "head_dim", "d_ff",
+                "mlp", "norm", "positions")
+
+
+def axis_option(name: str) -> str:
+    """How the CLI names the option of axis ``name``: --tokens, --d-model, --set experts."""
+    if name in SPEC_FIELDS and name not in NAMED_FIELDS:
+        return f"--set {name}"
+    return f"--{name.replace('_', '-')}"
+
+
+class Sweep(NamedTuple):
+    """The points of a sweep along ``axes`` (the first varying fastest), and with a GPU the
+    serving plan at each."""
+
+    axes: list[Axis]
+    points: list[Point]
+    batch: int | None  # the requests at once when the batch is not an axis, else None
+    gpu: Accelerator | None
+    served: list[Serving] | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document ``specsheet sweep --json`` writes for the same inputs."""
+        from specsheet.views.sweep import sweep_document
+
+        served = None if self.served is None else [tuple(s) for s in self.served]
+        return sweep_document(self.axes, self.points, self.batch, self.gpu,
+                              served,  # type: ignore[arg-type]
+                              options={a.name: a.option for a in self.axes})
+
+
+def order_axes(candidates: Sequence[Axis]) -> list[Axis]:
+    """The axes of more than one value, longest first (then in ORDER); at most two, and at most
+    MAX_POINTS points in all."""
+    axes = [a for a in candidates if len(a.values) > 1]
+    if not axes:
+        raise SpecError("nothing to sweep: give a range or a list of values to --tokens, "
+                        "--batch, --dtype, --quant, --kv-dtype or a spec field "
+                        "(e.g. --tokens 1k:128k:x2, --layers 12,24,48)")
+    if len(axes) > 2:
+        raise SpecError(f"a sweep takes two axes at most, got {len(axes)}: "
+                        f"{', '.join(a.option for a in axes)}; give one value to the others")
+    axes.sort(key=lambda a: (-len(a.values), ORDER.index(a.name)))
+    count = 1
+    for axis in axes:
+        count *= len(axis.values)
+    if count > MAX_POINTS:
+        sizes = " × ".join(f"{len(a.values):,} of {a.option}" for a in axes)
+        raise SpecError(f"a sweep of {count:,} points ({sizes}) is more than {MAX_POINTS:,}; "
+                        "take a larger step or factor, or fewer values")
+    return axes
+
+
+def grid(ref: str | Model | None, axes: list[Axis], single: Mapping[str, Any],
+         fixed: Overrides, group_size: int | None = None, timeout: float = DEFAULT_TIMEOUT,
+         notes: list[str] | None = None) -> list[Point]:
+    """Every point, the first axis varying fastest. A model is read once per value of the
+    spec fields that are axes; a report built once per model and formats, then moved along
+    the tokens (figures.at_tokens)."""
+    batch = single.get("batch", 1)
+    models: dict[tuple[Any, ...], Model] = {}
+    bases: dict[tuple[Any, ...], Report] = {}
+    tokens_axis = any(a.name == "tokens" for a in axes)
+    field_axes = [a for a in axes if a.name in SPEC_FIELDS]
+    names = [a.name for a in axes]
+    others = [i for i, name in enumerate(names) if name not in ("tokens", "batch")]
+    points = []
+    for combination in product(*(a.values for a in reversed(axes))):
+        values = combination[::-1]  # the first axis varies fastest
+        at = dict(zip(names, values, strict=True))
+        key = tuple(values[i] for i in others)  # what the report depends on
+        base = bases.get(key)
+        if base is None:
+            where = {**single, **at}
+            fields = tuple((a.name, at[a.name]) for a in field_axes)
+            model = models.get(fields)
+            if model is None:
+                model = models[fields] = _model(ref, _with(fixed, field_axes, at, single),
+                                                notes, timeout)
+            tokens = None if tokens_axis else where.get("tokens")
+            base = bases[key] = build_report(model, tokens, where.get("dtype"),
+                                             where.get("kv_dtype", DEFAULT_KV_DTYPE),
+                                             where.get("quant"), group_size)
+        report = at_tokens(base, int(at["tokens"] or 0)) if tokens_axis else base
+        points.append(Point(at, report, int(at.get("batch", batch))))
+    return points
+
+
+def _model(ref: str | Model | None, given: Overrides, notes: list[str] | None,
+           timeout: float) -> Model:
+    """``ref`` read with ``given`` applied; a Model is taken as it is, or rebuilt from its
+    preset fields with ``given``."""
+    from specsheet.sources.resolve import resolve
+
+    if ref is None or isinstance(ref, str):
+        return resolve(ref, given, notes, timeout)
+    if not given:
+        return ref
+    from specsheet.sources.convert import preset_mapping
+    from specsheet.sources.fields import model_from_mapping
+
+    return model_from_mapping(preset_mapping(ref), ref.origin, given)
+
+
+def _with(fixed: Overrides, field_axes: list[Axis], at: Mapping[str, Any],
+          single: Mapping[str, Any]) -> Overrides:
+    """The fixed overrides, the spec fields given one value, and this point's spec fields,
+    each labelled with its option."""
+    given = Overrides(fixed, fixed.labels, option_prefix=fixed.option_prefix)
+    for name, value in single.items():
+        if name in SPEC_FIELDS:
+            given[name] = value
+            given.labels[name] = f"option --{name.replace('_', '-')}"
+    for axis in field_axes:
+        given[axis.name] = at[axis.name]
+        given.labels[axis.name] = f"option {axis.option} (at {at[axis.name]})"
+    return given
+
+
+def serve_points(points: list[Point], request: ServeRequest,
+                 group_size: int | None = None) -> list[Serving]:
+    """Serve's plan at every point of a sweep: requests of the point's tokens
+    (max_model_len), its batch decoded at once (concurrency). Points that differ from the one
+    before only in the tokens or the batch take its layout (the weights per GPU, the pool) and
+    compute again only the blocks of a request and the estimates."""
+    from specsheet.plan import serving
+
+    check_request(request)
+    served: list[Serving] = []
+    before: serving.ServePlan | None = None
+    # the estimates do not depend on the tokens a request may reach: by batch, for the layout
+    estimates: dict[int, tuple[Any, dict[str, float | None]]] = {}
+    for point in points:
+        report = point.report
+        at = request._replace(max_model_len=report.kv.tokens, concurrency=point.batch)
+        base = None if before is None else before.report
+        if base is not None and before is not None and report.model is base.model and \
+                report.weights is base.weights and report.dtype == base.dtype and \
+                report.kv.dtype == base.kv.dtype:
+            plan = serving.at_max_model_len(before, report, report.kv.tokens)
+            known = estimates.get(point.batch)
+            if known is None or (known[0] is None) != (not plan.fits):
+                known = estimates[point.batch] = estimates_of(plan, at)
+            served.append(Serving(plan, *known))
+        else:
+            served.append(plan_serve(report, at, group_size))
+            estimates = {point.batch: (served[-1].estimates, served[-1].costs)}
+        before = served[-1].plan
+    return served
+
+
+def sweep(model: str | Model | None = None, *, tokens: Sequence[int] | None = None,
+          batch: Sequence[int] | None = None, dtype: Sequence[str] | None = None,
+          quant: Sequence[str | None] | None = None, kv_dtype: Sequence[str] = (DEFAULT_KV_DTYPE,),
+          fields: Mapping[str, Sequence[Any]] | None = None, group_size: int | None = None,
+          gpu: str | None = None, timeout: float = DEFAULT_TIMEOUT, **serving: Any) -> Sweep:
+    """``model`` (a Model, or a reference as ``load`` takes it) along the axes given: each a
+    sequence of values (one value fixes it). ``fields`` sweeps spec fields
+    (``{"layers": [12, 24, 48]}``); ``quant`` None is a plain dtype. With ``gpu``, each point
+    is served (``serving``: ServeRequest's layout fields, e.g. ``gpus=8``)."""
+    candidates = []
+    if tokens is not None:
+        candidates.append(Axis("tokens", "--tokens", tuple(tokens)))
+    candidates.append(Axis("batch", "--batch", tuple(batch) if batch else (1,)))
+    for name, values in (fields or {}).items():
+        if name not in SPEC_FIELDS:
+            raise SpecError(f"not a spec field{_hint(name)}", field=name)
+        candidates.append(Axis(name, axis_option(name), tuple(values)))
+    candidates.append(Axis("dtype", "--dtype", tuple(dtype) if dtype else (None,)))
+    candidates.append(Axis("quant", "--quant", tuple(quant) if quant else (None,)))
+    candidates.append(Axis("kv_dtype", "--kv-dtype", tuple(kv_dtype)))
+    request = None
+    if gpu is not None:
+        from specsheet.api.serve import request_of
+
+        request = request_of(gpu, serving)
+        check_request(request)
+    elif serving:
+        raise SpecError("plans serving, which needs a gpu", field=sorted(serving)[0])
+    axes = order_axes(candidates)
+    single = {a.name: a.values[0] for a in candidates if len(a.values) == 1}
+    points = grid(model, axes, single, Overrides(), group_size, timeout)
+    return finish(axes, points, gpu, request, group_size)
+
+
+def _hint(name: str) -> str:
+    from specsheet.errors import did_you_mean
+
+    return did_you_mean(name, SPEC_FIELDS)
+
+
+def finish(axes: list[Axis], points: list[Point], gpu: str | None,
+           request: ServeRequest | None, group_size: int | None = None) -> Sweep:
+    """The Sweep of ``points``: served on ``gpu`` under ``request`` when one is given."""
+    accelerator = None if gpu is None else load_gpu(gpu)
+    served = None if request is None else serve_points(points, request, group_size)
+    batch = None if "batch" in points[0].at else points[0].batch
+    return Sweep(axes, points, batch, accelerator, served)
+
+
+def load_gpu(name: str) -> Accelerator:
+    """The accelerator ``name`` (a catalog name or a hardware YAML file); errors name gpu."""
+    from specsheet.sources.hardware import load_accelerator
+
+    try:
+        return load_accelerator(name)
+    except SpecError as e:
+        raise SpecError(str(e), field="gpu", value=name) from None

@@ -1,0 +1,201 @@
+"""The parallel layout, one type for serving and training: how the GPUs split a model.
+
+gpus = dp x tp x pp: tensor parallelism splits each layer's matrices tp ways (vLLM's and
+Megatron's parallel layers), pipeline parallelism splits the layers into pp stages
+(``pp_partition``, vLLM's get_pp_indices), data parallelism repeats the rest dp times (training:
+ZeRO shards over those ranks). ``check_parallel`` (serving, as vLLM accepts a layout) and
+``check_training_parallel`` (training) check a layout and complete it; ``plan/sharding.py`` cuts
+the tensors to one GPU's share under it. Errors carry the argument they are about as ``field``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+from specsheet.errors import SpecError
+from specsheet.model.spec import ModelSpec
+
+VOCAB_PADDING = 64  # vocab_parallel_embedding.DEFAULT_VOCAB_PADDING_SIZE
+
+
+class Parallel(NamedTuple):
+    """How the GPUs are arranged: gpus = dp x tp x pp."""
+
+    gpus: int
+    tp: int  # tensor-parallel ranks: each layer's matrices split tp ways
+    pp: int  # pipeline stages: the layers split pp ways
+    dp: int = 1  # data-parallel ranks (training: ZeRO shards over these)
+    ep: int = 1  # expert-parallel ranks (serving): tp with expert parallelism, else 1
+    sp: bool = False  # sequence parallelism along the tensor-parallel ranks (training)
+    zero: int = 0  # ZeRO stage (training): 1 optimizer states, 2 + gradients, 3 + weights (FSDP)
+
+
+def pad_vocab(vocab: int) -> int:
+    """The vocabulary rounded up to a multiple of 64 (pad_vocab_size)."""
+    return -(-vocab // VOCAB_PADDING) * VOCAB_PADDING
+
+
+def pp_partition(layers: int, pp: int) -> list[range]:
+    """The layers of each pipeline stage, as vLLM's get_pp_indices assigns them: layers // pp
+    each, the remainder one each to the stages before the last, from the second-to-last back."""
+    sizes = [layers // pp] * pp
+    for i in range(2, layers % pp + 2):
+        sizes[-i] += 1
+    ranges, start = [], 0
+    for size in sizes:
+        ranges.append(range(start, start + size))
+        start += size
+    return ranges
+
+
+def _divisors(n: int) -> list[int]:
+    return [i for i in range(1, n + 1) if n % i == 0] if n <= 100_000 else [1]
+
+
+class TpProblem(NamedTuple):
+    """Why vLLM cannot split a model over tp GPUs."""
+
+    what: str  # what tp does not divide ("does not divide the 64 attention heads")
+    experts: bool  # the routed experts' width: expert parallelism (whole experts) avoids it
+
+
+def tp_problem(spec: ModelSpec, tp: int, ep: bool = False) -> TpProblem | None:
+    """Why vLLM cannot split ``spec`` over ``tp`` GPUs (with expert parallelism if ``ep``),
+    or None: tp must divide the attention heads, the KV heads (or be a multiple of them), the
+    state layers' heads and widths, the MLP, expert and shared-expert widths and the padded
+    vocabulary."""
+    if spec.heads % tp:
+        return TpProblem(f"does not divide the {spec.heads} attention heads", False)
+    kv = spec.kv_heads
+    if not spec.latent_attention:
+        if kv >= tp and kv % tp:
+            return TpProblem(f"does not divide the {kv} KV heads", False)
+        if tp > kv and tp % kv:
+            return TpProblem(f"exceeds the {kv} KV heads without being a multiple of them "
+                             "(each KV head is then replicated on tp / KV heads GPUs)", False)
+    state = _state_problem(spec, tp)
+    if state:
+        return TpProblem(state, False)
+    if spec.dense_mlp_layers and spec.d_ff % tp:
+        return TpProblem(f"does not divide the MLP width d_ff {spec.d_ff}", False)
+    if spec.experts and not ep and spec.expert_d_ff % tp:
+        return TpProblem(f"does not divide the expert width {spec.expert_d_ff}", True)
+    if spec.shared_d_ff % tp:
+        return TpProblem(f"does not divide the shared-expert width {spec.shared_d_ff}", False)
+    if pad_vocab(spec.vocab) % tp:
+        return TpProblem(f"does not divide the vocabulary padded to a multiple of "
+                         f"{VOCAB_PADDING} ({pad_vocab(spec.vocab)})", False)
+    return None
+
+
+def _state_problem(spec: ModelSpec, tp: int) -> str | None:
+    """Why vLLM's state layers cannot split over ``tp`` GPUs (its ``divide`` asserts in
+    mamba_utils.MambaStateShapeCalculator), or None."""
+    kinds = set(spec.layer_types)
+    if kinds & {"mamba", "mamba2", "hybrid"} and spec.ssm_inner % tp:
+        return f"does not divide the Mamba inner width {spec.ssm_inner}"
+    if kinds & {"mamba2", "hybrid"}:
+        if spec.ssm_heads % tp:
+            return f"does not divide the {spec.ssm_heads} Mamba-2 heads"
+        if spec.ssm_groups % tp and tp % spec.ssm_groups:
+            return (f"neither divides nor is a multiple of the {spec.ssm_groups} Mamba-2 "
+                    "groups")
+    if "linear_attention" in kinds:
+        if spec.linear_value_heads % tp:
+            return f"does not divide the {spec.linear_value_heads} gated DeltaNet value heads"
+        if spec.linear_key_heads % tp:
+            return f"does not divide the {spec.linear_key_heads} gated DeltaNet key heads"
+    return None
+
+
+class TensorParallelError(SpecError):
+    """A tp that vLLM cannot split the model over: ``problem`` says what tp does not divide
+    (and whether expert parallelism would avoid it), ``working`` the tp values that work."""
+
+    def __init__(self, tp: int, problem: TpProblem, working: tuple[int, ...]) -> None:
+        self.tp = tp
+        self.problem = problem
+        self.working = working
+        super().__init__(self.worded(lambda field: f"{field}=True"), field="tp", value=tp)
+
+    def worded(self, spell: Callable[[str], str]) -> str:
+        """The message, naming expert parallelism (the field ``ep``) as ``spell`` gives it
+        where it would help."""
+        hint = f" ({spell('ep')} splits experts instead)" if self.problem.experts else ""
+        return (f"{self.tp} {self.problem.what}{hint}; tp values that work: "
+                f"{', '.join(map(str, self.working))}")
+
+
+def _positive(name: str, value: int | None) -> None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                              or value <= 0):
+        raise SpecError(f"expected a positive integer, got {value!r}", field=name, value=value)
+
+
+def check_parallel(spec: ModelSpec, gpus: int | None, tp: int | None, pp: int | None,
+                   ep: bool = False) -> Parallel:
+    """The serving layout from what was given (tp = gpus / pp, pp = 1 by default), or SpecError
+    saying what does not divide and which values would (TensorParallelError for tp)."""
+    for name, value in (("gpus", gpus), ("tp", tp), ("pp", pp)):
+        _positive(name, value)
+    pp = pp or 1
+    if tp is None:
+        gpus = gpus or pp
+        if gpus % pp:
+            raise SpecError(f"{gpus} GPUs are not a whole number of pipeline stages of pp {pp}; "
+                            "give gpus = tp x pp", field="gpus", value=gpus)
+        tp = gpus // pp
+    elif gpus is None:
+        gpus = tp * pp
+    if gpus != tp * pp:
+        raise SpecError(f"{gpus} GPUs but tp {tp} x pp {pp} = {tp * pp}; give gpus = tp x pp",
+                        field="gpus", value=gpus)
+    if pp > spec.layers:
+        raise SpecError(f"{pp} pipeline stages for {spec.layers} layers; at most {spec.layers}",
+                        field="pp", value=pp)
+    problem = tp_problem(spec, tp, ep)
+    if problem:
+        working = tuple(t for t in _divisors(spec.heads) if tp_problem(spec, t, ep) is None)
+        raise TensorParallelError(tp, problem, working)
+    if ep and not spec.experts:
+        raise SpecError("expert parallelism needs a mixture-of-experts model", field="ep",
+                        value=ep)
+    return Parallel(gpus=gpus, tp=tp, pp=pp, ep=tp if ep else 1)
+
+
+def check_training_parallel(spec: ModelSpec, gpus: int | None, dp: int | None, tp: int, pp: int,
+                            sp: bool, zero: int) -> Parallel:
+    """The training layout, checked and completed: dp = gpus / (tp x pp) when only gpus is
+    given, gpus = dp x tp x pp when it is not. A tensor-parallel rank holds whole heads."""
+    for name, value in (("tp", tp), ("pp", pp)):
+        if value < 1:
+            raise SpecError(f"expected a positive number of ranks, got {value}", field=name,
+                            value=value)
+    if not 0 <= zero <= 3:
+        raise SpecError(f"expected a stage from 0 to 3, got {zero}", field="zero", value=zero)
+    if spec.heads % tp:
+        raise SpecError(f"{tp} does not divide the {spec.heads} attention heads; each "
+                        "tensor-parallel rank holds whole heads", field="tp", value=tp)
+    if pp > spec.layers:
+        raise SpecError(f"{pp} pipeline stages for {spec.layers} layers; a stage needs a layer",
+                        field="pp", value=pp)
+    if sp and tp == 1:
+        raise SpecError("sequence parallelism splits along the tensor-parallel ranks; it needs "
+                        "tp above 1", field="sp", value=sp)
+    if dp is not None and dp < 1:
+        raise SpecError(f"expected a positive number of ranks, got {dp}", field="dp", value=dp)
+    if gpus is not None and gpus < 1:
+        raise SpecError(f"expected a positive number of GPUs, got {gpus}", field="gpus",
+                        value=gpus)
+    if gpus is None:
+        gpus = (dp or 1) * tp * pp
+    if dp is None:
+        if gpus % (tp * pp):
+            raise SpecError(f"{gpus} GPUs is not dp x tp x pp for tp {tp} and pp {pp}; give a "
+                            f"multiple of {tp * pp}", field="gpus", value=gpus)
+        dp = gpus // (tp * pp)
+    if gpus != dp * tp * pp:
+        raise SpecError(f"{gpus} GPUs is not dp x tp x pp = {dp} x {tp} x {pp} = "
+                        f"{dp * tp * pp}", field="gpus", value=gpus)
+    return Parallel(gpus=gpus, tp=tp, pp=pp, dp=dp, sp=sp, zero=zero)

@@ -1,0 +1,119 @@
+"""The tensor cut: the weights one GPU holds under a parallel layout, tensor by tensor.
+
+Every tensor of ``quant.tensors.model_tensors`` cut to one GPU's share the way vLLM's parallel
+layers cut it (``shard``), on the layers of one pipeline stage (``stage_tensors``), stored in a
+dtype or a quantization format (``stored_bytes``). Serving lays its weights out with it; a
+training plan takes its busiest GPU's parameters from it (docs/serving.md, docs/training.md).
+"""
+
+from __future__ import annotations
+
+from specsheet.model.memory import bytes_for
+from specsheet.model.spec import ModelSpec
+from specsheet.plan.kv_blocks import layer_kind
+from specsheet.plan.parallel import Parallel, pad_vocab, pp_partition
+from specsheet.quant.tensors import Tensor, model_tensors
+
+_COLUMN = ("attn_q", "attn_q_b", "attn_kv_b", "ffn_gate", "ffn_up", "ffn_gate_shexp",
+           "ffn_up_shexp")
+_ROW = ("attn_output", "ffn_down", "ffn_down_shexp")
+
+
+def _part(name: str) -> tuple[str, str]:
+    """blk.3.attn_q.weight -> (attn_q, weight)."""
+    parts = [*name.split("."), ""]  # blk.3.ssm_a has no kind
+    return (parts[2], parts[3]) if parts[0] == "blk" else (parts[0], parts[1])
+
+
+def shard(spec: ModelSpec, t: Tensor, layout: Parallel) -> Tensor:
+    """``t`` cut to one GPU's share (the first GPU of its stage: the largest share).
+
+    As vLLM's layers cut them: column-parallel (QKVParallelLinear, MergedColumnParallelLinear,
+    ColumnParallelLinear) split the output rows and their bias, the KV heads max(1, kv / tp)
+    per GPU; row-parallel (RowParallelLinear) split the input columns and keep the whole bias;
+    VocabParallelEmbedding and ParallelLMHead hold pad64(V) / tp rows; FusedMoE splits every
+    expert's width by tp, or with expert parallelism holds ceil(E / ep) whole experts; the
+    attention sinks split by head; norms, routers, MLA's q_a and kv_a projections (replicated
+    linear layers) and position tables are whole on every GPU."""
+    tp = layout.tp
+    module, kind = _part(t.name)
+    shape = t.shape
+    if module in ("token_embd", "output") and t.role in ("embedding", "head", "bias"):
+        return t._replace(shape=(pad_vocab(spec.vocab) // tp, *shape[1:]))
+    if module.endswith("_exps"):
+        if layout.ep > 1:
+            return t._replace(shape=(-(-shape[0] // layout.ep), *shape[1:]))
+        if module == "ffn_down_exps":  # [E, d, f] weight, [E, d] bias
+            return t._replace(shape=(*shape[:-1], shape[-1] // tp)) if kind == "weight" else t
+        return t._replace(shape=(shape[0], shape[1] // tp, *shape[2:]))  # gate/up [E, f, ...]
+    if module in ("attn_k", "attn_v"):
+        per_gpu = max(1, spec.kv_heads // tp)
+        return t._replace(shape=(shape[0] // spec.kv_heads * per_gpu, *shape[1:]))
+    if module == "attn_sinks":
+        return t._replace(shape=(shape[0] // tp,))
+    if module.startswith("ssm_"):
+        return _shard_state_mixer(spec, t, module, kind, tp)
+    if module in _COLUMN:
+        return t._replace(shape=(shape[0] // tp, *shape[1:]))
+    if module in _ROW and kind == "weight":
+        return t._replace(shape=(shape[0], shape[1] // tp))
+    return t
+
+
+def _shard_state_mixer(spec: ModelSpec, t: Tensor, module: str, kind: str,
+                       tp: int) -> Tensor:
+    """A state-space or DeltaNet mixer's tensor cut as vLLM's MambaMixer, MambaMixer2 and
+    Qwen3-Next's GatedDeltaNet cut it: the input projections, the convolution, the time step,
+    A and D split by channel or head (column-parallel); x_proj (Mamba) and the output
+    projection split by input column (row-parallel, the bias whole); Mamba-2's gated norm
+    split, Jamba's dt/B/C norms and DeltaNet's per-head norm whole. With tp not dividing the
+    Mamba-2 groups each GPU holds a copy of the groups its heads read: the B and C rows of
+    the input projection and the convolution count tp groups (extra_groups_for_head_shards)."""
+    shape = t.shape
+    mixer = layer_kind(spec, t.layer) if t.layer is not None else ""
+    if module in ("ssm_dt_norm", "ssm_b_norm", "ssm_c_norm"):
+        return t
+    if module == "ssm_norm":
+        return t if mixer == "linear_attention" else t._replace(shape=(shape[0] // tp,))
+    if module == "ssm_out" or (module == "ssm_x" and kind == "weight"):
+        return t._replace(shape=(shape[0], shape[1] // tp)) if kind == "weight" else t
+    rows = shape[0]
+    if mixer in ("mamba2", "hybrid") and module in ("ssm_in", "ssm_conv1d") and \
+            spec.ssm_groups % tp:
+        rows += 2 * (tp - spec.ssm_groups) * spec.ssm_state
+    return t._replace(shape=(rows // tp, *shape[1:]))
+
+
+def stage_tensors(spec: ModelSpec, layout: Parallel, stage: int) -> tuple[Tensor, ...]:
+    """The tensors one GPU of pipeline stage ``stage`` holds, cut to its share: the layers of
+    the stage; the embeddings on the first stage; the final norm and the head on the last (with
+    a tied head and pp > 1 the last stage holds its own copy of the embedding, as vLLM's
+    ParallelLMHead does when the embedding is on another stage)."""
+    layers = pp_partition(spec.layers, layout.pp)[stage]
+    first, last = stage == 0, stage == layout.pp - 1
+    held: list[Tensor] = []
+    for t in model_tensors(spec):
+        if t.layer is not None:
+            keep = t.layer in layers
+        elif t.name.startswith(("token_embd", "position_embd", "project_in")):
+            keep = first
+            if last and not first and t.name == "token_embd.weight" and spec.tied_embeddings:
+                held.append(shard(spec, t, layout))  # the last stage's copy, as its head
+        else:  # output norm, output head, project_out
+            keep = last
+        if keep:
+            held.append(shard(spec, t, layout))
+    return tuple(held)
+
+
+def stored_bytes(spec: ModelSpec, tensors: tuple[Tensor, ...], dtype: str | None,
+                 quant: str | None, group_size: int | None) -> int:
+    """Bytes of ``tensors`` in ``dtype`` (rounded up once) or as ``quant`` stores them."""
+    if not tensors:
+        return 0
+    if quant is None:
+        return bytes_for(sum(t.elements for t in tensors), dtype or "bf16")
+    from specsheet.quant.layouts import quantized_bytes
+
+    return quantized_bytes(spec, quant, group_size, dtype, tensors).weights_bytes
+

@@ -1,0 +1,148 @@
+"""The house keeps its shape: no CLI option name below the CLI, no import circle, no module too
+large to read (docs/architecture.md). Each check is also run on a tree that breaks it."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "specsheet"
+# the stages that know nothing of the command line
+BELOW_THE_CLI = ("model", "quant", "plan", "sources", "views", "render")
+OPTION = re.compile(r"(?<![\w-])--[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
+MAX_LINES = 650
+LONGER_ALLOWED = {"specsheet/sources/hf_config/families.py"}  # the families registry
+
+
+def option_names(root: Path) -> Iterator[str]:
+    """``path:line: '--option'`` for every option name in a string literal (docstrings and
+    comments are not strings the program uses, and are left out)."""
+    for stage in BELOW_THE_CLI:
+        for path in sorted((root / "specsheet" / stage).rglob("*.py")):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                          if isinstance(node, (ast.Module, ast.FunctionDef,
+                                               ast.AsyncFunctionDef, ast.ClassDef))
+                          and node.body and isinstance(node.body[0], ast.Expr)
+                          and isinstance(node.body[0].value, ast.Constant)}
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                        and id(node) not in docstrings:
+                    for match in OPTION.finditer(node.value):
+                        yield f"{path.relative_to(root)}:{node.lineno}: {match.group()!r}"
+
+
+def import_graph(root: Path) -> dict[str, set[str]]:
+    """Module -> the specsheet modules it imports anywhere (at the top, in a function, under
+    TYPE_CHECKING), from the source."""
+    modules = {}
+    for path in (root / "specsheet").rglob("*.py"):
+        parts = path.relative_to(root).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        modules[name] = path
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        targets: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets.update(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    base = ".".join(package.split(".")[:len(package.split(".")) - node.level + 1]
+                                    + ([base] if base else []))
+                targets.add(base)
+                targets.update(f"{base}.{a.name}" for a in node.names)
+        graph[name] = {t for t in targets if t in modules and t != name}
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def _is_package_init_edge(a: str, b: str) -> bool:
+    """A package's ``__init__`` re-exporting its own submodules is not a circle of modules."""
+    return b.startswith(a + ".") or a.startswith(b + ".")
+
+
+def module_circles(root: Path) -> list[list[str]]:
+    graph = import_graph(root)
+    pruned = {a: {b for b in targets if not _is_package_init_edge(a, b)}
+              for a, targets in graph.items()}
+    return circles(pruned)
+
+
+def test_no_option_name_below_the_cli() -> None:
+    found = list(option_names(ROOT))
+    assert not found, "CLI option names below the CLI (name the field; cli/ spells it):\n" + \
+        "\n".join(found)
+
+
+def test_an_option_name_in_the_plan_is_found(tmp_path: Path) -> None:
+    plan = tmp_path / "specsheet" / "plan"
+    plan.mkdir(parents=True)
+    (plan / "bad.py").write_text('"""A docstring may say --gpu."""\nWORDS = "give --max-params"\n')
+    for stage in BELOW_THE_CLI:
+        (tmp_path / "specsheet" / stage).mkdir(parents=True, exist_ok=True)
+    assert list(option_names(tmp_path)) == ["specsheet/plan/bad.py:2: '--max-params'"]
+
+
+def test_no_import_circle() -> None:
+    assert module_circles(ROOT) == []
+
+
+def test_an_import_circle_is_found(tmp_path: Path) -> None:
+    package = tmp_path / "specsheet"
+    (package / "sources").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "sources" / "__init__.py").write_text("")
+    (package / "sources" / "a.py").write_text("from specsheet.sources.b import x\n")
+    (package / "sources" / "b.py").write_text(
+        "def x() -> None:\n    from specsheet.sources import a  # noqa: F401\n")
+    assert module_circles(tmp_path) == [["specsheet.sources.a", "specsheet.sources.b"]]
+
+
+@pytest.mark.parametrize("path", sorted(
+    str(p.relative_to(ROOT)) for p in PACKAGE.rglob("*.py")
+    if str(p.relative_to(ROOT)) not in LONGER_ALLOWED))
+def test_no_module_is_too_long(path: str) -> None:
+    lines = len((ROOT / path).read_text(encoding="utf-8").splitlines())
+    assert lines <= MAX_LINES, f"{path} has {lines} lines; cut it by job (at most {MAX_LINES})"
