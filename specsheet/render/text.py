@@ -43,33 +43,46 @@ def to_json(document: dict[str, Any], lines_of: str | None = None) -> str:
 
 def _item_lines(items: list[Any]) -> str:
     """``",\\n    ".join(map(json.dumps, items))``, written faster: the one optimisation of
-    the JSON writer, held to that join by tests/test_render_json.py. A section (a dict two
-    levels down: a point's ``report.spec``) that several items share, the very same object, is
-    encoded once; a sweep's points share the sections that do not move along the grid
-    (views/sweep.py)."""
-    encoded: dict[int, str] = {}  # a section's text by its id (every section lives meanwhile)
+    the JSON writer, held to that join by tests/test_render_json.py. A sweep's points share the
+    sections that do not move along the grid (views/sweep.py: the very same objects), and a
+    value that several items share is encoded once. An item's document that shares no section
+    with the item before it is encoded whole, as json.dumps encodes it."""
+    encoded: dict[int, str] = {}  # a value's text by its id (every value lives meanwhile)
     keys: dict[str, str] = {}  # '"key": ' by key
+    before: dict[str, Any] = {}  # the item before's value by key
+
+    def text(value: Any) -> str:
+        found = encoded.get(id(value))
+        if found is None:
+            found = encoded[id(value)] = json.dumps(value)
+        return found
+
+    def key(name: str) -> str:
+        found = keys.get(name)
+        if found is None:
+            found = keys[name] = json.dumps(name) + ": "
+        return found
+
     lines = []
     for item in items:
         if type(item) is not dict:
             lines.append(json.dumps(item))
             continue
         fields = []
-        for key, value in item.items():
-            name = keys.get(key) or keys.setdefault(key, json.dumps(key) + ": ")
-            if type(value) is not dict:
-                fields.append(name + json.dumps(value))
-                continue
-            sections = []
-            for inner, section in value.items():
-                label = keys.get(inner) or keys.setdefault(inner, json.dumps(inner) + ": ")
-                text = encoded.get(id(section))
-                if text is None:
-                    text = json.dumps(section)
-                    if type(section) is dict:
-                        encoded[id(section)] = text
-                sections.append(label + text)
-            fields.append(name + "{" + ", ".join(sections) + "}")
+        for name, value in item.items():
+            found = encoded.get(id(value))
+            if found is None:
+                last = before.get(name)
+                if type(value) is dict and type(last) is dict and any(
+                        section is last.get(inner) for inner, section in value.items()
+                        if type(section) is dict):
+                    found = "{" + ", ".join(key(inner) + text(section)
+                                            for inner, section in value.items()) + "}"
+                else:
+                    found = json.dumps(value)
+                encoded[id(value)] = found
+            before[name] = value
+            fields.append(key(name) + found)
         lines.append("{" + ", ".join(fields) + "}")
     return ",\n    ".join(lines)
 

@@ -1,4 +1,10 @@
-"""``count``: the document of one model's every figure, and its breakdown and summary tables."""
+"""``count``: the document of one model's every figure, its schema, and its breakdown and summary
+tables.
+
+Every view module is cut the same way: the document first, then its description
+(``schemas()``, assembled by scripts/build_schema.py), then the tables, whose code imports
+``views.table``, ``units`` and ``formulas`` inside its functions, so a ``--json`` run loads no
+table code."""
 
 from __future__ import annotations
 
