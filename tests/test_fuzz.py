@@ -21,7 +21,7 @@ from test_properties import specs
 from specsheet.figures import build_report
 from specsheet.model.spec import INPUT_ONLY_FIELDS, REQUIRED_FIELDS, Model, ModelSpec
 from specsheet.sources.fields import ALL_FIELDS
-from specsheet.views.documents import count_document as report_dict
+from specsheet.views.count import count_document as report_dict
 
 FUZZ = settings(deadline=timedelta(seconds=5),
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

@@ -16,7 +16,7 @@ from specsheet.model.memory import kv_cache
 from specsheet.model.params import count_params
 from specsheet.model.spec import ModelSpec
 from specsheet.sources.resolve import load_file, load_preset
-from specsheet.views.documents import count_document
+from specsheet.views.count import count_document
 
 DATA = Path(__file__).resolve().parent / "data"
 HYBRIDS = ("granite-4.0-h-tiny", "qwen3-next-80b-a3b", "falcon-h1-0.5b", "nemotron-h-8b",
@@ -88,7 +88,7 @@ def test_a_hybrid_document_says_what_its_layers_are() -> None:
 
 
 def test_the_table_shows_state_and_kv_apart() -> None:
-    from specsheet.views.tables import summary_view
+    from specsheet.views.count import summary_view
 
     report = build_report(load_preset("granite-4.0-h-tiny"), tokens=32768)
     rows = {row.cells[0].strip(): row.cells[2] for row in summary_view(report).rows}

@@ -531,7 +531,7 @@ def test_fuzz_the_gguf_header(edits: list[tuple[int, int]], cut: int, tail: byte
 def test_documents_validate_against_the_schema(tmp_path: Path) -> None:
     import jsonschema
 
-    from specsheet.views.documents import schema_text
+    from specsheet.views.schema import schema_text
 
     validator = jsonschema.Draft202012Validator(json.loads(schema_text()))
     config, shapes = transformers_checkpoint("llama-3.2-1b")

@@ -13,7 +13,7 @@ from specsheet.model.memory import DTYPE_BITS, bytes_for, kv_cache
 from specsheet.model.params import count_params, mlp_weights
 from specsheet.model.spec import MLP_KINDS, NORM_KINDS, POSITION_KINDS, Model, ModelSpec
 from specsheet.quant.layouts import model_tensors
-from specsheet.views.documents import count_document as report_dict
+from specsheet.views.count import count_document as report_dict
 
 sizes = st.integers(min_value=1, max_value=4096)
 

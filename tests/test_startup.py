@@ -68,7 +68,7 @@ def test_json_path_builds_only_the_command_it_runs(tmp_path: Path) -> None:
     modules = imported_modules("count", "gpt2-small", "--json", cwd=tmp_path)
     assert "specsheet.units" not in modules
     assert "specsheet.plan.budgets" not in modules
-    assert "specsheet.views.tables" not in modules
+    assert "specsheet.views.table" not in modules
 
 
 @pytest.mark.parametrize("args", [
@@ -103,4 +103,4 @@ def test_serve_json_loads_no_quantization_tables_and_no_fractions(tmp_path: Path
     assert "specsheet.quant.formats" not in modules
     assert "specsheet.quant.layouts" not in modules
     assert "fractions" not in modules
-    assert "specsheet.views.tables" not in modules
+    assert "specsheet.views.table" not in modules

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from specsheet.cli.app import app
 from specsheet.errors import SpecError
 from specsheet.units import parse_series
-from specsheet.views.documents import schema_text
+from specsheet.views.schema import schema_text
 
 runner = CliRunner()
 GIB = 2**30

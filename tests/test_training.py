@@ -385,7 +385,7 @@ def test_every_format(fmt: str) -> None:
 def test_the_schema_accepts_the_document() -> None:
     import jsonschema
 
-    from specsheet.views.documents import schema_text
+    from specsheet.views.schema import schema_text
 
     schema = json.loads(schema_text())
     for args in (("llama3-8b",), ("deepseek-v3", "--lora-rank", "8", "--seq-len", "4096")):

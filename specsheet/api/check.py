@@ -57,7 +57,7 @@ class Checked(NamedTuple):
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document ``specsheet check --json`` writes for the same inputs."""
-        from specsheet.views.documents import check_document
+        from specsheet.views.check import check_document
 
         return check_document(self.checked, [(*s, checks) for s, checks in self.served],
                               options=LIMIT_OPTIONS)

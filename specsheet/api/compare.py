@@ -26,7 +26,7 @@ class Compared(NamedTuple):
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document ``specsheet compare --json`` writes for the same inputs."""
-        from specsheet.views.documents import compare_document
+        from specsheet.views.compare import compare_document
 
         return compare_document(self.reports, None if self.served is None
                                 else [tuple(s) for s in self.served])  # type: ignore[misc]

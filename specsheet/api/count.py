@@ -32,7 +32,7 @@ class Report(_figures.Report):
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document ``specsheet count --json`` writes for the same inputs."""
-        from specsheet.views.documents import count_document
+        from specsheet.views.count import count_document
 
         return count_document(self)
 

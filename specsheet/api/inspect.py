@@ -29,7 +29,7 @@ class Inspection(_inspection.Inspection):
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document ``specsheet inspect REF --json`` writes."""
-        from specsheet.views.documents import inspect_document
+        from specsheet.views.inspect import inspect_document
 
         return inspect_document(self)
 

@@ -73,7 +73,7 @@ class Serving(NamedTuple):
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document ``specsheet serve --json`` writes for the same inputs."""
-        from specsheet.views.documents import serve_document
+        from specsheet.views.serve import serve_document
 
         return serve_document(self.plan, self.estimates, self.costs)
 

@@ -53,10 +53,12 @@ class Sweep(NamedTuple):
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document ``specsheet sweep --json`` writes for the same inputs."""
-        from specsheet.views.documents import sweep_document
+        from specsheet.views.sweep import sweep_document
 
         served = None if self.served is None else [tuple(s) for s in self.served]
-        return sweep_document(self.axes, self.points, self.batch, self.gpu, served)  # type: ignore[arg-type]
+        return sweep_document(self.axes, self.points, self.batch, self.gpu,
+                              served,  # type: ignore[arg-type]
+                              options={a.name: a.option for a in self.axes})
 
 
 def order_axes(candidates: Sequence[Axis]) -> list[Axis]:

@@ -57,7 +57,7 @@ class Training(NamedTuple):
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document ``specsheet train --json`` writes for the same inputs."""
-        from specsheet.views.documents import train_document
+        from specsheet.views.train import train_document
 
         return train_document(self.model, self.plan)
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     from specsheet.views.charts import ChartView
-    from specsheet.views.tables import TableView
+    from specsheet.views.table import TableView
 
 ExportKind = Literal["svg", "html"]
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import IO, TYPE_CHECKING
 
 from specsheet.render.text import to_ascii
-from specsheet.views.tables import TableView
+from specsheet.views.table import TableView
 
 if TYPE_CHECKING:
     from rich.console import Console

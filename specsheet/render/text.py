@@ -6,12 +6,12 @@ None of these imports rich, so scripts that ask for them pay nothing for it.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from specsheet.views.charts import ChartView
-    from specsheet.views.tables import TableView
+    from specsheet.views.table import TableView
 
 Scalar = int | float | str | bool | None
 
@@ -27,75 +27,64 @@ def to_ascii(text: str) -> str:
 
 
 def to_json(document: dict[str, Any], lines_of: str | None = None) -> str:
-    """One JSON document, keys in schema order, integers exact.
-
-    With ``lines_of``, that key's list (a sweep's points) is written an item per line, each
-    compact: the same JSON value, written in a fraction of the time, and a line per point for
-    grep. A section that several items share (the same dict) is encoded once."""
+    """One JSON document, keys in schema order, integers exact: ``json.dumps`` with an indent
+    of 2. With ``lines_of``, that key's list (a sweep's points) is written an item per line,
+    each as ``json.dumps`` writes it compact: the same JSON value, and a line per point for
+    grep (``_item_lines``)."""
     if lines_of is None:
         return json.dumps(document, indent=2) + "\n"
-    from json.encoder import encode_basestring_ascii as quote
-
-    dumps = _compact_encoder()
-    encoded: dict[int, str] = {}  # by id: every value lives in the document meanwhile
-    keys: dict[str, str] = {}  # '"key": ' by key
-    pieces: list[str] = []  # the text, joined once at the end (no copies of each item)
-
-    def write(value: Any, depth: int) -> None:
-        """An item and the document in it are walked key by key; what lies below (the
-        sections) is encoded whole by the json module's C encoder, once per object."""
-        if type(value) is dict and depth < 2:
-            separator = "{"
-            for k, v in value.items():
-                key = keys.get(k)
-                if key is None:
-                    key = keys[k] = json.dumps(k) + ": "
-                pieces.append(separator)
-                pieces.append(key)
-                write(v, depth + 1)
-                separator = ", "
-            pieces.append("}" if separator == ", " else "{}")
-            return
-        text = encoded.get(id(value))
-        if text is None:
-            kind = type(value)
-            text = encoded[id(value)] = int.__repr__(value) if kind is int else \
-                str(quote(value)) if kind is str else dumps(value)
-        pieces.append(text)
-
-    pieces.append("{\n")
-    for key, value in document.items():
-        if key != lines_of:
-            pieces.append(f"  {json.dumps(key)}: {json.dumps(value)},\n")
+    head = "".join(f"  {json.dumps(key)}: {json.dumps(value)},\n"
+                   for key, value in document.items() if key != lines_of)
     items = document[lines_of]
-    pieces.append(f"  {json.dumps(lines_of)}: [" + ("\n    " if items else ""))
-    for index, item in enumerate(items):
-        if index:
-            pieces.append(",\n    ")
-        write(item, 0)
-    pieces.append("\n  ]\n}\n" if items else "]\n}\n")
-    return "".join(pieces)
+    if not items:
+        return f"{{\n{head}  {json.dumps(lines_of)}: []\n}}\n"
+    return f"{{\n{head}  {json.dumps(lines_of)}: [\n    {_item_lines(items)}\n  ]\n}}\n"
 
 
-def _compact_encoder() -> Callable[[Any], str]:
-    """``json.dumps`` with its default settings, without the cost of setting it up on each call
-    (about 3 us, which is most of the time for a small section): the json module's own C
-    encoder, built once; ``json.dumps`` itself where the C encoder is missing."""
-    from json import encoder
+def _item_lines(items: list[Any]) -> str:
+    """``",\\n    ".join(map(json.dumps, items))``, written faster: the one optimisation of
+    the JSON writer, held to that join by tests/test_render_json.py. A sweep's points share the
+    sections that do not move along the grid (views/sweep.py: the very same objects), and a
+    value that several items share is encoded once. An item's document that shares no section
+    with the item before it is encoded whole, as json.dumps encodes it."""
+    encoded: dict[int, str] = {}  # a value's text by its id (every value lives meanwhile)
+    keys: dict[str, str] = {}  # '"key": ' by key
+    before: dict[str, Any] = {}  # the item before's value by key
 
-    make = getattr(encoder, "c_make_encoder", None)
-    if make is None:
-        return json.dumps
-    try:
-        iterencode = make(None, None, encoder.encode_basestring_ascii, None, ": ", ", ", False,
-                          False, True)
-    except TypeError:  # a Python whose C encoder takes other arguments
-        return json.dumps
+    def text(value: Any) -> str:
+        found = encoded.get(id(value))
+        if found is None:
+            found = encoded[id(value)] = json.dumps(value)
+        return found
 
-    def dumps(value: Any) -> str:
-        return "".join(iterencode(value, 0))
+    def key(name: str) -> str:
+        found = keys.get(name)
+        if found is None:
+            found = keys[name] = json.dumps(name) + ": "
+        return found
 
-    return dumps
+    lines = []
+    for item in items:
+        if type(item) is not dict:
+            lines.append(json.dumps(item))
+            continue
+        fields = []
+        for name, value in item.items():
+            found = encoded.get(id(value))
+            if found is None:
+                last = before.get(name)
+                if type(value) is dict and type(last) is dict and any(
+                        section is last.get(inner) for inner, section in value.items()
+                        if type(section) is dict):
+                    found = "{" + ", ".join(key(inner) + text(section)
+                                            for inner, section in value.items()) + "}"
+                else:
+                    found = json.dumps(value)
+                encoded[id(value)] = found
+            before[name] = value
+            fields.append(key(name) + found)
+        lines.append("{" + ", ".join(fields) + "}")
+    return ",\n    ".join(lines)
 
 
 def flatten(document: dict[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -147,7 +136,7 @@ def _md_cell(text: str) -> str:
 def to_markdown(views: Sequence[TableView | ChartView]) -> str:
     """Each table view as a bold title, a GitHub-flavoured table and an italic caption (charts
     are for the terminal and pictures: the table beside a chart holds its figures)."""
-    from specsheet.views.tables import TableView
+    from specsheet.views.table import TableView
 
     parts = []
     for view in views:

@@ -66,7 +66,7 @@ from specsheet.errors import ExitCode, SpecError
 from specsheet.sources import DEFAULT_TIMEOUT
 
 if TYPE_CHECKING:
-    from specsheet.views.tables import TableView
+    from specsheet.views.table import TableView
 
 LIMITS = "Limits (exit 1 when one is exceeded; equal holds)"
 SETTINGS: dict[str, Any] = {
@@ -146,7 +146,7 @@ def check(
     from specsheet.api.check import LIMIT_OPTIONS, ServeLimits, check, limit_kinds
     from specsheet.api.serve import ServeRequest, check_request
     from specsheet.cli.errors import as_options, option_quantity
-    from specsheet.views.documents import check_entries, serve_check_entries
+    from specsheet.views.check import check_entries, serve_check_entries
 
     output = output_format(fmt, json_)
     given = {"params.total": max_params, "memory.weights_bytes": max_weights,
@@ -188,7 +188,7 @@ def check(
     document = checked.to_dict()
 
     def views() -> list[TableView]:
-        from specsheet.views.tables import check_view, serve_check_view
+        from specsheet.views.check import check_view, serve_check_view
 
         tables = []
         for index, (report, results) in enumerate(checked.checked):

@@ -16,6 +16,7 @@ from specsheet.api.serve import (
 from specsheet.api.spec import DEFAULT_DTYPE
 from specsheet.cli.options import (
     CONVENTIONS,
+    OPTION_NAMES,
     DtypeOpt,
     FormatOpt,
     GroupSizeOpt,
@@ -50,7 +51,7 @@ from specsheet.sources import DEFAULT_TIMEOUT
 from specsheet.sources.fields import Overrides
 
 if TYPE_CHECKING:
-    from specsheet.views.tables import TableView
+    from specsheet.views.table import TableView
 
 SETTINGS = {"epilog": CONVENTIONS}
 
@@ -113,9 +114,10 @@ def compare(
     document = result.to_dict()
 
     def views() -> list[TableView]:
-        from specsheet.views.tables import compare_view
+        from specsheet.views.compare import compare_view
 
         return [compare_view(compared, None if result.served is None
-                             else [(s.plan, s.estimates, s.costs) for s in result.served])]
+                             else [(s.plan, s.estimates, s.costs) for s in result.served],
+                             OPTION_NAMES)]
 
     emit(output, document, document["models"], views, svg=svg, html=html)

@@ -41,10 +41,10 @@ from specsheet.cli.options import (
     source,
 )
 from specsheet.sources import DEFAULT_TIMEOUT
-from specsheet.views.documents import count_document
+from specsheet.views.count import count_document
 
 if TYPE_CHECKING:
-    from specsheet.views.tables import TableView
+    from specsheet.views.table import TableView
 
 SETTINGS = {"epilog": CONVENTIONS}
 
@@ -92,7 +92,7 @@ def count(
     document = count_document(report)
 
     def views() -> list[TableView]:
-        from specsheet.views.tables import count_views
+        from specsheet.views.count import count_views
 
         return count_views(report)
 

@@ -9,7 +9,7 @@ import typer
 from specsheet.cli.options import FormatOpt, JsonOpt, emit, output_format
 
 if TYPE_CHECKING:
-    from specsheet.views.tables import TableView
+    from specsheet.views.table import TableView
 
 SETTINGS: dict[str, Any] = {}
 
@@ -33,13 +33,13 @@ def hardware(gpu: GpuArg = None, fmt: FormatOpt = None, json_: JsonOpt = False) 
     output = output_format(fmt, json_)
     if gpu is None:
         from specsheet.hardware.catalog import builtin, catalog_index
-        from specsheet.views.documents import hardware_document
+        from specsheet.views.catalog import hardware_document
 
         listed = [builtin(name) for name in catalog_index()]
         document = hardware_document(listed)
 
         def views() -> list[TableView]:
-            from specsheet.views.tables import hardware_view
+            from specsheet.views.catalog import hardware_view
 
             return [hardware_view(listed)]
 
@@ -47,13 +47,13 @@ def hardware(gpu: GpuArg = None, fmt: FormatOpt = None, json_: JsonOpt = False) 
         return
 
     from specsheet.sources.hardware import load_accelerator
-    from specsheet.views.documents import accelerator_document
+    from specsheet.views.catalog import accelerator_document
 
     accelerator = load_accelerator(gpu)
     one = accelerator_document(accelerator)
 
     def view() -> list[TableView]:
-        from specsheet.views.tables import accelerator_view
+        from specsheet.views.catalog import accelerator_view
 
         return [accelerator_view(accelerator)]
 

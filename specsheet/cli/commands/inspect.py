@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from specsheet.cli.options import FormatOpt, JsonOpt, emit, output_format
+from specsheet.cli.options import OPTION_NAMES, FormatOpt, JsonOpt, emit, output_format
 from specsheet.errors import ExitCode, SpecError
 
 if TYPE_CHECKING:
-    from specsheet.views.tables import TableView
+    from specsheet.views.table import TableView
 
 SETTINGS: dict[str, Any] = {
     "epilog": "Reads headers only: no weight data, no torch. Exit codes: 0 done (with --check: "
@@ -44,9 +44,9 @@ def inspect(
     document = inspection.to_dict()
 
     def views() -> list[TableView]:
-        from specsheet.views.tables import inspect_views
+        from specsheet.views.inspect import inspect_views
 
-        return inspect_views(inspection)
+        return inspect_views(inspection, OPTION_NAMES)
 
     emit(output, document, [document], views)
     if check and inspection.check is not None and not inspection.check.matches:

@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING, Any
 from specsheet.api.spec import DEFAULT_DTYPE
 from specsheet.cli.options import FormatOpt, JsonOpt, emit, output_format, reports
 from specsheet.sources.fields import Overrides
-from specsheet.views.documents import presets_document
+from specsheet.views.catalog import presets_document
 
 if TYPE_CHECKING:
-    from specsheet.views.tables import TableView
+    from specsheet.views.table import TableView
 
 SETTINGS: dict[str, Any] = {}
 
@@ -25,7 +25,7 @@ def presets(fmt: FormatOpt = None, json_: JsonOpt = False) -> None:
     document = presets_document(listed)
 
     def views() -> list[TableView]:
-        from specsheet.views.tables import presets_view
+        from specsheet.views.catalog import presets_view
 
         return [presets_view(listed)]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from specsheet.cli import streams
-from specsheet.views.documents import schema_text
+from specsheet.views.schema import schema_text
 
 SETTINGS: dict[str, Any] = {}
 

@@ -14,6 +14,7 @@ from specsheet.api.serve import (
 )
 from specsheet.api.spec import DEFAULT_DTYPE
 from specsheet.cli.options import (
+    OPTION_NAMES,
     DtypeOpt,
     FormatOpt,
     GroupSizeOpt,
@@ -57,7 +58,7 @@ from specsheet.errors import SpecError
 from specsheet.sources import DEFAULT_TIMEOUT
 
 if TYPE_CHECKING:
-    from specsheet.views.tables import TableView
+    from specsheet.views.table import TableView
 
 SETTINGS: dict[str, Any] = {
     "epilog": "Exact: weights, activation-free KV blocks and the pool's concurrency as vLLM "
@@ -126,9 +127,9 @@ def serve(
     document = served.to_dict()
 
     def views() -> list[TableView]:
-        from specsheet.views.tables import serve_views
+        from specsheet.views.serve import serve_views
 
-        return serve_views(*served)
+        return serve_views(*served, OPTION_NAMES)
 
     emit(output_fmt, document, [document], views, svg=svg, html=html)
 

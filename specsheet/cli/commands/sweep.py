@@ -18,6 +18,7 @@ from specsheet.api.spec import DEFAULT_DTYPE
 from specsheet.cli.errors import as_options, option_series
 from specsheet.cli.options import (
     CONVENTIONS,
+    OPTION_NAMES,
     SPEC,
     AttnBiasOpt,
     FormatOpt,
@@ -56,7 +57,7 @@ from specsheet.units import QuantityKind
 
 if TYPE_CHECKING:
     from specsheet.views.charts import ChartView
-    from specsheet.views.tables import TableView
+    from specsheet.views.table import TableView
 
 SETTINGS = {"epilog": CONVENTIONS}
 
@@ -177,9 +178,9 @@ def sweep(
 
     def views() -> list[TableView | ChartView]:
         from specsheet.views.charts import memory_charts
-        from specsheet.views.tables import sweep_view
+        from specsheet.views.sweep import sweep_view
 
-        return [sweep_view(axes, points, accelerator, served),
+        return [sweep_view(axes, points, accelerator, served, OPTION_NAMES),
                 *memory_charts(axes, points, accelerator, served)]
 
     rows = [{"at": point["at"], "batch": p.batch, **point["report"]}

@@ -23,7 +23,7 @@ from specsheet.cli.options import (
 from specsheet.sources import DEFAULT_TIMEOUT
 
 if TYPE_CHECKING:
-    from specsheet.views.tables import TableView
+    from specsheet.views.table import TableView
 
 SETTINGS: dict[str, Any] = {
     "epilog": "FLOPs: matrix multiplications only, a multiply-add is 2 FLOPs; the backward of "
@@ -143,7 +143,7 @@ def train(
     document = training.to_dict()
 
     def views() -> list[TableView]:
-        from specsheet.views.tables import train_views
+        from specsheet.views.train import train_views
 
         return train_views(*training)
 

@@ -1,5 +1,5 @@
 """The explorer: a Textual app over a Design. The form on the left sets spec fields; the tables on
-the right are count's (views.tables, rendered by render.terminal) and follow every keystroke.
+the right are count's (views.count, rendered by render.terminal) and follow every keystroke.
 
 Only ``specsheet explore`` imports this module (Textual costs about 0.3 s of CPU to import).
 A field that makes no model shows the SpecError's line and keeps the last good figures.
@@ -241,7 +241,7 @@ class ExploreApp(App[None]):
     def _show(self) -> None:
         """The status line and count's two tables of the last good report."""
         from specsheet.render.terminal import render_views
-        from specsheet.views.tables import count_views
+        from specsheet.views.count import count_views
 
         status = self.query_one("#status", Static)
         if self.error:

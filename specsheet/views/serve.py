@@ -1,0 +1,324 @@
+"""``serve``: one model on GPUs as vLLM lays it out: its document (the serve entry that compare,
+check and sweep reuse) and its tables."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from specsheet.views.schema import SCHEMA_VERSION
+
+if TYPE_CHECKING:
+    from specsheet.plan.roofline import Estimates
+    from specsheet.plan.serving import ServePlan
+    from specsheet.views.table import TableView
+
+
+def serve_entry(plan: ServePlan, est: Estimates | None,
+                costs: dict[str, float | None]) -> dict[str, Any]:
+    """The figures of serving one model (without the schema version): exact memory per GPU of
+    the binding pipeline stage, the fit, and the roofline estimates (null when nothing fits)."""
+    report, hw, layout = plan.report, plan.hardware, plan.layout
+    return {
+        "model": {"name": report.model.name, "origin": report.model.origin,
+                  "format": report.weights.format, "dtype": report.dtype,
+                  "kv_dtype": report.kv.dtype},
+        "hardware": {"name": hw.name, "label": hw.label, "memory_bytes": hw.memory_bytes,
+                     "bandwidth_bytes_per_s": hw.bandwidth_bytes_per_s,
+                     "peak_flops_per_s": dict(hw.peak_flops_per_s),
+                     "interconnect_bytes_per_s": hw.interconnect_bytes_per_s},
+        "parallel": {"gpus": layout.gpus, "tp": layout.tp, "pp": layout.pp, "ep": layout.ep},
+        **_serve_memory(plan),
+        "estimates": None if est is None else _estimates_section(plan, est, costs),
+    }
+
+
+def _estimates_section(plan: ServePlan, est: Estimates,
+                       costs: dict[str, float | None]) -> dict[str, Any]:
+    """The roofline estimates of a serve entry, with the costs and their assumptions."""
+    from specsheet.plan.roofline import assumptions
+
+    request = plan.request
+    return {
+        "concurrency": est.concurrency,
+        "prompt_tokens": request.prompt,
+        "output_tokens": request.output,
+        "compute_dtype": est.compute_dtype,
+        "peak_flops_per_s": est.peak_flops_per_s,
+        "mfu": est.mfu,
+        "mbu": est.mbu,
+        "prefill_s": est.prefill_s,
+        "prefill_compute_s": est.prefill_compute_s,
+        "prefill_allreduce_s": est.prefill_allreduce_s,
+        "decode_context": est.decode_context,
+        "decode_step_s": est.decode_step_s,
+        "decode_bytes_per_step": est.decode_bytes,
+        "decode_flops_per_step": est.decode_flops,
+        "experts_touched": est.experts_touched,
+        "tokens_per_s_per_request": est.tokens_per_s_per_request,
+        "tokens_per_s_total": est.tokens_per_s_total,
+        "tokens_per_s_end_to_end": est.tokens_per_s_end_to_end(request.output),
+        "usd_per_gpu_hour": est.price,
+        "tokens_per_word": est.tokens_per_word,
+        "text_tokens": est.text_tokens,
+        "text_words": est.text_words,
+        **costs,
+        "assumptions": assumptions(plan, est),
+    }
+
+
+def _serve_memory(plan: ServePlan) -> dict[str, Any]:
+    """The sections of a serve entry that change with the tokens of a request."""
+    request, s = plan.request, plan.binding
+    return {
+        "request": {"max_model_len": request.max_model_len,
+                    "max_num_batched_tokens": request.batched_tokens,
+                    "max_num_seqs": request.max_seqs,
+                    "memory_utilization": None if plan.kv_memory_given
+                    else float(plan.utilization)},
+        "memory_per_gpu": {
+            "stage": s.stage,
+            "layers": s.layers,
+            "capacity_bytes": s.capacity_bytes,
+            "budget_bytes": s.budget_bytes,
+            "weights_bytes": s.weights_bytes,
+            "activation_bytes": s.activation_bytes,
+            "overhead_bytes": s.overhead_bytes,
+            "kv_pool_bytes": s.kv_pool_bytes,
+            "kv_pool_given": plan.kv_memory_given,
+            "kv_bytes_per_token": s.kv_bytes_per_token,
+            "kv_bytes_per_request": s.kv_bytes_per_request,
+            "state_bytes_per_request": s.state_bytes_per_request,
+        },
+        "kv_blocks": {
+            "block_size": s.block_size,
+            "page_bytes": s.page_bytes,
+            "state_page_bytes": s.state_page_bytes,
+            "groups": [{"window": g.window, "layers": g.layers, "state": g.state}
+                       for g in s.groups],
+            "layers_per_group": s.layers_per_group,
+            "num_blocks": s.num_blocks,
+            "blocks_per_request": s.blocks_per_request,
+            "vllm_max_concurrency": plan.vllm_max_concurrency,
+        },
+        "stages": [{"stage": st.stage, "layers": st.layers, "weights_bytes": st.weights_bytes,
+                    "activation_bytes": st.activation_bytes, "kv_pool_bytes": st.kv_pool_bytes,
+                    "num_blocks": st.num_blocks, "max_concurrency": st.max_concurrency}
+                   for st in plan.stages],
+        "fits": plan.fits,
+        "max_concurrency": plan.max_concurrency,
+        "max_context": plan.max_context,
+    }
+
+
+def serve_document(plan: ServePlan, est: Estimates | None,
+                   costs: dict[str, float | None]) -> dict[str, Any]:
+    """The document of ``serve``."""
+    return {"schema_version": SCHEMA_VERSION, **serve_entry(plan, est, costs)}
+
+
+
+def schemas() -> dict[str, Any]:
+    """The schema of ``serve_entry`` and of ``serve_document`` (``serve``: the entry and its
+    schema_version)."""
+    from specsheet.views.schema import VERSION, ints, obj
+
+    count = {"type": "integer", "minimum": 0}
+    seconds = {"type": "number", "minimum": 0}
+    usd = {"type": ["number", "null"], "minimum": 0}
+    estimates = obj({
+        "concurrency": {"type": "integer", "minimum": 1},
+        "prompt_tokens": {"type": "integer", "minimum": 1},
+        "output_tokens": {"type": "integer", "minimum": 1},
+        "compute_dtype": {"type": "string"},
+        "peak_flops_per_s": {"type": "integer", "minimum": 1},
+        "mfu": {"type": "number"}, "mbu": {"type": "number"},
+        "prefill_s": {**seconds, "description": "time to first token (estimate)"},
+        "prefill_compute_s": seconds, "prefill_allreduce_s": seconds,
+        "decode_context": {"type": "integer", "minimum": 1,
+                           "description": "tokens of each request at the average decode step"},
+        "decode_step_s": seconds,
+        "decode_bytes_per_step": {"type": "number", "minimum": 0,
+                                  "description": "weights touched and KV read, all stages"},
+        "decode_flops_per_step": count,
+        "experts_touched": {"type": "number", "minimum": 0, "maximum": 1},
+        "tokens_per_s_per_request": {"type": "number", "minimum": 0},
+        "tokens_per_s_total": {"type": "number", "minimum": 0},
+        "tokens_per_s_end_to_end": {"type": "number", "minimum": 0,
+                                    "description": "output tokens/s with the prefills counted"},
+        "usd_per_gpu_hour": usd,
+        "tokens_per_word": {"type": ["number", "null"]},
+        "text_tokens": {"type": ["integer", "null"], "minimum": 0,
+                        "description": "with a text: its tokens under the model's tokenizer"},
+        "text_words": {"type": ["integer", "null"], "minimum": 1,
+                       "description": "with a text: its words (runs of non-white-space)"},
+        "usd_per_request": usd,
+        "usd_per_million_output_tokens": usd,
+        "usd_per_million_input_tokens": usd,
+        "usd_per_million_output_words": usd,
+        "assumptions": {"type": "array", "items": {"type": "string"}},
+    }, "Roofline estimates (upper bounds on speed) for the request shape; null when no "
+       "request fits.")
+    entry = obj({
+        "model": obj({"name": {"type": "string"}, "origin": {"type": "string"},
+                      "format": {"type": "string"}, "dtype": {"type": ["string", "null"]},
+                      "kv_dtype": {"type": "string"}}),
+        "hardware": obj({"name": {"type": "string"}, "label": {"type": "string"},
+                         "memory_bytes": count, "bandwidth_bytes_per_s": count,
+                         "peak_flops_per_s": {"type": "object",
+                                              "additionalProperties": count},
+                         "interconnect_bytes_per_s": count}),
+        "parallel": ints("gpus", "tp", "pp", "ep", minimum=1),
+        "request": obj({"max_model_len": {"type": "integer", "minimum": 1},
+                        "max_num_batched_tokens": {"type": "integer", "minimum": 1},
+                        "max_num_seqs": {"type": "integer", "minimum": 1},
+                        "memory_utilization": {"type": ["number", "null"]}}),
+        "memory_per_gpu": obj({
+            "stage": count, "layers": count, "capacity_bytes": count, "budget_bytes": count,
+            "weights_bytes": count,
+            "activation_bytes": {**count, "description": "an estimate"},
+            "overhead_bytes": {**count, "description": "an estimate"},
+            "kv_pool_bytes": count, "kv_pool_given": {"type": "boolean"},
+            "kv_bytes_per_token": count,
+            "kv_bytes_per_request": {**count, "description": "a request of max_model_len in "
+                                     "whole blocks, its state included"},
+            "state_bytes_per_request": {**count, "description": "the part of "
+                                        "kv_bytes_per_request holding a hybrid model's state "
+                                        "(Mamba, gated DeltaNet), in padded pages; 0 without"},
+        }, "One GPU of the pipeline stage that admits the fewest requests (exact)."),
+        "kv_blocks": obj({
+            "block_size": {"type": "integer", "minimum": 1,
+                           "description": "tokens per attention block: 16, raised for a "
+                                          "hybrid until one page holds a state"},
+            "page_bytes": count,
+            "state_page_bytes": {**count, "description": "one state layer's page for one "
+                                 "request before padding to page_bytes; 0 without state"},
+            "groups": {"type": "array", "items": obj({
+                "window": count, "layers": count, "state": {"type": "boolean"}})},
+            "layers_per_group": count, "num_blocks": count, "blocks_per_request": count,
+            "vllm_max_concurrency": {"type": "number", "minimum": 0},
+        }, "vLLM's KV-cache blocks on that GPU."),
+        "stages": {"type": "array", "items": ints("stage", "layers", "weights_bytes",
+                                                  "activation_bytes", "kv_pool_bytes",
+                                                  "num_blocks", "max_concurrency")},
+        "fits": {"type": "boolean"},
+        "max_concurrency": count,
+        "max_context": count,
+        "estimates": {"oneOf": [{"type": "null"}, estimates]},
+    }, "Serving one model on GPUs (docs/serving.md).")
+    return {"serve_entry": entry,
+            "serve": obj({"schema_version": VERSION, **entry["properties"]})}
+
+
+def serve_views(plan: ServePlan, est: Estimates | None, costs: dict[str, float | None],
+                options: Mapping[str, str]) -> list[TableView]:
+    """Memory per GPU as a stacked bar against the capacity, then the fit, then the estimates.
+    ``options``: how the reader sets an input, by its name (``price``), for the advice in a
+    cell."""
+    from specsheet.units import exact, human_bytes, percent
+    from specsheet.views.table import (
+        TableView,
+        blocks_text,
+        layers_text,
+        seconds_text,
+        stacked_bar,
+        usd_text,
+    )
+
+    s, layout, hw = plan.binding, plan.layout, plan.hardware
+    name, price = plan.report.model.name, options["price"]
+    where = f"{layout.gpus} x {hw.name}" + (f", tp {layout.tp}" if layout.tp > 1 else "") + (
+        f", pp {layout.pp}" if layout.pp > 1 else "") + (
+        f", ep {layout.ep}" if layout.ep > 1 else "")
+    stage = f" (stage {s.stage} of {layout.pp}: {layers_text(s.layers)})" if layout.pp > 1 else ""
+    memory = TableView(
+        title=f"{name} ({plan.report.weights.format}) on {where}: memory per GPU{stage}",
+        headers=("Part", "Bytes", "Of capacity", "", "Exact"),
+        numeric=(False, True, True, False, True),
+        optional=(False, False, True, True, False),
+    )
+    cap = s.capacity_bytes
+    parts = [("Weights", s.weights_bytes), ("Activation peak (estimate)", s.activation_bytes),
+             ("Runtime overhead (estimate)", s.overhead_bytes),
+             (f"KV pool ({plan.report.kv.dtype})" + (" (given)" if plan.kv_memory_given else ""),
+              s.kv_pool_bytes)]
+    at = 0
+    for label, value in parts:
+        memory.add(label, human_bytes(value), percent(value, cap),
+                   stacked_bar(min(at, cap), min(at + value, cap), cap), exact(value))
+        at += value
+    if not plan.kv_memory_given:
+        memory.add(f"Budget: {float(plan.utilization):g} x capacity",
+                   human_bytes(s.budget_bytes), percent(s.budget_bytes, cap),
+                   stacked_bar(0, min(s.budget_bytes, cap), cap), exact(s.budget_bytes),
+                   style="sub")
+    memory.add(f"Capacity ({hw.label})", human_bytes(cap), "100%", stacked_bar(0, cap, cap),
+               exact(cap), style="total")
+    memory.caption = ("Each bar is one part's place in the GPU's memory, stacked left to right. "
+                      "The activation peak and the overhead are estimates (docs/serving.md).")
+
+    fit = TableView(title=f"Fit at max-model-len {exact(plan.request.max_model_len)}: "
+                          f"{'fits' if plan.fits else 'DOES NOT FIT'}",
+                    headers=("Figure", "Value"), numeric=(False, True))
+    fit.add("KV cache per token (one GPU)", f"{exact(s.kv_bytes_per_token)} B")
+    state_blocks = s.state_blocks_per_request
+    attention = s.blocks_per_request > state_blocks
+    if state_blocks:
+        if attention:
+            fit.add(f"KV cache per request (blocks of {exact(s.block_size)})",
+                    f"{human_bytes(s.kv_bytes_per_request - s.state_bytes_per_request)} "
+                    f"({blocks_text(s.blocks_per_request - state_blocks)})")
+        fit.add("State per request (padded pages)" if attention else
+                "State per request (a page a layer)",
+                f"{human_bytes(s.state_bytes_per_request)} ({blocks_text(state_blocks)})")
+        if attention:
+            fit.add("KV + state per request",
+                    f"{human_bytes(s.kv_bytes_per_request)} ({blocks_text(s.blocks_per_request)})")
+    else:
+        fit.add(f"KV cache per request (blocks of {exact(s.block_size)})",
+                f"{human_bytes(s.kv_bytes_per_request)} ({exact(s.blocks_per_request)} blocks)")
+    fit.add("KV blocks in the pool", exact(s.num_blocks))
+    fit.add("Maximum concurrency (requests)",
+            f"{exact(plan.max_concurrency)} (vLLM logs {plan.vllm_max_concurrency:.2f}x)")
+    context = plan.report.model.spec.context
+    fit.add("Longest request alone (tokens)", exact(plan.max_context) + (
+        " (the model's context)" if plan.max_context == context else ""))
+    fit.caption = ("As vLLM sizes its pool: blocks = pool // (block bytes x layers per group), "
+                   "concurrency = blocks / blocks per request (docs/serving.md).")
+    if state_blocks and attention:
+        fit.caption += (f" A state page ({exact(s.state_page_bytes)} B per layer, in "
+                        f"{plan.report.dtype or 'bf16'}) is padded to the attention block of "
+                        f"{exact(s.block_size)} tokens ({exact(s.page_bytes)} B), as vLLM pads "
+                        "it.")
+    views = [memory, fit]
+    if est is None:
+        return views
+    shape = (f"{exact(plan.request.prompt)} in, {exact(plan.request.output)} out, "
+             f"{exact(est.concurrency)} at once")
+    times = TableView(title=f"Estimates (roofline, mfu {est.mfu:g}, mbu {est.mbu:g}): {shape}",
+                      headers=("Estimate", "Value"), numeric=(False, True))
+    times.add("Time to first token (prefill)", seconds_text(est.prefill_s))
+    if est.prefill_allreduce_s:
+        times.add("  of which all-reduce", seconds_text(est.prefill_allreduce_s), style="sub")
+    times.add("Decode step", seconds_text(est.decode_step_s))
+    times.add("Tokens/s per request", f"{est.tokens_per_s_per_request:,.1f}")
+    times.add("Tokens/s in total", f"{est.tokens_per_s_total:,.0f}")
+    times.add("  with the prefills counted",
+              f"{est.tokens_per_s_end_to_end(plan.request.output):,.0f}", style="sub")
+    if plan.report.model.spec.experts:
+        times.add("Routed experts read per step", f"{est.experts_touched:.1%}")
+    times.add("Cost per request", usd_text(costs["usd_per_request"], price))
+    times.add("Cost per million output tokens",
+              usd_text(costs["usd_per_million_output_tokens"], price))
+    times.add("Cost per million input tokens",
+              usd_text(costs["usd_per_million_input_tokens"], price))
+    if est.tokens_per_word is not None:
+        measured = (f", measured: {exact(est.text_tokens)} tokens / {exact(est.text_words)} "
+                    "words" if est.text_tokens is not None and est.text_words else "")
+        times.add(f"Cost per million output words ({est.tokens_per_word:.3g} tokens a word"
+                  f"{measured})", usd_text(costs["usd_per_million_output_words"], price))
+    times.caption = ("Estimates: a roofline is an upper bound on speed (and so a lower bound "
+                     "on cost); docs/serving.md states every formula.")
+    views.append(times)
+    return views
+

@@ -1,0 +1,108 @@
+"""Neutral tables of text, shared by the rich and Markdown renderers, and the cells they hold:
+TableView, Row, share and stacked bars, layers, seconds and dollars in words."""
+
+from __future__ import annotations
+
+from typing import Literal, NamedTuple
+
+from specsheet.units import exact
+
+RowStyle = Literal["", "sub", "total"]
+
+
+class Row(NamedTuple):
+    cells: tuple[str, ...]
+    style: RowStyle = ""  # sub: a detail of the row above; total: a closing sum
+
+
+class TableView:
+    """A titled table of text cells, filled row by row; numeric columns are right-justified.
+    ``optional`` columns repeat what another column says (a readable form beside the exact
+    integer, a bar beside a share): a narrow terminal may leave them out.
+
+    A plain class: creating a dataclass costs start-up time on every run.
+    """
+
+    def __init__(self, title: str, headers: tuple[str, ...], numeric: tuple[bool, ...],
+                 caption: str = "", optional: tuple[bool, ...] | None = None) -> None:
+        self.title = title
+        self.headers = headers
+        self.numeric = numeric
+        self.caption = caption
+        self.optional = optional or tuple(False for _ in headers)
+        self.rows: list[Row] = []
+
+    def add(self, *cells: str, style: RowStyle = "") -> None:
+        self.rows.append(Row(tuple(cells), style))
+
+    def without_optional(self) -> TableView:
+        """A copy without the optional columns."""
+        keep = [i for i, optional in enumerate(self.optional) if not optional]
+        copy = TableView(self.title, tuple(self.headers[i] for i in keep),
+                         tuple(self.numeric[i] for i in keep), self.caption)
+        for row in self.rows:
+            copy.add(*(row.cells[i] for i in keep), style=row.style)
+        return copy
+
+
+_BLOCKS = " ▏▎▍▌▋▊▉█"
+
+
+def share_bar(part: int, whole: int, width: int = 16) -> str:
+    """A bar of ``width`` characters filled in proportion to part / whole (eighths)."""
+    eighths = round(8 * width * part / whole) if whole else 0
+    full, rest = divmod(eighths, 8)
+    return ("█" * full + (_BLOCKS[rest] if rest else "")).ljust(width)
+
+
+def stacked_bar(start: int, end: int, whole: int, width: int = 24) -> str:
+    """The part from ``start`` to ``end`` of ``whole`` as a segment of a ``width``-character bar
+    (the parts before it shaded light), so that the rows of a table stack into one bar, also
+    where a renderer trims the spaces of a cell (Markdown)."""
+    first = round(width * start / whole) if whole else 0
+    last = round(width * end / whole) if whole else 0
+    if end > start:  # a part too small for a character still shows one
+        first = min(first, width - 1)
+        last = max(last, first + 1)
+    return ("░" * first + "█" * max(0, last - first)).ljust(width)
+
+
+def describe_layers(indices: tuple[int, ...], layers: int) -> str:
+    """Layer indices in words: "all 32 layers", "21 of 42 layers (0, 2, 4, ..., 40)",
+    "22 of 26 layers (all but 5, 11, 17, 23)"."""
+    if len(indices) == layers:
+        return f"all {layers} layers"
+
+    def listed(values: list[int]) -> str:
+        if len(values) <= 4:
+            return ", ".join(map(str, values))
+        return f"{', '.join(map(str, values[:3]))}, ..., {values[-1]}"
+
+    others = sorted(set(range(layers)) - set(indices)) if layers <= 100_000 else []
+    if others and len(others) < len(indices):
+        return f"{len(indices)} of {layers} layers (all but {listed(others)})"
+    return f"{len(indices)} of {layers} layers ({listed(list(indices))})"
+
+
+def layers_text(n: int) -> str:
+    return f"{n} layer" if n == 1 else f"{n} layers"
+
+
+def seconds_text(value: float) -> str:
+    if value >= 1:
+        return f"{value:,.2f} s"
+    if value >= 1e-3:
+        return f"{value * 1e3:.3g} ms"
+    return f"{value * 1e6:.3g} µs"
+
+
+def usd_text(value: float | None, price: str) -> str:
+    """Dollars, or what to give (``price``: the option that sets the price) without a price."""
+    if value is None:
+        return f"- (give {price})"
+    return f"${value:,.4f}" if value < 1 else f"${value:,.2f}"
+
+
+def blocks_text(count: int) -> str:
+    return f"{exact(count)} block{'' if count == 1 else 's'}"
+
