@@ -474,11 +474,15 @@ def test_a_hub_that_never_answers_times_out(fake_hub: FakeHub,
         with pytest.raises(SpecError) as caught:
             resolve(LLAMA, timeout=0.5)
         elapsed = time.monotonic() - start
+        result = runner.invoke(app, ["count", LLAMA, "--timeout", "0.5"])
     assert 0.4 < elapsed < 3
     assert str(caught.value) == (
         f"{LLAMA}: no answer from the Hugging Face Hub at {address} within 0.5 s (the "
-        "timeout); check the network or HF_ENDPOINT, or allow longer with --timeout")
+        "timeout); check the network or HF_ENDPOINT, or allow longer with a larger timeout")
     assert files_in_cache() == []
+    assert result.exit_code == 2
+    assert result.stderr.endswith("check the network or HF_ENDPOINT, or allow longer with "
+                                  "--timeout\n")
 
 
 def test_a_cache_that_cannot_be_written(fake_hub: FakeHub) -> None:

@@ -12,7 +12,7 @@ its option). No message is parsed: the field is read, the message kept whole
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -180,25 +180,26 @@ def with_advice(e: NoTokenizer) -> SpecError:
                      value=e.value, source=e.source)
 
 
-def as_option_error(e: SpecError, labels: Mapping[str, str] | None = None) -> SpecError:
+def as_option_error(e: SpecError, labels: Mapping[str, str] | None = None,
+                    fields: Collection[str] = FIELD_OPTIONS) -> SpecError:
     """``e`` as the CLI prints it: ``option --tp: message`` when an option sets its field
-    (``labels`` name a field otherwise for this command, e.g. ``{"zero": "option --fsdp"}``);
-    the other inputs the message mentions spelled as options too. An error from a file (its
-    ``source`` set) or about a field no option sets is left as it is."""
-    field = e.field
-    if field is None or e.source is not None or isinstance(e, FieldError):
+    (``labels`` name a field otherwise for this command, e.g. ``{"zero": "option --fsdp"}``),
+    and the other inputs the message mentions spelled as options too (``SpecError.worded``).
+    An error from a file (its ``source`` set) keeps its field's name; an error that names no
+    option is left as it is. ``fields``: the fields this command sets by options."""
+    field, label = e.field, None
+    if field is not None and e.source is None and not isinstance(e, FieldError):
+        label = (labels or {}).get(field)
+        if label is None and field in fields:
+            label = f"option {FIELD_OPTIONS[field]}"
+    if label is None and e.worded(option_of) == e.message:
         return e
-    label = (labels or {}).get(field)
-    if label is None:
-        if field not in FIELD_OPTIONS:
-            return e
-        label = f"option {FIELD_OPTIONS[field]}"
     return SpecError(e.line(label, option_of), value=e.value)
 
 
 @contextmanager
-def as_options(labels: Mapping[str, str] | None = None, advice: str | None = None
-               ) -> Iterator[None]:
+def as_options(labels: Mapping[str, str] | None = None, advice: str | None = None,
+               fields: Collection[str] = FIELD_OPTIONS) -> Iterator[None]:
     """Errors raised inside, in the words of the options (``as_option_error``); a request
     beyond a model's context gets ``advice`` after it."""
     try:
@@ -210,7 +211,7 @@ def as_options(labels: Mapping[str, str] | None = None, advice: str | None = Non
     except NoTokenizer as e:
         raise with_advice(e) from None
     except SpecError as e:
-        named = as_option_error(e, labels)
+        named = as_option_error(e, labels, fields)
         if named is e:
             raise
         raise named from None

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import typer
 
 from specsheet.api.spec import DTYPE_BITS
-from specsheet.cli.errors import as_option, given_by_options, is_unclaimed, of_set
-from specsheet.errors import SpecError, TokensOverContext, did_you_mean
+from specsheet.cli.errors import as_options, given_by_options, of_set
+from specsheet.errors import SpecError, did_you_mean
 from specsheet.figures import Report, build_report
 from specsheet.sources import DEFAULT_TIMEOUT
 from specsheet.sources.fields import Given, Overrides
@@ -227,14 +227,8 @@ def say_notes(notes: list[str]) -> None:
 def option_errors(advice: str) -> Iterator[None]:
     """Errors of the arithmetic, which names its arguments, in the words of the options the
     user typed; a request beyond a model's context gets ``advice``."""
-    try:
+    with as_options(advice=advice, fields=ARGUMENT_FIELDS):
         yield
-    except TokensOverContext as e:
-        raise SpecError(f"{e}; {advice}") from None
-    except SpecError as e:
-        if is_unclaimed(e, ARGUMENT_FIELDS):
-            raise as_option(e) from None
-        raise
 
 
 # the arguments of the arithmetic that commands take as options of the same names

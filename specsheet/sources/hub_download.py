@@ -115,10 +115,22 @@ def _within(ask: _Ask, work: Callable[[], T]) -> T:
     return result
 
 
+class HubTimeout(SpecError):
+    """No answer from the Hub within the timeout; the advice names the timeout as the reader
+    gives it (``worded``): a larger ``timeout`` in the library, ``--timeout`` in the CLI."""
+
+    def __init__(self, ask: _Ask) -> None:
+        self.endpoint, self.timeout = ask.endpoint, ask.timeout
+        super().__init__(self.worded(lambda field: f"a larger {field}"), source=ask.repo_id)
+
+    def worded(self, spell: Callable[[str], str]) -> str:
+        return (f"no answer from the Hugging Face Hub at {self.endpoint} within "
+                f"{self.timeout:g} s (the timeout); check the network or HF_ENDPOINT, or allow "
+                f"longer with {spell('timeout')}")
+
+
 def _timed_out(ask: _Ask) -> SpecError:
-    return SpecError(f"no answer from the Hugging Face Hub at {ask.endpoint} "
-                     f"within {ask.timeout:g} s (the timeout); check the network or "
-                     f"HF_ENDPOINT, or allow longer with --timeout", source=ask.repo_id)
+    return HubTimeout(ask)
 
 
 def _fetch(ask: _Ask) -> _Answer:
