@@ -114,28 +114,10 @@ def build_report(
     )
 
 
-def at_tokens(report: Report, tokens: int) -> Report:
-    """``report`` for a request of ``tokens`` tokens: the same as ``build_report`` with that
-    many, computing again only what depends on the tokens (the KV cache and the FLOPs), so
-    that a sweep over the context pays for nothing else."""
-    spec, model = report.model.spec, report.model
-    if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens <= 0:
-        raise SpecError(f"expected a positive integer, got {tokens!r}", field="tokens",
-                        value=tokens)
-    if tokens > spec.context:
-        raise TokensOverContext(
-            f"{tokens:,} exceeds the context of {model.name} ({spec.context:,} tokens)",
-            field="tokens", value=tokens)
-    return Report(report.model, report.params, report.dtype, report.weights,
-                  kv_cache(spec, tokens, report.kv.dtype), forward_flops(spec, tokens),
-                  report.flops_2n)
-
-
 class Axis(NamedTuple):
     """One axis of a sweep: a figure's input and the values it takes, in order."""
 
     name: str  # tokens, batch, dtype, quant, kv_dtype, or a spec field (d_model, layers, ...)
-    option: str  # how the user gave it: --tokens, --set experts_per_token, ...
     values: tuple[int | str | None, ...]  # quant None: weights in a plain dtype
 
 

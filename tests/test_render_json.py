@@ -44,13 +44,14 @@ def test_items_are_written_as_json_dumps_writes_them(document: dict[str, Any]) -
 
 def test_a_sweeps_document_is_written_as_json_dumps_writes_it() -> None:
     import specsheet
-    from specsheet.figures import Axis, Point, at_tokens
+    from specsheet.figures import Axis, Point
+    from specsheet.plan.sweep import moved_to_tokens as at_tokens
     from specsheet.views.sweep import sweep_document
 
     base = specsheet.report(specsheet.load("gpt2-small"))
     points = [Point({"tokens": t, "batch": b}, at_tokens(base, t), b)
               for t in (128, 256, 512) for b in (1, 2)]
-    axes = [Axis("tokens", "", (128, 256, 512)), Axis("batch", "", (1, 2))]
+    axes = [Axis("tokens", (128, 256, 512)), Axis("batch", (1, 2))]
     document = sweep_document(axes, points, None, None,
                               options={"tokens": "t", "batch": "b"})
     assert document["points"][0]["report"]["spec"] is document["points"][2]["report"]["spec"]

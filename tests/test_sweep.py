@@ -361,3 +361,16 @@ def test_with_a_gpu_a_hybrids_state_is_its_own_column_and_segment(
                  "--gpu", "h100-sxm").stdout
     assert out.isascii()
     assert "~~ state" in out and "%% activation" in out and "~~~~~~~" in out
+
+
+def test_an_axis_keeps_the_option_it_was_given_by() -> None:
+    """layers has an option of its own; given by --set, the document and the errors say so."""
+    by_option = json.loads(runner.invoke(app, ["sweep", "gpt2-small", "--layers", "12,24",
+                                               "--json"]).stdout)
+    by_set = json.loads(runner.invoke(app, ["sweep", "gpt2-small", "--set", "layers=12,24",
+                                            "--json"]).stdout)
+    assert by_option["axes"][0]["option"] == "--layers"
+    assert by_set["axes"][0]["option"] == "--set layers"
+    assert by_option["points"] == by_set["points"]
+    bad = runner.invoke(app, ["sweep", "gpt2-small", "--set", "layers=12,0"])
+    assert bad.exit_code == 2 and "option --set layers" in bad.stderr

@@ -10,14 +10,14 @@ quantization formats, any spec field), and with a GPU, serve's plan at every poi
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from itertools import product
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from specsheet.api.hardware import load_gpu
 from specsheet.api.serve import ServeRequest, Serving, check_request, estimates_of, plan_serve
 from specsheet.errors import SpecError
-from specsheet.figures import Axis, Point, Report, at_tokens, build_report
+from specsheet.figures import Axis, Point
+from specsheet.plan import sweep as sweep_grid
 from specsheet.sources import DEFAULT_TIMEOUT
 from specsheet.sources.fields import SPEC_FIELDS, Given, Overrides
 from specsheet.units import MAX_POINTS
@@ -25,6 +25,7 @@ from specsheet.units import MAX_POINTS
 if TYPE_CHECKING:
     from specsheet.hardware.catalog import Accelerator
     from specsheet.model.spec import Model
+    from specsheet.plan.serving import ServePlan
 
 # where an axis comes first when axes are as long: the chart's horizontal axis
 ORDER = ("tokens", "batch", *SPEC_FIELDS, "dtype", "quant", "kv_dtype")
@@ -34,9 +35,10 @@ NAMED_FIELDS = ("layers", "d_model", "heads", "vocab", "context", "kv_heads", "h
                 "mlp", "norm", "positions")
 
 
-def axis_option(name: str) -> str:
-    """How the CLI names the option of axis ``name``: --tokens, --d-model, --set experts."""
-    if name in SPEC_FIELDS and name not in NAMED_FIELDS:
+def axis_option(name: str, set_fields: Collection[str] = ()) -> str:
+    """How the CLI names the option of axis ``name``: --tokens, --d-model, --set experts (a
+    spec field without an option of its own, or one of ``set_fields``, given by --set)."""
+    if name in SPEC_FIELDS and (name not in NAMED_FIELDS or name in set_fields):
         return f"--set {name}"
     return f"--{name.replace('_', '-')}"
 
@@ -50,6 +52,7 @@ class Sweep(NamedTuple):
     batch: int | None  # the requests at once when the batch is not an axis, else None
     gpu: Accelerator | None
     served: list[Serving] | None
+    set_fields: frozenset[str] = frozenset()  # spec fields given by --set (axis_option)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document ``specsheet sweep --json`` writes for the same inputs."""
@@ -58,10 +61,11 @@ class Sweep(NamedTuple):
         served = None if self.served is None else [tuple(s) for s in self.served]
         return sweep_document(self.axes, self.points, self.batch, self.gpu,
                               served,  # type: ignore[arg-type]
-                              options={a.name: a.option for a in self.axes})
+                              options={a.name: axis_option(a.name, self.set_fields)
+                                       for a in self.axes})
 
 
-def order_axes(candidates: Sequence[Axis]) -> list[Axis]:
+def order_axes(candidates: Sequence[Axis], set_fields: Collection[str] = ()) -> list[Axis]:
     """The axes of more than one value, longest first (then in ORDER); at most two, and at most
     MAX_POINTS points in all."""
     axes = [a for a in candidates if len(a.values) > 1]
@@ -70,14 +74,16 @@ def order_axes(candidates: Sequence[Axis]) -> list[Axis]:
                         "--batch, --dtype, --quant, --kv-dtype or a spec field "
                         "(e.g. --tokens 1k:128k:x2, --layers 12,24,48)")
     if len(axes) > 2:
-        raise SpecError(f"a sweep takes two axes at most, got {len(axes)}: "
-                        f"{', '.join(a.option for a in axes)}; give one value to the others")
+        given = ", ".join(axis_option(a.name, set_fields) for a in axes)
+        raise SpecError(f"a sweep takes two axes at most, got {len(axes)}: {given}; give one "
+                        "value to the others")
     axes.sort(key=lambda a: (-len(a.values), ORDER.index(a.name)))
     count = 1
     for axis in axes:
         count *= len(axis.values)
     if count > MAX_POINTS:
-        sizes = " × ".join(f"{len(a.values):,} of {a.option}" for a in axes)
+        sizes = " × ".join(f"{len(a.values):,} of {axis_option(a.name, set_fields)}"
+                           for a in axes)
         raise SpecError(f"a sweep of {count:,} points ({sizes}) is more than {MAX_POINTS:,}; "
                         "take a larger step or factor, or fewer values")
     return axes
@@ -85,37 +91,16 @@ def order_axes(candidates: Sequence[Axis]) -> list[Axis]:
 
 def grid(ref: str | Model | None, axes: list[Axis], single: Mapping[str, Any],
          fixed: Overrides, group_size: int | None = None, timeout: float = DEFAULT_TIMEOUT,
-         notes: list[str] | None = None) -> list[Point]:
-    """Every point, the first axis varying fastest. A model is read once per value of the
-    spec fields that are axes; a report built once per model and formats, then moved along
-    the tokens (figures.at_tokens)."""
-    batch = single.get("batch", 1)
-    models: dict[tuple[Any, ...], Model] = {}
-    bases: dict[tuple[Any, ...], Report] = {}
-    tokens_axis = any(a.name == "tokens" for a in axes)
+         notes: list[str] | None = None, set_fields: Collection[str] = ()) -> list[Point]:
+    """Every point, the first axis varying fastest (plan/sweep.py: a model read once per value
+    of the spec fields that are axes, a report built once per model and formats, then moved
+    along the tokens)."""
     field_axes = [a for a in axes if a.name in SPEC_FIELDS]
-    names = [a.name for a in axes]
-    others = [i for i, name in enumerate(names) if name not in ("tokens", "batch")]
-    points = []
-    for combination in product(*(a.values for a in reversed(axes))):
-        values = combination[::-1]  # the first axis varies fastest
-        at = dict(zip(names, values, strict=True))
-        key = tuple(values[i] for i in others)  # what the report depends on
-        base = bases.get(key)
-        if base is None:
-            where = {**single, **at}
-            fields = tuple((a.name, at[a.name]) for a in field_axes)
-            model = models.get(fields)
-            if model is None:
-                model = models[fields] = _model(ref, _with(fixed, field_axes, at, single),
-                                                notes, timeout)
-            tokens = None if tokens_axis else where.get("tokens")
-            base = bases[key] = build_report(model, tokens, where.get("dtype"),
-                                             where.get("kv_dtype", DEFAULT_KV_DTYPE),
-                                             where.get("quant"), group_size)
-        report = at_tokens(base, int(at["tokens"] or 0)) if tokens_axis else base
-        points.append(Point(at, report, int(at.get("batch", batch))))
-    return points
+
+    def model_of(at: Mapping[str, Any]) -> Model:
+        return _model(ref, _with(fixed, field_axes, at, single, set_fields), notes, timeout)
+
+    return sweep_grid.grid(axes, single, model_of, group_size)
 
 
 def _model(ref: str | Model | None, given: Overrides, notes: list[str] | None,
@@ -135,7 +120,7 @@ def _model(ref: str | Model | None, given: Overrides, notes: list[str] | None,
 
 
 def _with(fixed: Overrides, field_axes: list[Axis], at: Mapping[str, Any],
-          single: Mapping[str, Any]) -> Overrides:
+          single: Mapping[str, Any], set_fields: Collection[str] = ()) -> Overrides:
     """The fixed overrides, the spec fields given one value, and this point's spec fields,
     each labelled with its option."""
     given = Overrides(fixed, fixed.origins, fixed.naming)
@@ -145,41 +130,39 @@ def _with(fixed: Overrides, field_axes: list[Axis], at: Mapping[str, Any],
             given.origins[name] = Given("option")
     for axis in field_axes:
         given[axis.name] = at[axis.name]
-        given.origins[axis.name] = Given("option" if axis.name in NAMED_FIELDS else "setting",
-                                         axis.name, str(at[axis.name]))
+        by_set = axis_option(axis.name, set_fields).startswith("--set")
+        given.origins[axis.name] = Given("setting" if by_set else "option", axis.name,
+                                         str(at[axis.name]))
     return given
 
 
 def serve_points(points: list[Point], request: ServeRequest,
                  group_size: int | None = None) -> list[Serving]:
     """Serve's plan at every point of a sweep: requests of the point's tokens
-    (max_model_len), its batch decoded at once (concurrency). Points that differ from the one
-    before only in the tokens or the batch take its layout (the weights per GPU, the pool) and
-    compute again only the blocks of a request and the estimates."""
-    from specsheet.plan import serving
-
+    (max_model_len), its batch decoded at once (concurrency). A point that lays out as the one
+    before it takes that layout (the weights per GPU, the pool) and computes again only the
+    blocks of a request, and the estimates once per layout and batch (plan/sweep.py)."""
     check_request(request)
-    served: list[Serving] = []
-    before: serving.ServePlan | None = None
-    # the estimates do not depend on the tokens a request may reach: by batch, for the layout
-    estimates: dict[int, tuple[Any, dict[str, float | None]]] = {}
-    for point in points:
-        report = point.report
-        at = request._replace(max_model_len=report.kv.tokens, concurrency=point.batch)
-        base = None if before is None else before.report
-        if base is not None and before is not None and report.model is base.model and \
-                report.weights is base.weights and report.dtype == base.dtype and \
-                report.kv.dtype == base.kv.dtype:
-            plan = serving.at_max_model_len(before, report, report.kv.tokens)
-            known = estimates.get(point.batch)
-            if known is None or (known[0] is None) != (not plan.fits):
-                known = estimates[point.batch] = estimates_of(plan, at)
-            served.append(Serving(plan, *known))
-        else:
-            served.append(plan_serve(report, at, group_size))
-            estimates = {point.batch: (served[-1].estimates, served[-1].costs)}
-        before = served[-1].plan
-    return served
+    # the estimates by layout (the point that laid it out), batch and verdict: they do not
+    # depend on the tokens a request may reach
+    estimates: dict[tuple[int, int, bool], tuple[Any, dict[str, float | None]]] = {}
+
+    def at(point: Point) -> ServeRequest:
+        return request._replace(max_model_len=point.report.kv.tokens, concurrency=point.batch)
+
+    def plan_of(point: Point) -> Serving:
+        served = plan_serve(point.report, at(point), group_size)
+        estimates[(id(served), point.batch, served.plan.fits)] = (served.estimates,
+                                                                   served.costs)
+        return served
+
+    def moved(start: Serving, plan: ServePlan, point: Point) -> Serving:
+        key = (id(start), point.batch, plan.fits)
+        if key not in estimates:
+            estimates[key] = estimates_of(plan, at(point))
+        return Serving(plan, *estimates[key])
+
+    return sweep_grid.serve_grid(points, plan_of, lambda s: s.plan, moved)
 
 
 def sweep(model: str | Model | None = None, *, tokens: Sequence[int] | None = None,
@@ -193,15 +176,15 @@ def sweep(model: str | Model | None = None, *, tokens: Sequence[int] | None = No
     is served (``serving``: ServeRequest's layout fields, e.g. ``gpus=8``)."""
     candidates = []
     if tokens is not None:
-        candidates.append(Axis("tokens", "--tokens", tuple(tokens)))
-    candidates.append(Axis("batch", "--batch", tuple(batch) if batch else (1,)))
+        candidates.append(Axis("tokens", tuple(tokens)))
+    candidates.append(Axis("batch", tuple(batch) if batch else (1,)))
     for name, values in (fields or {}).items():
         if name not in SPEC_FIELDS:
             raise SpecError(f"not a spec field{_hint(name)}", field=name)
-        candidates.append(Axis(name, axis_option(name), tuple(values)))
-    candidates.append(Axis("dtype", "--dtype", tuple(dtype) if dtype else (None,)))
-    candidates.append(Axis("quant", "--quant", tuple(quant) if quant else (None,)))
-    candidates.append(Axis("kv_dtype", "--kv-dtype", tuple(kv_dtype)))
+        candidates.append(Axis(name, tuple(values)))
+    candidates.append(Axis("dtype", tuple(dtype) if dtype else (None,)))
+    candidates.append(Axis("quant", tuple(quant) if quant else (None,)))
+    candidates.append(Axis("kv_dtype", tuple(kv_dtype)))
     request = None
     if gpu is not None:
         from specsheet.api.serve import request_of
@@ -223,9 +206,10 @@ def _hint(name: str) -> str:
 
 
 def finish(axes: list[Axis], points: list[Point], gpu: str | None,
-           request: ServeRequest | None, group_size: int | None = None) -> Sweep:
+           request: ServeRequest | None, group_size: int | None = None,
+           set_fields: Collection[str] = ()) -> Sweep:
     """The Sweep of ``points``: served on ``gpu`` under ``request`` when one is given."""
     accelerator = None if gpu is None else load_gpu(gpu)
     served = None if request is None else serve_points(points, request, group_size)
     batch = None if "batch" in points[0].at else points[0].batch
-    return Sweep(axes, points, batch, accelerator, served)
+    return Sweep(axes, points, batch, accelerator, served, frozenset(set_fields))

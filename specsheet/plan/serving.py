@@ -288,7 +288,7 @@ def parse_utilization(text: str) -> Share:
     return value
 
 
-def _over_context(report: Report, max_model_len: int) -> SpecError:
+def over_context(report: Report, max_model_len: int) -> SpecError:
     return SpecError(f"{max_model_len:,} exceeds the context of {report.model.name} "
                      f"({report.model.spec.context:,} tokens)", field="max_model_len",
                      value=max_model_len)
@@ -302,27 +302,9 @@ def plan_serving(report: Report, hardware: Accelerator, layout: Parallel, reques
     spec = report.model.spec
     utilization = utilization or parse_utilization(DEFAULT_MEMORY_UTILIZATION)
     if request.max_model_len > spec.context:
-        raise _over_context(report, request.max_model_len)
+        raise over_context(report, request.max_model_len)
     stages = tuple(stage_memory(report, hardware, layout, i, request.max_model_len, utilization,
                                 kv_memory, request.batched_tokens, request.max_seqs, group_size)
                    for i in range(layout.pp))
     return ServePlan(report, hardware, layout, request, utilization, kv_memory is not None,
                      stages)
-
-
-def at_max_model_len(plan: ServePlan, report: Report, max_model_len: int) -> ServePlan:
-    """``plan`` for ``report`` (the same model, weights and KV dtype as the plan's, at other
-    tokens) and requests of ``max_model_len`` tokens: the same as ``plan_serving`` with them,
-    computing again only the blocks a request holds, so that a sweep over the tokens lays the
-    model out once."""
-    spec = report.model.spec
-    if max_model_len > spec.context:
-        raise _over_context(report, max_model_len)
-    request = plan.request._replace(max_model_len=max_model_len)
-    block = kv_block_size(spec, plan.hardware, plan.layout.tp, report.kv.dtype,
-                          report.dtype or "bf16", max_model_len)
-    stages = tuple(s._replace(block_size=block, blocks_per_request=sum(
-        group_blocks(g, max_model_len, request.batched_tokens, block)
-        for g in s.groups)) for s in plan.stages)
-    return plan._replace(report=report, request=request, stages=stages)
-

@@ -2,7 +2,7 @@
 quantization formats, any spec field), as a table, a chart, JSON or CSV.
 
 The model is read once (once per value of a spec-field axis); a point on the tokens axis
-computes only its KV cache and FLOPs again (figures.at_tokens), and points that share a part
+computes only its KV cache and FLOPs again (plan/sweep.py), and points that share a part
 share its JSON section, so a sweep of 1,000 points costs little more than one count.
 """
 
@@ -151,11 +151,12 @@ def sweep(
     named = {"layers": layers, "d_model": d_model, "heads": heads, "vocab": vocab,
              "context": context, "kv_heads": kv_heads, "head_dim": head_dim, "d_ff": d_ff,
              "mlp": mlp, "norm": norm, "positions": positions}
-    candidates, fixed = _axes(tokens, batch, quant, dtype, kv_dtype, named, settings,
-                              {"attn_bias": attn_bias, "mlp_bias": mlp_bias, "tied": tied})
+    candidates, fixed, by_set = _axes(tokens, batch, quant, dtype, kv_dtype, named, settings,
+                                      {"attn_bias": attn_bias, "mlp_bias": mlp_bias,
+                                       "tied": tied})
     from specsheet.api.sweep import finish, grid, order_axes
 
-    axes = order_axes(candidates)
+    axes = order_axes(candidates, by_set)
     with as_options():
         if gpu is not None:
             load_gpu(gpu)
@@ -166,11 +167,12 @@ def sweep(
     notes: list[str] = []
     try:
         with option_errors(advice):
-            points = grid(source(model, hf), axes, single, fixed, group_size, timeout, notes)
+            points = grid(source(model, hf), axes, single, fixed, group_size, timeout, notes,
+                          by_set)
     finally:
         say_notes(notes)
     with as_options({"tp": "option --gpus (tp = gpus / pp)"} if tp is None else None):
-        result = finish(axes, points, gpu, request, group_size)
+        result = finish(axes, points, gpu, request, group_size, by_set)
     document = result.to_dict()
     accelerator = result.gpu
     served = None if result.served is None else [(s.plan, s.estimates, s.costs)
@@ -199,23 +201,25 @@ def _names(text: str, option: str) -> list[str]:
 
 def _axes(tokens: str | None, batch: str | None, quant: str | None, dtype: str | None,
           kv_dtype: str, named: dict[str, str | None], settings: list[str] | None,
-          flags: dict[str, bool | None]) -> tuple[list[Axis], Overrides]:
-    """Every option that may be an axis with its values (one value: fixed), and the spec
-    overrides that are fixed (the flags, layer lists, and --set of one value)."""
+          flags: dict[str, bool | None]) -> tuple[list[Axis], Overrides, set[str]]:
+    """Every option that may be an axis with its values (one value: fixed), the spec
+    overrides that are fixed (the flags, layer lists, and --set of one value), and the spec
+    fields given a series by --set."""
     axes = []
+    by_set = set()
     if tokens is not None:
-        axes.append(Axis("tokens", "--tokens", tuple(option_series(tokens, "tokens", "--tokens"))))
-    axes.append(Axis("batch", "--batch",
-                     tuple(option_series(batch, "count", "--batch")) if batch else (1,)))
+        axes.append(Axis("tokens", tuple(option_series(tokens, "tokens", "--tokens"))))
+    axes.append(Axis("batch", tuple(option_series(batch, "count", "--batch")) if batch
+                     else (1,)))
     for name, text in named.items():
         if text is None:
             continue
         option = f"--{name.replace('_', '-')}"
         if name in CHOICES:
-            axes.append(Axis(name, option, tuple(_names(text, option))))
+            axes.append(Axis(name, tuple(_names(text, option))))
         else:
             kind: QuantityKind = "tokens" if name == "context" else "count"
-            axes.append(Axis(name, option, tuple(option_series(text, kind, option))))
+            axes.append(Axis(name, tuple(option_series(text, kind, option))))
     fixed_settings = []
     for setting in settings or []:
         name, sep, text = setting.partition("=")
@@ -230,18 +234,18 @@ def _axes(tokens: str | None, batch: str | None, quant: str | None, dtype: str |
             values = option_series(text, "count", option, minimum=1 if doc.type == "int" else 0)
         else:
             values = [settings_given([f"{name}={item}"])[name] for item in _names(text, option)]
-        axes.append(Axis(name, option, tuple(values)))
+        axes.append(Axis(name, tuple(values)))
+        by_set.add(name)
     given = [a.name for a in axes if a.name in SPEC_FIELDS]
     repeated = {name for name in given if given.count(name) > 1}
     if repeated:
         name = sorted(repeated)[0]
         raise SpecError(f"field {name} is given twice (its option and --set); give it once")
-    axes.append(Axis("dtype", "--dtype", tuple(_names(dtype, "--dtype")) if dtype else (None,)))
-    axes.append(Axis("quant", "--quant", tuple(None if q == "none" else q
-                                               for q in _names(quant, "--quant"))
-                     if quant else (None,)))
-    axes.append(Axis("kv_dtype", "--kv-dtype", tuple(_names(kv_dtype, "--kv-dtype"))))
-    return axes, overrides(fixed_settings, flags)
+    axes.append(Axis("dtype", tuple(_names(dtype, "--dtype")) if dtype else (None,)))
+    axes.append(Axis("quant", tuple(None if q == "none" else q
+                                    for q in _names(quant, "--quant")) if quant else (None,)))
+    axes.append(Axis("kv_dtype", tuple(_names(kv_dtype, "--kv-dtype"))))
+    return axes, overrides(fixed_settings, flags), by_set
 
 
 def _serve_request(gpu: str | None, gpus: int | None, tp: int | None, pp: int | None,
