@@ -146,3 +146,48 @@ def test_an_import_circle_is_found(tmp_path: Path) -> None:
 def test_no_module_is_too_long(path: str) -> None:
     lines = len((ROOT / path).read_text(encoding="utf-8").splitlines())
     assert lines <= MAX_LINES, f"{path} has {lines} lines; cut it by job (at most {MAX_LINES})"
+
+
+# what reads a text (split with no argument only folds its white space: not a read)
+_READS = {"startswith", "endswith", "partition", "rpartition", "removeprefix", "removesuffix",
+          "split", "find", "index"}
+
+
+def message_parsing(root: Path) -> Iterator[str]:
+    """``path:line`` of every place an except clause reads its exception's text to learn what
+    it was about: ``str(e).startswith(...)``, ``"x" in str(e)``, ``e.message.partition(...)``."""
+    def is_text(node: ast.AST, name: str) -> bool:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                node.func.id == "str" and node.args and isinstance(node.args[0], ast.Name):
+            return node.args[0].id == name
+        return isinstance(node, ast.Attribute) and node.attr == "message" and \
+            isinstance(node.value, ast.Name) and node.value.id == name
+
+    for path in sorted((root / "specsheet").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for handler in ast.walk(tree):
+            if not isinstance(handler, ast.ExceptHandler) or handler.name is None:
+                continue
+            for node in ast.walk(handler):
+                read = (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                        and node.func.attr in _READS and is_text(node.func.value, handler.name)
+                        and (node.func.attr != "split" or bool(node.args)))
+                tested = isinstance(node, ast.Compare) and any(
+                    isinstance(op, (ast.In, ast.NotIn)) for op in node.ops) and any(
+                    is_text(c, handler.name) for c in node.comparators)
+                if read or tested:
+                    yield f"{path.relative_to(root)}:{node.lineno}"
+
+
+def test_no_module_parses_an_error_message() -> None:
+    assert list(message_parsing(ROOT)) == []
+
+
+def test_parsing_a_message_is_found(tmp_path: Path) -> None:
+    package = tmp_path / "specsheet"
+    package.mkdir()
+    (package / "bad.py").write_text(
+        "def f() -> None:\n    try:\n        pass\n    except ValueError as e:\n"
+        "        if str(e).startswith('tp:'):\n            raise\n"
+        "        if 'digits' in str(e):\n            raise\n")
+    assert list(message_parsing(tmp_path)) == ["specsheet/bad.py:5", "specsheet/bad.py:7"]
