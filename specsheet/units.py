@@ -25,7 +25,7 @@ def exact(n: int) -> str:
 def _beyond_prefixes(n: int) -> str:
     """Numbers past the largest prefix, in scientific notation without leaving the integers
     (floats overflow near 1e308; a model of 10^30 layers is bad input, not a crash)."""
-    from decimal import Decimal
+    from decimal import Decimal  # lazy, as fractions below: a few ms of start-up
 
     return f"{Decimal(n):.3g}"
 

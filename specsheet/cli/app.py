@@ -7,6 +7,7 @@ every other command. ``main`` owns the streams (see ``specsheet.cli.streams``).
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 from functools import cache
@@ -139,10 +140,9 @@ def _fail(message: str, code: int = ExitCode.BAD_INPUT) -> int:
 def _internal_error(error: Exception) -> int:
     """A failure specsheet did not foresee: one line asking for a report, the traceback only
     under SPECSHEET_DEBUG=1."""
-    import os
 
     if os.environ.get("SPECSHEET_DEBUG") == "1":
-        import traceback
+        import traceback  # lazy: only on an internal error
 
         try:
             traceback.print_exception(error, file=sys.stderr)
@@ -186,7 +186,6 @@ def main() -> None:
     reader that went away cannot make the interpreter's own final flush complain.
     Nothing here registers atexit handlers or leaves files open for writing.
     """
-    import os
 
     streams.prepare()
     try:

@@ -13,7 +13,7 @@ def write_whole(path: str, text: str) -> None:
     place once complete: a full disk or an interrupted run leaves the old file (or none), never
     half a file. A path that exists and is not a regular file (a device, a pipe) is written to
     directly: it is never replaced. Errors name the path."""
-    import tempfile
+    import tempfile  # lazy: it imports random (start-up)
 
     target = Path(path)
     if target.exists() and not target.is_file() and not target.is_dir():

@@ -126,7 +126,7 @@ def terminal_width() -> int:
         return int(text) if text.isascii() and text.isdigit() and int(text) > 0 \
             else FALLBACK_WIDTH
     if _isatty():
-        import shutil
+        import shutil  # lazy: only where no COLUMNS is set
 
         return shutil.get_terminal_size((FALLBACK_WIDTH, 24)).columns or FALLBACK_WIDTH
     return LOG_WIDTH

@@ -7,6 +7,7 @@ reports where that differs from the marketing figure (an "80 GB" H100 reports 79
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -153,7 +154,6 @@ def accelerator_from_mapping(data: object, origin: str) -> Accelerator:
 @cache
 def catalog_index() -> dict[str, dict[str, Any]]:
     """Every built-in accelerator's mapping (as written in its YAML file), by name, sorted."""
-    import json
 
     index: dict[str, dict[str, Any]] = json.loads(_INDEX.read_bytes())
     return index

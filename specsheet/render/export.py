@@ -6,6 +6,7 @@ width of the widest line drawn, so that a picture has no empty margin on the rig
 
 from __future__ import annotations
 
+import io
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
@@ -19,7 +20,6 @@ ExportKind = Literal["svg", "html"]
 def export(views: Sequence[TableView | ChartView], kind: ExportKind, width: int,
            title: str = "specsheet") -> str:
     """``views`` drawn as the terminal draws them, as the text of an SVG or HTML file."""
-    import io
 
     from rich.cells import cell_len
 

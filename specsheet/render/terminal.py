@@ -9,6 +9,7 @@ can take Unicode; nothing here reads the environment or writes to a stream.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Sequence
 from typing import IO, TYPE_CHECKING
 
@@ -31,7 +32,6 @@ def render_views(views: Sequence[TableView | ChartView], width: int, color: bool
                  ascii_only: bool = False) -> str:
     """Each view as a rich table (or stacked, when the table cannot fit ``width``) or a chart,
     as text."""
-    import io
 
     console = make_console(io.StringIO(), width, color)
     print_views(console, views, ascii_only)

@@ -5,6 +5,8 @@ None of these imports rich, so scripts that ask for them pay nothing for it.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -115,8 +117,6 @@ def _csv_cell(value: Scalar | list[Any]) -> Scalar:
 def to_csv(rows: list[dict[str, Any]]) -> str:
     """A header row (the first row's keys, free-text columns last) and one line per row; lists
     are written as JSON ([0, 2, 4]), booleans as true and false, null as an empty cell."""
-    import csv
-    import io
 
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")

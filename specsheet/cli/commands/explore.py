@@ -4,6 +4,7 @@ Textual is imported here only, when the command runs: no other command loads it.
 
 from __future__ import annotations
 
+import os
 from typing import Annotated, Any
 
 import typer
@@ -101,7 +102,6 @@ def explore(
 
 
 def _is_terminal(fd: int) -> bool:
-    import os
 
     try:
         return os.isatty(fd)
