@@ -326,6 +326,8 @@ def build() -> dict[str, Any]:
         "notes": {"type": "string"},
     }, "one accelerator (docs/hardware.md)")
     train = train_schema(version)
+    from specsheet.views.fit import schemas as fit_schemas
+
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": "urn:specsheet:documents:v1",
@@ -336,7 +338,7 @@ def build() -> dict[str, Any]:
                                                            "check_many", "presets",
                                                            "inspect", "hardware",
                                                            "hardware_one", "serve",
-                                                           "sweep", "train")],
+                                                           "sweep", "train", "fit")],
         "$defs": {
             "spec": spec_schema(),
             "count": count,
@@ -377,6 +379,7 @@ def build() -> dict[str, Any]:
                                  "accelerator": {"$ref": "#/$defs/accelerator"}},
                                 "specsheet hardware NAME --json"),
             "sweep": sweep_schema(version),
+            **fit_schemas(),
         },
     }
 

@@ -1,7 +1,7 @@
 """specsheet: exact spec sheets for decoder-only transformer language models.
 
 The public API (docs/api.md): ``load``, ``report``, ``presets``, ``serve``, ``train``,
-``sweep``, ``check``, ``compare``, ``Report``, ``Model``, ``ModelSpec`` and ``SpecError``.
+``sweep``, ``check``, ``compare``, ``fit``, ``FitRequest``, ``Report``, ``Model``, ``ModelSpec`` and ``SpecError``.
  Importing specsheet loads neither typer, rich nor yaml; the
 API's modules load on first use, so the command line pays only for what it runs.
 """
@@ -17,6 +17,7 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:
     from specsheet.api.check import check
     from specsheet.api.compare import compare
+    from specsheet.api.fit import FitRequest, fit
     from specsheet.api.count import Report, load, presets, report
     from specsheet.api.serve import serve
     from specsheet.api.sweep import sweep
@@ -26,10 +27,11 @@ if TYPE_CHECKING:
 _LAZY = {**dict.fromkeys(("Report", "load", "presets", "report"), "specsheet.api.count"),
          **{name: f"specsheet.api.{name}" for name in ("check", "compare", "serve", "sweep",
                                                         "train")},
+         "fit": "specsheet.api.fit", "FitRequest": "specsheet.api.fit",
          "Model": "specsheet.model.spec", "ModelSpec": "specsheet.model.spec"}
 
-__all__ = ["Model", "ModelSpec", "Report", "SpecError", "__version__", "check", "compare", "load",
-           "presets", "report", "serve", "sweep", "train"]
+__all__ = ["FitRequest", "Model", "ModelSpec", "Report", "SpecError", "__version__", "check",
+           "compare", "fit", "load", "presets", "report", "serve", "sweep", "train"]
 
 
 def __getattr__(name: str) -> Any:

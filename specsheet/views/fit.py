@@ -1,0 +1,158 @@
+"""``specsheet fit``: the JSON document, its schema, and the tables (per device memory, the
+placement, the verdict and the command line). Sizes in tables are MiB with two decimals, as
+llama.cpp prints its "model buffer size" lines; in JSON, bytes."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from specsheet.views.tables import TableView
+
+if TYPE_CHECKING:
+    from specsheet.plan.local import Buffer, LocalFit, Placement
+
+SCHEMA_VERSION = 1
+MIB = 1 << 20
+COMPUTE_FORMULA = (
+    "GPU: max((n_vocab + n_embd) x ub x 4 on the output device, cells x ub x n_head x 4 "
+    "without flash attention + 6 x n_embd x ub x 4); host: (n_embd + cells) x ub x 4 "
+    "+ n_vocab x 4 x parallel")
+# the estimate band checked against logs (tests/data/local_logs.yaml): printed / estimate
+COMPUTE_BAND = (0.5, 2.0)
+
+
+def verdict(placement: Placement) -> str:
+    """fits; fits only without the compute estimate (the verdict rests on an estimate); does
+    not fit (the exact part alone)."""
+    if not placement.fits:
+        return "does not fit"
+    if not placement.fits_estimate:
+        return "weights and KV fit; with the compute estimate, does not"
+    return "fits"
+
+
+def _buffer(b: Buffer, host: bool = False) -> dict[str, Any]:
+    known = b.memory_bytes > 0 or not host
+    return {"name": b.name, "memory_bytes": b.memory_bytes if known else None,
+            "model_bytes": b.model_bytes, "kv_bytes": b.kv_bytes,
+            "compute_bytes_estimate": b.compute_bytes_estimate,
+            "free_bytes": b.free_bytes if known else None,
+            "layers": b.layers, "output": b.output}
+
+
+def fit_document(fit: LocalFit) -> dict[str, Any]:
+    """The document of ``fit``."""
+    p = fit.placement
+    engine = {"name": fit.engine, "version": fit.engine_version}
+    compute = sum(d.compute_bytes_estimate for d in p.devices) + p.host.compute_bytes_estimate
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "name": fit.model.name,
+        "origin": fit.model.origin,
+        "quant": fit.quant,
+        "file": fit.file,
+        "engine": engine,
+        "devices": [_buffer(d) for d in p.devices],
+        "host": _buffer(p.host, host=True),
+        "layers": {"total": p.n_layer + 1, "blocks": p.n_layer, "on_gpu": p.on_gpu,
+                   "by_device": [{"name": d.name, "blocks": d.layers, "output": d.output}
+                                 for d in (*p.devices, p.host)]},
+        "ctx": p.n_ctx,
+        "ctx_per_sequence": p.n_ctx_seq,
+        "swa_cells": p.n_swa_cells,
+        "parallel": fit.parallel,
+        "cache_type_k": fit.cache_type_k,
+        "cache_type_v": fit.cache_type_v,
+        "flash_attn": p.flash_attn,
+        "max_ctx": fit.max_ctx,
+        "fits": p.fits,
+        "fit": {"verdict": verdict(p), "margin_bytes": p.margin_bytes,
+                "estimated_bytes": compute, "estimate": COMPUTE_FORMULA},
+        "command": list(fit.command),
+        "settings": dict(fit.env),
+        "notes": list(fit.notes),
+    }
+
+
+def _mib(n: int) -> str:
+    return f"{n / MIB:,.2f}"
+
+
+def fit_views(fit: LocalFit) -> list[TableView]:
+    """Memory per device, the placement, and the verdict with the command line."""
+    p = fit.placement
+    memory = TableView(
+        title=f"{fit.model.name} ({fit.quant}) on {fit.engine}: memory per device, MiB",
+        headers=("Device", "Model", "KV", "Compute*", "Total", "Memory", "Free"),
+        numeric=(False, True, True, True, True, True, True),
+        caption="* compute buffers are an estimate: " + COMPUTE_FORMULA + ".")
+    for d in (*p.devices, p.host):
+        known = d.memory_bytes > 0
+        memory.add(d.name, _mib(d.model_bytes), _mib(d.kv_bytes),
+                   _mib(d.compute_bytes_estimate), _mib(d.total_bytes),
+                   _mib(d.memory_bytes) if known else "not given",
+                   _mib(d.free_bytes) if known else "")
+    placement = TableView(title=f"Placement: {p.on_gpu}/{p.n_layer + 1} layers on the GPUs",
+                          headers=("Device", "Blocks", "Output layer"),
+                          numeric=(False, True, False))
+    for d in (*p.devices, p.host):
+        placement.add(d.name, f"{d.layers:,}", "yes" if d.output else "")
+    placement.add("token embedding", "", "host (llama.cpp keeps it there)", style="sub")
+    result = TableView(title=f"Verdict: {verdict(p)}", headers=("Figure", "Value"),
+                       numeric=(False, False))
+    cells = f" ({p.n_ctx_seq:,} per sequence)" if fit.parallel > 1 else ""
+    result.add("context", f"{p.n_ctx:,} tokens{cells}")
+    if p.n_swa_cells:
+        result.add("sliding-window cache", f"{p.n_swa_cells:,} cells")
+    result.add("longest context at this placement",
+               "none" if fit.max_ctx is None else f"{fit.max_ctx:,} tokens")
+    result.add("least memory left (estimate counted)", f"{_mib(p.margin_bytes)} MiB")
+    result.add("run it", " ".join(fit.command))
+    for key, value in fit.env:
+        result.add(f"  {key}", value, style="sub")
+    for note in fit.notes:
+        result.add("note", note, style="sub")
+    return [memory, placement, result]
+
+
+def schemas() -> dict[str, Any]:
+    """The JSON Schema of the fit document (scripts/build_schema.py adds it to schema.json)."""
+    count = {"type": "integer", "minimum": 0}
+    maybe = {"type": ["integer", "null"]}
+    buffer: dict[str, Any] = {"type": "object", "additionalProperties": False,
+                              "properties": {"name": {"type": "string"}, "memory_bytes": maybe,
+                             "model_bytes": count, "kv_bytes": count,
+                             "compute_bytes_estimate": count, "free_bytes": maybe,
+                             "layers": count, "output": {"type": "boolean"}}}
+    buffer["required"] = list(buffer["properties"])
+    properties: dict[str, Any] = {
+        "schema_version": {"const": SCHEMA_VERSION}, "name": {"type": "string"},
+        "origin": {"type": "string"}, "quant": {"type": "string"},
+        "file": {"type": ["string", "null"]},
+        "engine": {"type": "object", "required": ["name", "version"],
+                   "properties": {"name": {"type": "string"}, "version": {"type": "string"}},
+                   "additionalProperties": False},
+        "devices": {"type": "array", "items": buffer}, "host": buffer,
+        "layers": {"type": "object", "required": ["total", "blocks", "on_gpu", "by_device"],
+                   "additionalProperties": False,
+                   "properties": {"total": count, "blocks": count, "on_gpu": count,
+                                  "by_device": {"type": "array", "items": {
+                                      "type": "object", "required": ["name", "blocks", "output"],
+                                      "additionalProperties": False,
+                                      "properties": {"name": {"type": "string"},
+                                                     "blocks": count,
+                                                     "output": {"type": "boolean"}}}}}},
+        "ctx": count, "ctx_per_sequence": count, "swa_cells": count, "parallel": count,
+        "cache_type_k": {"type": "string"}, "cache_type_v": {"type": "string"},
+        "flash_attn": {"type": "boolean"}, "max_ctx": maybe, "fits": {"type": "boolean"},
+        "fit": {"type": "object", "additionalProperties": False,
+                "required": ["verdict", "margin_bytes", "estimated_bytes", "estimate"],
+                "properties": {"verdict": {"type": "string"}, "margin_bytes": {"type": "integer"},
+                               "estimated_bytes": count, "estimate": {"type": "string"}}},
+        "command": {"type": "array", "items": {"type": "string"}},
+        "settings": {"type": "object", "additionalProperties": {"type": "string"}},
+        "notes": {"type": "array", "items": {"type": "string"}},
+    }
+    return {"fit": {"type": "object", "description": "specsheet fit --json",
+                    "properties": properties, "required": list(properties),
+                    "additionalProperties": False}}
