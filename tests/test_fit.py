@@ -1,0 +1,282 @@
+"""specsheet fit: llama.cpp's placement of a GGUF on GPUs and the host, checked against the
+buffers real llama.cpp and Ollama runs printed (tests/data/local_logs.yaml), an independent
+derivation of the reference case, and a brute-force search for the automatic settings."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+import specsheet
+from specsheet.api.fit import FitRequest, fit
+from specsheet.cli.app import app
+from specsheet.plan.local import (
+    ComputeShape,
+    LayerKV,
+    LocalSetup,
+    cuda_alloc,
+    layer_devices,
+    place,
+)
+from specsheet.views.fit import COMPUTE_BAND
+
+runner = CliRunner()
+MIB = 1 << 20
+LOGS = yaml.safe_load((Path(__file__).parent / "data" / "local_logs.yaml").read_text("utf-8"))
+PLACED = [log for log in LOGS if "synthetic" not in log]
+SYNTHETIC = [log for log in LOGS if "synthetic" in log]
+PAGE = 16384  # Apple Silicon's page: Metal maps a file range in whole pages
+
+
+def printed(n: int) -> str:
+    """Bytes as llama.cpp prints a buffer: %8.2f of n / 1024 / 1024."""
+    return f"{n / 1024.0 / 1024.0:.2f}"
+
+
+# ---- the reference case: Llama 3 8B Q4_K_M, every layer on one 24 GB GPU, ctx 8192 ---------
+
+def q4k(n: int) -> int:  # 144 bytes per 256 values
+    return n // 256 * 144
+
+
+def q6k(n: int) -> int:  # 210 bytes per 256 values
+    return n // 256 * 210
+
+
+def test_reference_case_derived_by_hand() -> None:
+    """Q4_K_M gives Q6_K to output.weight and to attn_v and ffn_down of the layers with
+    i < n/8, i >= 7n/8 or (i - n/8) % 3 == 2 (llama-quant.cpp use_more_bits): 16 of 32."""
+    d, kv, ff, vocab = 4096, 1024, 14336, 128256
+    layer = 2 * q4k(d * d) + 2 * q4k(d * kv) + 3 * q4k(d * ff) + 2 * d * 4
+    more = sum(1 for i in range(32) if i < 4 or i >= 28 or (i - 4) % 3 == 2)
+    extra = (q6k(d * kv) - q4k(d * kv)) + (q6k(d * ff) - q4k(d * ff))
+    gpu = 32 * layer + more * extra + q6k(vocab * d) + d * 4
+    host = q4k(vocab * d)
+    cache = 8192 * 32 * (kv + kv) * 2
+    result = runner.invoke(app, ["fit", "llama3-8b", "--gpu", "rtx-4090", "--ctx", "8192",
+                                 "--json"])
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    (device,) = doc["devices"]
+    assert device["model_bytes"] == gpu == 4_617_396_224
+    assert doc["host"]["model_bytes"] == host == 295_501_824
+    assert device["kv_bytes"] == cache == 1_073_741_824
+    # the lines llama.cpp prints for that file (tests/data/local_logs.yaml L14, L15)
+    assert (printed(gpu), printed(host), printed(cache)) == ("4403.49", "281.81", "1024.00")
+    assert doc["layers"] == {"total": 33, "blocks": 32, "on_gpu": 33, "by_device": [
+        {"name": "CUDA0", "blocks": 32, "output": True},
+        {"name": "CPU", "blocks": 0, "output": False}]}
+    assert doc["fits"] is True and doc["fit"]["verdict"] == "fits"
+    assert doc["command"][:7] == ["llama-server", "-m", "llama3-8b-q4_k_m.gguf", "-ngl", "33",
+                                  "--ctx-size", "8192"]
+
+
+def test_reference_table_prints_llamacpp_figures() -> None:
+    result = runner.invoke(app, ["fit", "llama3-8b", "--gpu", "rtx-4090", "--ctx", "8192"])
+    assert result.exit_code == 0, result.stderr
+    assert "4,403.49" in result.stdout and "281.81" in result.stdout
+    assert "1,024.00" in result.stdout and "33/33 layers" in result.stdout
+
+
+def test_output_rule_decides_which_layer_ngl_32_leaves() -> None:
+    """-ngl 32: before PR #18148 the output layer stays on the host; after it, block 0 does
+    (block 0 is a Q6_K-extra layer: 4403.49 - 132.50 MiB)."""
+    new = fit("llama3-8b", FitRequest(gpu=("rtx-4090",), ctx=8192, n_gpu_layers=32))
+    old = fit("llama3-8b", FitRequest(gpu=("rtx-4090",), ctx=8192, n_gpu_layers=32,
+                                      output_rule="blocks-first"))
+    assert printed(new.placement.devices[0].model_bytes) == "4270.99"
+    assert printed(old.placement.devices[0].model_bytes) == "3992.50"
+    assert new.placement.devices[0].output and not old.placement.devices[0].output
+    assert new.placement.host.layers == 1 and old.placement.host.output
+
+
+# ---- the logs ------------------------------------------------------------------------------
+
+def _request(log: dict[str, Any]) -> FitRequest:
+    return FitRequest(
+        gpu=tuple(log["gpus"]), quant=log["quant"], ctx=log["ctx"],
+        parallel=log.get("parallel", 1), cache_type_k=log.get("cache_type_k", "f16"),
+        cache_type_v=log.get("cache_type_v", "f16"), flash_attn=log.get("flash_attn", "auto"),
+        tensor_split=tuple(log.get("tensor_split", ())), n_gpu_layers=log["ngl"],
+        n_cpu_moe=log.get("n_cpu_moe", 0), output_rule=log.get("output_rule", "output-first"),
+        kv_unified=log.get("kv_unified", False), mmap=log.get("mmap", True))
+
+
+def _buffers(log: dict[str, Any]) -> dict[str, Any]:
+    model = specsheet.load(log["model"], **log.get("set", {}))
+    placement = fit(model, _request(log)).placement
+    return {b.name: b for b in (*placement.devices, placement.host)}
+
+
+def test_the_logs_cover_the_cases_the_issue_names() -> None:
+    ids = {log["id"] for log in LOGS}
+    assert len(LOGS) >= 10 and len(ids) == len(LOGS)
+    assert any(log["ngl"] < 48 for log in PLACED)  # partial offload (L3)
+    assert any(len(set(log["gpus"])) == 2 for log in PLACED)  # two uneven GPUs (L23)
+    assert any(log.get("cache_type_v", "f16").startswith("q") for log in LOGS)  # L17, L19
+    assert any(log.get("n_cpu_moe") for log in PLACED)  # experts on the host (L23)
+    assert SYNTHETIC  # sliding window (Gemma)
+    assert any("apple" in log["gpus"][0] for log in PLACED)  # Metal (L16, L9)
+    assert all(log["source"] for log in LOGS)
+
+
+@pytest.mark.parametrize("log", PLACED, ids=[log["id"] for log in PLACED])
+def test_model_and_kv_buffers_equal_the_printed_rounding(log: dict[str, Any]) -> None:
+    buffers = _buffers(log)
+    for kind in ("model", "kv"):
+        for name, mib in log["printed"].get(kind, {}).items():
+            got = getattr(buffers[name], f"{kind}_bytes")
+            if log.get("metal_pages") and kind == "model" and name == "Metal":
+                # a mapped file range, rounded to whole pages by the Metal backend
+                assert abs(got - mib * MIB) <= 2 * PAGE + 0.005 * MIB, (name, got / MIB)
+            else:
+                assert f"{got / MIB:.2f}" == f"{mib:.2f}", (kind, name, got / MIB)
+
+
+@pytest.mark.parametrize("log", [g for g in PLACED if "compute" in g["printed"]],
+                         ids=[g["id"] for g in PLACED if "compute" in g["printed"]])
+def test_compute_buffers_within_the_estimate_band(log: dict[str, Any]) -> None:
+    buffers = _buffers(log)
+    low, high = COMPUTE_BAND
+    for name, mib in log["printed"]["compute"].items():
+        estimate = buffers[name].compute_bytes_estimate
+        assert low <= mib * MIB / estimate <= high, (name, mib, estimate / MIB)
+
+
+@pytest.mark.parametrize("log", SYNTHETIC, ids=[log["id"] for log in SYNTHETIC])
+def test_sliding_window_caches(log: dict[str, Any]) -> None:
+    s = log["synthetic"]
+    # Gemma 4's pattern: 5 windowed layers, then a global one
+    kv = [LayerKV(s["global_width"], s["global_width"]) if i % 6 == 5 else
+          LayerKV(s["swa_width"], s["swa_width"], swa=True)
+          for i in range(s["global_layers"] + s["swa_layers"])]
+    setup = LocalSetup(ctx=log["ctx"], n_gpu_layers=len(kv) + 1, parallel=log["parallel"],
+                       cache_type_k=log["cache_type_k"], cache_type_v=log["cache_type_v"],
+                       flash_attn=log["flash_attn"])
+    from specsheet.plan.local import Device
+
+    def cache(keep: bool) -> int:
+        only = [k if k.swa is keep else LayerKV(0, 0) for k in kv]
+        p = place([], len(kv), only, s["n_swa"], ComputeShape(3840, 16, 262144),
+                  [Device("Metal", "Metal", 64 << 30)], setup)
+        assert p.n_swa_cells == (log["printed"]["swa_cells"] if keep else 0)
+        return p.devices[0].kv_bytes
+
+    assert printed(cache(False)) == f"{log['printed']['kv_global']:.2f}"
+    assert printed(cache(True)) == f"{log['printed']['kv_swa']:.2f}"
+
+
+# ---- the rules one at a time ---------------------------------------------------------------
+
+def test_layer_split_is_upper_bound_on_cumulative_fractions() -> None:
+    """Two equal GPUs, -ngl 33 of Llama 3 8B: (il - 0) / 33 < 0.5 for il 0..16, so GPU 0 gets
+    17 blocks and GPU 1 15 blocks and the output layer (llama-model.cpp load_tensors)."""
+    where = layer_devices(32, 33, [1.0, 1.0])
+    assert where.count(0) == 17 and where.count(1) == 16 and where[32] == 1
+
+
+def test_cuda_pads_a_partial_row_and_to_128_bytes() -> None:
+    # Q4_0 rows of 576 values: 576 % 512 = 64, so one extra row of 448 values (252 B)
+    assert cuda_alloc("Q4_0", 576, 10 * 324) == -(-(10 * 324 + 448 // 32 * 18) // 128) * 128
+    assert cuda_alloc("Q4_K", 4096, 4096 * 2304) == 4096 * 2304  # whole rows, already 128s
+    assert cuda_alloc("F32", 100, 400) == 512  # not quantized: padding only
+
+
+def test_parallel_splits_the_context_into_padded_streams() -> None:
+    one = fit("llama3.1-8b", FitRequest(gpu=("rtx-4090",), ctx=10000, parallel=3,
+                                        n_gpu_layers=33))
+    # n_ctx 10000 -> 10240; per stream 10240 / 3 = 3413 -> 3584; n_ctx = 3 x 3584
+    assert one.placement.n_ctx == 10752 and one.placement.n_ctx_seq == 3584
+    assert one.placement.devices[0].kv_bytes == 3 * 3584 * 32 * 2048 * 2
+
+
+def test_experts_of_the_first_layers_go_to_the_host() -> None:
+    base = fit("qwen3-30b-a3b", FitRequest(gpu=("rtx-5090",), ctx=4096, n_gpu_layers=49))
+    moved = fit("qwen3-30b-a3b", FitRequest(gpu=("rtx-5090",), ctx=4096, n_gpu_layers=49,
+                                            n_cpu_moe=10))
+    shift = base.placement.devices[0].model_bytes - moved.placement.devices[0].model_bytes
+    host = moved.placement.host.model_bytes - base.placement.host.model_bytes
+    # the same 30 tensors (3 expert tensors x 10 layers), padded to 128 B on the GPU only
+    assert host > 3 * 10**9 and 0 <= shift - host < 30 * 128
+    assert moved.command[-4:-2] == ("--n-cpu-moe", "10")
+
+
+def test_a_tied_head_is_copied_to_the_output_device() -> None:
+    """A tied embedding serves as the output layer: a second copy on its GPU."""
+    full = fit("llama3.2-1b", FitRequest(gpu=("rtx-4090",), ctx=4096, n_gpu_layers=17))
+    host = fit("llama3.2-1b", FitRequest(gpu=("rtx-4090",), ctx=4096, n_gpu_layers=16,
+                                         output_rule="blocks-first"))
+    embedding = full.placement.host.model_bytes
+    assert full.placement.devices[0].model_bytes - host.placement.devices[0].model_bytes > \
+        embedding
+
+
+# ---- auto: brute force ---------------------------------------------------------------------
+
+AUTO = [("llama3-8b", ("rtx-3090",), 8192), ("qwen3-30b-a3b", ("rtx-4090",), 8192),
+        ("llama3.1-70b", ("rtx-4090", "rtx-3090"), 4096),
+        ("mistral-7b", ("apple-m3-max",), 32768)]
+
+
+@pytest.mark.parametrize(("model", "gpus", "ctx"), AUTO, ids=[a[0] for a in AUTO])
+def test_auto_layers_is_the_most_that_fit(model: str, gpus: tuple[str, ...], ctx: int) -> None:
+    got = fit(model, FitRequest(gpu=gpus, ctx=ctx, n_gpu_layers="auto"))
+    n = got.placement.n_layer
+    fitting = [k for k in range(n + 2)
+               if fit(model, FitRequest(gpu=gpus, ctx=ctx, n_gpu_layers=k))
+               .placement.fits_estimate]
+    assert got.placement.on_gpu == max(fitting, default=0)
+
+
+@pytest.mark.parametrize(("model", "gpus"), [("llama3.1-8b", ("rtx-3090",)),
+                                             ("qwen3-8b", ("rtx-4090", "rtx-3090"))])
+def test_auto_ctx_is_the_longest_that_fits(model: str, gpus: tuple[str, ...]) -> None:
+    got = fit(model, FitRequest(gpu=gpus, ctx="auto", n_gpu_layers="auto"))
+    spec = specsheet.load(model).spec
+    every = spec.layers + 1
+    step = 256
+    longest = 0
+    for c in range(step, spec.context + 1, step * 16):  # coarse sweep, then the fine one
+        if fit(model, FitRequest(gpu=gpus, ctx=c, n_gpu_layers=every)).placement.fits_estimate:
+            longest = c
+    for c in range(longest, min(longest + step * 16, spec.context + 1), step):
+        if fit(model, FitRequest(gpu=gpus, ctx=c, n_gpu_layers=every)).placement.fits_estimate:
+            longest = c
+    assert got.placement.n_ctx == longest and got.placement.on_gpu == every
+    assert got.max_ctx == longest
+
+
+def test_max_ctx_at_a_partial_placement() -> None:
+    got = fit("llama3.1-8b", FitRequest(gpu=("rtx-3090",), ctx=4096, n_gpu_layers=20))
+    assert got.max_ctx is not None
+    at = fit("llama3.1-8b", FitRequest(gpu=("rtx-3090",), ctx=got.max_ctx, n_gpu_layers=20))
+    assert at.placement.fits_estimate
+    if got.max_ctx < 131072:
+        over = fit("llama3.1-8b", FitRequest(gpu=("rtx-3090",), ctx=got.max_ctx + 256,
+                                             n_gpu_layers=20))
+        assert not over.placement.fits_estimate
+
+
+# ---- the api and the CLI agree -------------------------------------------------------------
+
+def test_to_dict_is_the_cli_document() -> None:
+    result = runner.invoke(app, ["fit", "qwen3-30b-a3b", "--gpu", "rtx-4090,rtx-3090",
+                                 "--ctx", "16k", "--n-cpu-moe", "8", "-ctk", "q8_0", "-ctv",
+                                 "q8_0", "--json"])
+    assert result.exit_code == 0, result.stderr
+    api = fit("qwen3-30b-a3b", FitRequest(gpu=("rtx-4090", "rtx-3090"), ctx=16384,
+                                          n_cpu_moe=8, cache_type_k="q8_0",
+                                          cache_type_v="q8_0"))
+    assert json.loads(json.dumps(api.to_dict())) == json.loads(result.stdout)
+
+
+def test_ollama_defaults_by_vram() -> None:
+    small = fit("llama3.1-8b", FitRequest(gpu=("l4",), engine="ollama"))
+    big = fit("llama3.1-8b", FitRequest(gpu=("rtx-4090",), engine="ollama"))
+    assert small.placement.n_ctx == 4096 and big.placement.n_ctx == 32768
+    assert big.command[0] == "ollama" and ("num_ctx", "32768") in big.env
