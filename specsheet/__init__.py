@@ -1,7 +1,8 @@
 """specsheet: exact spec sheets for decoder-only transformer language models.
 
 The public API (docs/api.md): ``load``, ``report``, ``presets``, ``serve``, ``train``,
-``sweep``, ``check``, ``compare``, ``fit``, ``FitRequest``, ``Report``, ``Model``, ``ModelSpec`` and ``SpecError``.
+``sweep``, ``check``, ``compare``, ``fit``, ``FitRequest``, ``Report``, ``Model``,
+``ModelSpec`` and ``SpecError``.
  Importing specsheet loads neither typer, rich nor yaml; the
 API's modules load on first use, so the command line pays only for what it runs.
 """
@@ -17,8 +18,8 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:
     from specsheet.api.check import check
     from specsheet.api.compare import compare
-    from specsheet.api.fit import FitRequest, fit
     from specsheet.api.count import Report, load, presets, report
+    from specsheet.api.fit import FitRequest, fit
     from specsheet.api.serve import serve
     from specsheet.api.sweep import sweep
     from specsheet.api.train import train

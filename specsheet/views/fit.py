@@ -18,7 +18,7 @@ COMPUTE_FORMULA = (
     "without flash attention + 6 x n_embd x ub x 4); host: (n_embd + cells) x ub x 4 "
     "+ n_vocab x 4 x parallel")
 # the estimate band checked against logs (tests/data/local_logs.yaml): printed / estimate
-COMPUTE_BAND = (0.5, 2.0)
+COMPUTE_BAND = (0.9, 1.25)
 
 
 def verdict(placement: Placement) -> str:

@@ -16,7 +16,6 @@ from specsheet.cli.options import (
     output_format,
     parse_tokens,
 )
-from specsheet.errors import SpecError
 
 if TYPE_CHECKING:
     from specsheet.views.tables import TableView
@@ -55,10 +54,7 @@ def _split(text: str) -> tuple[float, ...]:
 def _bytes(text: str) -> int:
     from specsheet.units import parse_quantity
 
-    try:
-        return parse_quantity(text, "bytes", "--host-memory")
-    except SpecError as e:
-        raise typer.BadParameter(str(e).removeprefix("option --host-memory: ")) from None
+    return parse_quantity(text, "bytes", "--host-memory")
 
 
 def fit(
