@@ -12,13 +12,11 @@ the default of macOS 13 to 15. ``sysctl iogpu.wired_limit_mb=N`` sets it to N Mi
 
 from __future__ import annotations
 
-from fractions import Fraction
-
 from specsheet.hardware.catalog import Accelerator
 
 GIB = 1 << 30
-SMALL = Fraction(2, 3)  # machines of 32 GB and less
-LARGE = Fraction(3, 4)  # machines above 32 GB
+SMALL = (2, 3)  # machines of 32 GB and less: 2/3
+LARGE = (3, 4)  # machines above 32 GB: 3/4
 
 
 def unified_bytes(gpu: Accelerator) -> int:
@@ -33,5 +31,5 @@ def metal_working_set(gpu: Accelerator, wired_limit_mb: int | None = None) -> in
     if wired_limit_mb:
         return wired_limit_mb << 20
     ram = unified_bytes(gpu)
-    share = SMALL if ram <= 32 * GIB else LARGE
-    return int(ram * share)
+    num, den = SMALL if ram <= 32 * GIB else LARGE
+    return ram * num // den
