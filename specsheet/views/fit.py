@@ -153,6 +153,6 @@ def schemas() -> dict[str, Any]:
         "settings": {"type": "object", "additionalProperties": {"type": "string"}},
         "notes": {"type": "array", "items": {"type": "string"}},
     }
-    return {"fit": {"type": "object", "description": "specsheet fit --json",
+    return {"fit": {"type": "object", "description": "the document of specsheet fit",
                     "properties": properties, "required": list(properties),
                     "additionalProperties": False}}
