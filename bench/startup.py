@@ -140,7 +140,8 @@ def compileall_package() -> None:
 
 
 JSON = ("count --json", "count ORG/NAME --json", "train --json", "serve --json", "check --json",
-        "compare --json", "sweep --json", "fit --json", "convert", "presets --json", "hardware --json", "schema")
+        "compare --json", "sweep --json", "fit --json", "convert", "presets --json",
+        "hardware --json", "schema")
 TABLES = ("count (table)", "presets (table)", "hardware (table)", "serve (table)",
           "fit (table)")
 # every command's --json (and convert, schema) against typer's import; every table against
