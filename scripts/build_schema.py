@@ -338,7 +338,8 @@ def build() -> dict[str, Any]:
                                                            "check_many", "presets",
                                                            "inspect", "hardware",
                                                            "hardware_one", "serve",
-                                                           "sweep", "train", "fit")],
+                                                           "sweep", "train", "fit",
+                                                           "check_fit")],
         "$defs": {
             "spec": spec_schema(),
             "count": count,

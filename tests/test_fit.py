@@ -13,6 +13,7 @@ import yaml
 from typer.testing import CliRunner
 
 import specsheet
+import specsheet.api.fit
 from specsheet.api.fit import FitRequest, fit
 from specsheet.cli.app import app
 from specsheet.plan.local import (
@@ -280,3 +281,40 @@ def test_ollama_defaults_by_vram() -> None:
     big = fit("llama3.1-8b", FitRequest(gpu=("rtx-4090",), engine="ollama"))
     assert small.placement.n_ctx == 4096 and big.placement.n_ctx == 32768
     assert big.command[0] == "ollama" and ("num_ctx", "32768") in big.env
+
+
+# ---- check --engine ------------------------------------------------------------------------
+
+def test_check_with_an_engine_exits_1_when_a_limit_is_not_met() -> None:
+    ok = runner.invoke(app, ["check", "llama3.1-8b", "--engine", "llama.cpp", "--gpu",
+                             "rtx-4090", "--min-ctx", "64k", "--min-gpu-layers", "33"])
+    assert ok.exit_code == 0, ok.stderr
+    assert "every limit holds" in ok.stdout
+    over = runner.invoke(app, ["check", "llama3.1-8b", "--engine", "llama.cpp", "--gpu",
+                               "rtx-3090", "--quant", "gguf-f16", "--min-ctx", "128k",
+                               "--min-gpu-layers", "33", "--json"])
+    assert over.exit_code == 1, over.stderr
+    doc = json.loads(over.stdout)
+    assert doc["ok"] is False
+    by = {c["figure"]: c for c in doc["checks"]}
+    # 128k of f16 KV is 16 GiB, F16 weights 16 GB: not all on a 24 GB card
+    assert by["layers.on_gpu"]["value"] < 33 and not by["layers.on_gpu"]["ok"]
+    assert by["max_ctx"]["option"] == "--min-ctx"
+    api = specsheet.api.fit.check_fit("llama3.1-8b", FitRequest(gpu=("rtx-3090",),
+                                                                quant="gguf-f16"),
+                                      min_ctx=131072, min_gpu_layers=33)
+    assert json.loads(json.dumps(api.to_dict())) == doc
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--min-ctx", "8k"], "options --min-ctx and --min-gpu-layers need --engine"),
+    (["--engine", "llama.cpp", "--min-ctx", "8k", "--max-weights", "1GB"],
+     "with --engine, check takes --gpu, --quant, --min-ctx and --min-gpu-layers"),
+    (["--engine", "llama.cpp", "--gpu", "rtx-4090"], "option --min-ctx: a local check needs"),
+    (["--engine", "llama.cpp", "--min-gpu-layers", "0"],
+     "option --min-gpu-layers: expected a number above 0"),
+])
+def test_check_with_an_engine_bad_input(argv: list[str], message: str) -> None:
+    result = runner.invoke(app, ["check", "llama3-8b", *argv])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert message in result.stderr

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from specsheet.plan.local import (
         Device,
         LayerKV,
+        LocalCheck,
         LocalSetup,
         LocalTensor,
         Placement,
@@ -74,6 +75,45 @@ class Fit(LocalFit):
         from specsheet.views.fit import fit_document
 
         return fit_document(self)
+
+
+# how the CLI names the option that set each local limit (the figure is the key)
+CHECK_OPTIONS = {"max_ctx": "--min-ctx", "layers.on_gpu": "--min-gpu-layers"}
+
+
+class FitChecked(NamedTuple):
+    """A placement and its limits (``specsheet check --engine``; exit 1 when one fails)."""
+
+    fit: Fit
+    checks: list[LocalCheck]
+
+    @property
+    def ok(self) -> bool:
+        return all(c.ok for c in self.checks)
+
+    def to_dict(self) -> dict[str, Any]:
+        from specsheet.views.fit import fit_check_document
+
+        return fit_check_document(self.fit, self.checks, CHECK_OPTIONS)
+
+
+def check_fit(model: str | Model, request: FitRequest = FitRequest(),
+              min_ctx: int | None = None, min_gpu_layers: int | None = None) -> FitChecked:
+    """``model`` placed as ``fit`` places it (at ``min_ctx`` when no context is asked for),
+    against the least context and the fewest GPU layers."""
+    from specsheet.plan.local import local_checks
+
+    if min_ctx is None and min_gpu_layers is None:
+        raise SpecError("a local check needs a limit: the least context or the fewest GPU "
+                        "layers", field="min_ctx")
+    for field, value in (("min_ctx", min_ctx), ("min_gpu_layers", min_gpu_layers)):
+        if value is not None and value <= 0:
+            raise SpecError(f"expected a number above 0, got {value}", field=field,
+                            value=value)
+    if request.ctx is None and min_ctx is not None:
+        request = request._replace(ctx=min_ctx)
+    placed = fit(model, request)
+    return FitChecked(placed, local_checks(placed, min_ctx, min_gpu_layers))
 
 
 class _Source(NamedTuple):

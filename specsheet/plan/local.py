@@ -148,12 +148,13 @@ class Placement(NamedTuple):
             not self.host.memory_bytes or self.host.total_bytes <= self.host.memory_bytes)
 
     @property
-    def margin_bytes(self) -> int:
-        """The least memory any device has left with the estimate counted (negative: short)."""
+    def margin_bytes(self) -> int | None:
+        """The least memory any device has left with the estimate counted (negative: short);
+        None with no GPU and no host memory given."""
         margins = [d.free_bytes for d in self.devices]
         if self.host.memory_bytes:
             margins.append(self.host.free_bytes)
-        return min(margins)
+        return min(margins) if margins else None
 
 
 class LocalFit(NamedTuple):
@@ -473,3 +474,28 @@ def longest_ctx(fits: Callable[[int], bool], limit: int) -> int | None:
         else:
             high = mid
     return low * CTX_PAD
+
+
+class LocalCheck(NamedTuple):
+    """One limit of ``specsheet check --engine``: the figure (max_ctx, layers.on_gpu), its
+    value (None: nothing fits), the limit (a least value) and the verdict."""
+
+    figure: str
+    value: int | None
+    limit: int
+    ok: bool
+
+
+def local_checks(fit: LocalFit, min_ctx: int | None, min_gpu_layers: int | None
+                 ) -> list[LocalCheck]:
+    """The placement against the least context and the fewest GPU layers asked for."""
+    checks = []
+    if min_ctx is not None:
+        value = fit.max_ctx
+        checks.append(LocalCheck("max_ctx", value, min_ctx, value is not None and
+                                 value >= min_ctx))
+    if min_gpu_layers is not None:
+        on_gpu = fit.placement.on_gpu if fit.placement.fits_estimate else None
+        checks.append(LocalCheck("layers.on_gpu", on_gpu, min_gpu_layers,
+                                 on_gpu is not None and on_gpu >= min_gpu_layers))
+    return checks

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from specsheet.views.tables import TableView
 
 if TYPE_CHECKING:
-    from specsheet.plan.local import Buffer, LocalFit, Placement
+    from specsheet.plan.local import Buffer, LocalCheck, LocalFit, Placement
 
 SCHEMA_VERSION = 1
 MIB = 1 << 20
@@ -24,6 +24,8 @@ COMPUTE_BAND = (0.9, 1.25)
 def verdict(placement: Placement) -> str:
     """fits; fits only without the compute estimate (the verdict rests on an estimate); does
     not fit (the exact part alone)."""
+    if not placement.devices and not placement.host.memory_bytes:
+        return "nothing to check (no GPU, no host memory given)"
     if not placement.fits:
         return "does not fit"
     if not placement.fits_estimate:
@@ -74,6 +76,35 @@ def fit_document(fit: LocalFit) -> dict[str, Any]:
     }
 
 
+CHECK_FIGURES = ("max_ctx", "layers.on_gpu")
+
+
+def fit_check_document(fit: LocalFit, checks: list[LocalCheck], options: dict[str, str]
+                       ) -> dict[str, Any]:
+    """The document of ``check`` with an engine: the verdict, each limit (``options`` names the
+    option that set it, by figure), and the placement."""
+    placed = fit_document(fit)
+    del placed["schema_version"]
+    return {"schema_version": SCHEMA_VERSION, "ok": all(c.ok for c in checks),
+            "checks": [{"figure": c.figure, "option": options[c.figure], "value": c.value,
+                        "limit": c.limit, "ok": c.ok} for c in checks],
+            "fit": placed}
+
+
+def fit_check_view(fit: LocalFit, checks: list[LocalCheck]) -> TableView:
+    """Each local limit with its value and the verdict."""
+    failed = sum(1 for c in checks if not c.ok)
+    view = TableView(
+        title=f"{fit.model.name} on {fit.engine}: "
+              f"{'every limit holds' if not failed else f'{failed} limit(s) not met'}",
+        headers=("Limit", "Value", "Least", "Verdict"), numeric=(False, True, True, False))
+    names = {"max_ctx": "longest context (tokens)", "layers.on_gpu": "layers on the GPUs"}
+    for c in checks:
+        view.add(names[c.figure], "none" if c.value is None else f"{c.value:,}",
+                 f"{c.limit:,}", "ok" if c.ok else "NOT MET")
+    return view
+
+
 def _mib(n: int) -> str:
     return f"{n / MIB:,.2f}"
 
@@ -106,7 +137,8 @@ def fit_views(fit: LocalFit) -> list[TableView]:
         result.add("sliding-window cache", f"{p.n_swa_cells:,} cells")
     result.add("longest context at this placement",
                "none" if fit.max_ctx is None else f"{fit.max_ctx:,} tokens")
-    result.add("least memory left (estimate counted)", f"{_mib(p.margin_bytes)} MiB")
+    if p.margin_bytes is not None:
+        result.add("least memory left (estimate counted)", f"{_mib(p.margin_bytes)} MiB")
     result.add("run it", " ".join(fit.command))
     for key, value in fit.env:
         result.add(f"  {key}", value, style="sub")
@@ -147,12 +179,30 @@ def schemas() -> dict[str, Any]:
         "flash_attn": {"type": "boolean"}, "max_ctx": maybe, "fits": {"type": "boolean"},
         "fit": {"type": "object", "additionalProperties": False,
                 "required": ["verdict", "margin_bytes", "estimated_bytes", "estimate"],
-                "properties": {"verdict": {"type": "string"}, "margin_bytes": {"type": "integer"},
+                "properties": {"verdict": {"type": "string"},
+                               "margin_bytes": {"type": ["integer", "null"]},
                                "estimated_bytes": count, "estimate": {"type": "string"}}},
         "command": {"type": "array", "items": {"type": "string"}},
         "settings": {"type": "object", "additionalProperties": {"type": "string"}},
         "notes": {"type": "array", "items": {"type": "string"}},
     }
-    return {"fit": {"type": "object", "description": "the document of specsheet fit",
-                    "properties": properties, "required": list(properties),
-                    "additionalProperties": False}}
+    fit = {"type": "object", "description": "the document of specsheet fit",
+           "properties": properties, "required": list(properties),
+           "additionalProperties": False}
+    placed = {**fit, "properties": {k: v for k, v in properties.items()
+                                    if k != "schema_version"},
+              "required": [k for k in properties if k != "schema_version"],
+              "description": "the placement checked"}
+    check = {"type": "object", "additionalProperties": False,
+             "required": ["figure", "option", "value", "limit", "ok"],
+             "properties": {"figure": {"enum": list(CHECK_FIGURES)},
+                            "option": {"type": "string"},
+                            "value": maybe, "limit": count, "ok": {"type": "boolean"}}}
+    check_fit = {"type": "object", "description": "the document of specsheet check with an engine",
+                 "additionalProperties": False,
+                 "required": ["schema_version", "ok", "checks", "fit"],
+                 "properties": {"schema_version": {"const": SCHEMA_VERSION},
+                                "ok": {"type": "boolean"},
+                                "checks": {"type": "array", "items": check},
+                                "fit": placed}}
+    return {"fit": fit, "check_fit": check_fit}
