@@ -318,3 +318,39 @@ def test_check_with_an_engine_bad_input(argv: list[str], message: str) -> None:
     result = runner.invoke(app, ["check", "llama3-8b", *argv])
     assert result.exit_code == 2 and result.stdout == ""
     assert message in result.stderr
+
+
+def test_override_tensor_patterns_match_in_order() -> None:
+    """-ot 'blk\\.[0-9]\\.ffn_.*_exps=CPU' is --n-cpu-moe 10 (layers 0..9); a pattern wins
+    over --n-cpu-moe (llama.cpp applies the overrides in order, -ot first here)."""
+    ten = fit("qwen3-30b-a3b", FitRequest(gpu=("rtx-4090",), ctx=8192, n_gpu_layers=49,
+                                          override_tensor=(r"blk\.[0-9]\.ffn_.*_exps=CPU",)))
+    first = fit("qwen3-30b-a3b", FitRequest(gpu=("rtx-4090",), ctx=8192, n_gpu_layers=49,
+                                            n_cpu_moe=20))
+    base = fit("qwen3-30b-a3b", FitRequest(gpu=("rtx-4090",), ctx=8192, n_gpu_layers=49,
+                                           n_cpu_moe=10))
+    moved = base.placement.devices[0].model_bytes - first.placement.devices[0].model_bytes
+    assert base.placement.devices[0].model_bytes == ten.placement.devices[0].model_bytes
+    assert base.placement.host.model_bytes == ten.placement.host.model_bytes
+    assert moved > 0
+    kept = fit("qwen3-30b-a3b", FitRequest(gpu=("rtx-4090",), ctx=8192, n_gpu_layers=49,
+                                           n_cpu_moe=20,
+                                           override_tensor=(r"ffn_.*_exps=CUDA0",)))
+    assert kept.placement.host.model_bytes < first.placement.host.model_bytes
+    assert ten.command[-4:-2] == ("-ot", r"blk\.[0-9]\.ffn_.*_exps=CPU")
+
+
+def test_wired_limit_sets_the_metal_working_set() -> None:
+    default = fit("llama3-8b", FitRequest(gpu=("apple-m3-max",), ctx=8192))
+    wired = fit("llama3-8b", FitRequest(gpu=("apple-m3-max",), ctx=8192, wired_limit_mb=26000))
+    assert default.placement.devices[0].memory_bytes == 128 * 2**30 * 3 // 4
+    assert wired.placement.devices[0].memory_bytes == 26000 * 2**20
+
+
+def test_ollama_num_ctx_is_per_sequence() -> None:
+    """Ollama runs llama-server -c num_ctx x parallel -np parallel (llm/llama_server.go)."""
+    got = fit("llama3.1-8b", FitRequest(gpu=("rtx-4090",), ctx=8192, parallel=4,
+                                        engine="ollama"))
+    assert got.placement.n_ctx == 32768 and got.placement.n_ctx_seq == 8192
+    assert dict(got.env)["num_ctx"] == "8192"
+    assert dict(got.env)["OLLAMA_NUM_PARALLEL"] == "4"

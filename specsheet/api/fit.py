@@ -57,6 +57,8 @@ class FitRequest(NamedTuple):
     n_ubatch: int = 512
     kv_unified: bool = False
     mmap: bool = True
+    override_tensor: tuple[str, ...] = ()  # llama.cpp's -ot PATTERN=BUFFER, in order
+    wired_limit_mb: int | None = None  # macOS iogpu.wired_limit_mb: the Metal working set
 
 
 class Fit(LocalFit):
@@ -185,7 +187,7 @@ def cache_layers(spec: ModelSpec) -> tuple[list[LayerKV], int]:
     return layers, spec.sliding_window if sliding else 0
 
 
-def _devices(names: tuple[str, ...]) -> list[Device]:
+def _devices(names: tuple[str, ...], wired_limit_mb: int | None = None) -> list[Device]:
     from specsheet.api.sweep import load_gpu
     from specsheet.hardware.apple import metal_working_set
     from specsheet.plan.local import Device
@@ -197,7 +199,7 @@ def _devices(names: tuple[str, ...]) -> list[Device]:
         if gpu.vendor == "Apple":
             if any(d.backend == "Metal" for d in devices):
                 raise SpecError("one Apple GPU per machine", field="gpu", value=name)
-            devices.append(Device("Metal", "Metal", metal_working_set(gpu)))
+            devices.append(Device("Metal", "Metal", metal_working_set(gpu, wired_limit_mb)))
         else:
             devices.append(Device(f"CUDA{cuda}", "CUDA", gpu.memory_bytes))
             cuda += 1
@@ -215,7 +217,19 @@ def _setup(request: FitRequest, ctx: int, ngl: int) -> LocalSetup:
                       flash_attn=request.flash_attn, tensor_split=request.tensor_split,
                       split_mode=request.split_mode, n_cpu_moe=request.n_cpu_moe,
                       n_ubatch=request.n_ubatch, kv_unified=request.kv_unified,
-                      output_rule=request.output_rule, mmap=request.mmap)
+                      output_rule=request.output_rule, mmap=request.mmap,
+                      overrides=_override_pairs(request.override_tensor))
+
+
+def _override_pairs(given: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    pairs = []
+    for item in given:
+        pattern, sep, target = item.rpartition("=")
+        if not sep or not pattern or not target:
+            raise SpecError(f"tensor override {item!r}: expected PATTERN=BUFFER, e.g. "
+                            "'exps=CPU'", field="override_tensor", value=item)
+        pairs.append((pattern, target))
+    return tuple(pairs)
 
 
 def _check(request: FitRequest) -> None:
@@ -235,9 +249,19 @@ def _check(request: FitRequest) -> None:
     if request.n_ubatch <= 0:
         raise SpecError(f"micro-batch {request.n_ubatch}: expected a positive number",
                         field="n_ubatch", value=request.n_ubatch)
-    if request.engine == "ollama" and request.cache_type_k != request.cache_type_v:
-        raise SpecError("Ollama sets one cache type for K and V (OLLAMA_KV_CACHE_TYPE)",
-                        field="cache_type_v", value=request.cache_type_v)
+    if request.engine == "ollama":
+        if request.cache_type_k != request.cache_type_v:
+            raise SpecError("Ollama sets one cache type for K and V (OLLAMA_KV_CACHE_TYPE)",
+                            field="cache_type_v", value=request.cache_type_v)
+        for field, value in (("n_cpu_moe", request.n_cpu_moe),
+                             ("override_tensor", request.override_tensor),
+                             ("tensor_split", request.tensor_split)):
+            if value:
+                raise SpecError("Ollama does not pass this setting to llama-server",
+                                field=field, value=str(value))
+    if request.wired_limit_mb is not None and request.wired_limit_mb <= 0:
+        raise SpecError(f"wired limit {request.wired_limit_mb} MiB: expected a positive size",
+                        field="wired_limit_mb", value=request.wired_limit_mb)
 
 
 def default_ctx(request: FitRequest, spec: ModelSpec, devices: list[Device]) -> int:
@@ -271,14 +295,20 @@ def fit(model: str | Model, request: FitRequest = FitRequest()) -> Fit:
     spec = source.model.spec
     kv, n_swa = cache_layers(spec)
     shape = ComputeShape(spec.d_model, spec.heads, spec.vocab)
-    devices = _devices(request.gpu)
+    devices = _devices(request.gpu, request.wired_limit_mb)
+    if request.wired_limit_mb is not None and not any(d.backend == "Metal" for d in devices):
+        raise SpecError("a wired limit is macOS's, for an Apple GPU", field="wired_limit_mb",
+                        value=request.wired_limit_mb)
     tied = not any(t.name == "output.weight" for t in source.tensors)
     n_layer = spec.layers
     host = request.host_memory or 0
 
+    # Ollama's num_ctx is each sequence's: it runs llama-server -c num_ctx x parallel
+    scale = request.parallel if request.engine == "ollama" else 1
+
     def at(ctx: int, ngl: int) -> Placement:
         return place(source.tensors, n_layer, kv, n_swa, shape, devices,
-                     _setup(request, ctx, ngl), host, tied)
+                     _setup(request, ctx * scale, ngl), host, tied)
 
     def ok(p: Placement) -> bool:
         return p.fits_estimate
@@ -345,5 +375,7 @@ def _command(request: FitRequest, source: _Source, placement: Placement, ctx: in
         argv += ["--n-cpu-moe", str(request.n_cpu_moe)]
     if request.n_ubatch != 512:
         argv += ["-ub", str(request.n_ubatch)]
+    for item in request.override_tensor:
+        argv += ["-ot", item]
     argv += ["--fit", "off"]  # the placement above, not llama.cpp's own fitting
     return tuple(argv), ()

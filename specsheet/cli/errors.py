@@ -73,6 +73,8 @@ FIELD_OPTIONS: dict[str, str] = {
     "n_ubatch": "--ubatch-size",
     "output_rule": "--output-rule",
     "engine": "--engine",
+    "override_tensor": "--override-tensor",
+    "wired_limit_mb": "--wired-limit",
     "min_ctx": "--min-ctx",
     "min_gpu_layers": "--min-gpu-layers",
 }

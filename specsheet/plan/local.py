@@ -97,6 +97,7 @@ class LocalSetup(NamedTuple):
     kv_unified: bool = False
     output_rule: str = "output-first"
     mmap: bool = True
+    overrides: tuple[tuple[str, str], ...] = ()  # -ot: (regex, buffer: CPU, CUDA0, ...)
 
 
 class Buffer(NamedTuple):
@@ -366,10 +367,16 @@ def place(tensors: Sequence[LocalTensor], n_layer: int, kv: Sequence[LayerKV], n
     def put(device: int, t: LocalTensor) -> None:
         (host_tensors if device == HOST else gpu_tensors[device]).append(t)
 
+    overrides = _overrides(setup.overrides, gpus)
     embedding: LocalTensor | None = None
     for t in tensors:
         layer = _layer_of(t.name)
-        if layer is not None:
+        forced = next((d for pattern, d in overrides if pattern.search(t.name)), None)
+        if forced is not None:  # -ot: the first pattern that matches wins
+            if t.name == "token_embd.weight":
+                embedding = t
+            put(forced, t)
+        elif layer is not None:
             if layer >= n_layer:
                 device = where[n_layer - 1]  # MTP blocks past n_layer: with the last block
             elif layer < setup.n_cpu_moe and EXPERTS.search(t.name):
@@ -430,6 +437,28 @@ def place(tensors: Sequence[LocalTensor], n_layer: int, kv: Sequence[LayerKV], n
                   host_compute_estimate(shape, cells, ubatch, setup.parallel),
                   sum(1 for d in where[:n_layer] if d == HOST), where[n_layer] == HOST)
     return Placement(tuple(buffers), host, n_layer, on_gpu, n_ctx, cells, swa, flash)
+
+
+def _overrides(given: Sequence[tuple[str, str]], gpus: Sequence[Device]
+               ) -> list[tuple[re.Pattern[str], int]]:
+    """-ot patterns (std::regex_search on the tensor's name) with their device index."""
+    names = {d.name: i for i, d in enumerate(gpus)}
+    found = []
+    for pattern, target in given:
+        if target.upper() == "CPU":
+            device = HOST
+        elif target in names:
+            device = names[target]
+        else:
+            raise SpecError(f"tensor override {pattern}={target}: the buffer is CPU or one of "
+                            f"the GPUs ({', '.join(names) or 'none'})", field="override_tensor",
+                            value=f"{pattern}={target}")
+        try:
+            found.append((re.compile(pattern), device))
+        except re.error as e:
+            raise SpecError(f"tensor override {pattern!r}: not a regular expression ({e})",
+                            field="override_tensor", value=pattern) from None
+    return found
 
 
 def _buffer_bytes(backend: str, tensors: Sequence[LocalTensor], mmap: bool) -> int:

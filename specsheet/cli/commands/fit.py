@@ -51,10 +51,10 @@ def _split(text: str) -> tuple[float, ...]:
         raise typer.BadParameter(f"expected shares such as 3,1, got {text!r}") from None
 
 
-def _bytes(text: str) -> int:
+def _bytes(text: str, option: str = "--host-memory") -> int:
     from specsheet.units import parse_quantity
 
-    return parse_quantity(text, "bytes", "--host-memory")
+    return parse_quantity(text, "bytes", option)
 
 
 def fit(
@@ -101,6 +101,15 @@ def fit(
     n_cpu_moe: Annotated[int, typer.Option(
         "--n-cpu-moe", "-ncmoe", help="Keep the experts of the first N layers on the host.",
         rich_help_panel=LLAMA)] = 0,
+    override_tensor: Annotated[list[str] | None, typer.Option(
+        "--override-tensor", "-ot", metavar="PATTERN=BUFFER", help="As llama.cpp's -ot: "
+        "tensors whose name matches the regular expression go to BUFFER (CPU, CUDA0, ...); "
+        "repeatable or comma-separated, the first match wins.", rich_help_panel=LLAMA,
+        show_default=False)] = None,
+    wired_limit: Annotated[str | None, typer.Option(
+        "--wired-limit", metavar="BYTES", help="An Apple GPU's working set as sysctl "
+        "iogpu.wired_limit_mb sets it, e.g. 26000MiB [default: macOS's, 2/3 of the RAM up to "
+        "32 GB, else 3/4].", rich_help_panel=MACHINE, show_default=False)] = None,
     ubatch_size: Annotated[int, typer.Option(
         "--ubatch-size", "-ub", help="Micro-batch tokens (compute buffers, SWA cache).",
         rich_help_panel=LLAMA)] = 512,
@@ -132,7 +141,11 @@ def fit(
         tensor_split=_split(tensor_split) if tensor_split else (), split_mode=split_mode,
         host_memory=None if host_memory is None else _bytes(host_memory),
         n_gpu_layers=_auto_int(n_gpu_layers), n_cpu_moe=n_cpu_moe, engine=engine,
-        output_rule=output_rule, n_ubatch=ubatch_size)
+        output_rule=output_rule, n_ubatch=ubatch_size,
+        override_tensor=tuple(part.strip() for item in override_tensor or ()
+                              for part in item.split(",") if part.strip()),
+        wired_limit_mb=None if wired_limit is None else
+        _bytes(wired_limit, "--wired-limit") >> 20)
     with as_options():
         result = run_fit(model, request)
     document = result.to_dict()
