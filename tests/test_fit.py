@@ -354,3 +354,40 @@ def test_ollama_num_ctx_is_per_sequence() -> None:
     assert got.placement.n_ctx == 32768 and got.placement.n_ctx_seq == 8192
     assert dict(got.env)["num_ctx"] == "8192"
     assert dict(got.env)["OLLAMA_NUM_PARALLEL"] == "4"
+
+
+# ---- MLX -----------------------------------------------------------------------------------
+
+def test_mlx_4bit_bytes_derived_by_hand() -> None:
+    """Affine 4-bit, group 64, bf16 scales and biases: 0.5 + 4/64 = 0.5625 bytes a weight of
+    every Linear and Embedding (the untied head too); the 65 norms of 4,096 stay bf16."""
+    got = fit("llama3-8b", FitRequest(engine="mlx", gpu=("apple-m3-max",), ctx=8192))
+    norms = 65 * 4096
+    assert got.placement.devices[0].model_bytes == (8_030_261_248 - norms) * 9 // 16 + 2 * norms
+    assert got.placement.devices[0].model_bytes == 4_517_404_672
+    # bf16 K and V of 8 heads x 128, 32 layers, in steps of 256 tokens
+    assert got.placement.devices[0].kv_bytes == 8192 * 32 * 2 * 1024 * 2
+    odd = fit("llama3-8b", FitRequest(engine="mlx", gpu=("apple-m3-max",), ctx=8000))
+    assert odd.placement.devices[0].kv_bytes == 8192 * 32 * 2 * 1024 * 2
+    eight = fit("llama3-8b", FitRequest(engine="mlx", gpu=("apple-m3-max",), ctx=8192,
+                                        quant="mlx-8bit"))
+    assert eight.placement.devices[0].model_bytes == (8_030_261_248 - norms) * 17 // 16 \
+        + 2 * norms
+    assert got.command == ("mlx_lm.generate", "--model", "llama3-8b", "--max-kv-size", "8192")
+
+
+def test_mlx_tied_embedding_is_stored_once() -> None:
+    got = fit("llama3.2-1b", FitRequest(engine="mlx", gpu=("apple-m3-max",), ctx=4096))
+    spec = specsheet.load("llama3.2-1b").spec
+    norms = (2 * spec.layers + 1) * spec.d_model
+    params = specsheet.report(specsheet.load("llama3.2-1b")).params.total  # the head once
+    assert got.placement.devices[0].model_bytes == (params - norms) * 9 // 16 + 2 * norms
+
+
+def test_mlx_ctx_auto_is_the_longest_that_fits() -> None:
+    got = fit("llama3.1-70b", FitRequest(engine="mlx", gpu=("apple-m3-max",), ctx="auto"))
+    longest = got.placement.n_ctx
+    assert got.placement.fits
+    over = fit("llama3.1-70b", FitRequest(engine="mlx", gpu=("apple-m3-max",),
+                                          ctx=longest + 256))
+    assert longest == 131072 or not over.placement.fits

@@ -27,10 +27,12 @@ if TYPE_CHECKING:
     )
 
 DEFAULT_QUANT = "gguf-q4_k_m"
-ENGINES = ("llama.cpp", "ollama")
+ENGINES = ("llama.cpp", "ollama", "mlx")
 # the llama.cpp build whose code the rules follow, and the rule PR #18148 changed
 LLAMA_CPP_BUILD = "b7437 (ec98e2002)"
 OLLAMA_VERSION = "fb307609 (llama-server b10488)"
+MLX_VERSION = "mlx-lm d78bf58e, mlx 846d1762"
+DEFAULT_MLX_QUANT = "mlx-4bit"
 GIB = 1 << 30
 
 
@@ -235,7 +237,7 @@ def _override_pairs(given: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
 def _check(request: FitRequest) -> None:
     if request.engine not in ENGINES:
         raise SpecError(f"unknown engine {request.engine!r}: expected one of "
-                        f"{', '.join(ENGINES)} (MLX is not modelled yet)", field="engine",
+                        f"{', '.join(ENGINES)}", field="engine",
                         value=request.engine)
     if request.host_memory is not None and request.host_memory <= 0:
         raise SpecError(f"host memory {request.host_memory:,} bytes: expected a positive size",
@@ -281,6 +283,8 @@ def fit(model: str | Model, request: FitRequest = FitRequest()) -> Fit:
     from specsheet.plan.local import ComputeShape, longest_ctx, most_layers, place
 
     _check(request)
+    if request.engine == "mlx":
+        return _fit_mlx(model, request)
     if isinstance(model, str) and model.lower().endswith(".gguf") and Path(model).is_file():
         if request.quant is not None:
             raise SpecError("a .gguf file holds its own tensor types; leave out the format",
@@ -343,6 +347,75 @@ def fit(model: str | Model, request: FitRequest = FitRequest()) -> Fit:
     return Fit(source.model, source.quant, source.file, placement, request.engine, version,
                request.parallel, request.cache_type_k, request.cache_type_v, max_ctx,
                command, env, tuple(notes))
+
+
+def _fit_mlx(model: str | Model, request: FitRequest) -> Fit:
+    """MLX: every layer on the Apple GPU, the weights in an MLX format, the cache in bf16."""
+    from specsheet.plan.local import Buffer, Placement, longest_ctx, pad
+    from specsheet.plan.mlx import check_mlx_format, mlx_kv_bytes, mlx_weight_bytes
+
+    if isinstance(model, str):
+        if model.lower().endswith(".gguf"):
+            raise SpecError("MLX runs safetensors checkpoints, not a .gguf file", field="engine",
+                            value="mlx")
+        from specsheet.api.count import load
+
+        model = load(model)
+    fmt = check_mlx_format(request.quant or DEFAULT_MLX_QUANT)
+    devices = _devices(request.gpu, request.wired_limit_mb)
+    if len(devices) != 1 or devices[0].backend != "Metal":
+        raise SpecError("MLX runs on one Apple GPU: give an Apple entry of the catalog",
+                        field="gpu", value=",".join(request.gpu))
+    for field, value, default in (("cache_type_k", request.cache_type_k, "f16"),
+                                  ("cache_type_v", request.cache_type_v, "f16"),
+                                  ("tensor_split", request.tensor_split, ()),
+                                  ("n_cpu_moe", request.n_cpu_moe, 0),
+                                  ("override_tensor", request.override_tensor, ())):
+        if value != default:
+            raise SpecError("MLX has no such setting (its cache is in the model's dtype)",
+                            field=field, value=str(value))
+    spec = model.spec
+    every = spec.layers + 1
+    if request.n_gpu_layers not in ("auto", every):
+        raise SpecError(f"MLX runs all {every} layers on the GPU", field="n_gpu_layers",
+                        value=request.n_gpu_layers)
+    weights = mlx_weight_bytes(spec, fmt)
+    device = devices[0]
+    host = request.host_memory or 0
+
+    def at(ctx: int) -> Placement:
+        kv = mlx_kv_bytes(spec, ctx)
+        n_ctx = pad(ctx, 256)
+        swa = min(n_ctx, spec.sliding_window) if spec.sliding_window and \
+            spec.sliding_layers else 0
+        gpu = Buffer(device.name, device.memory_bytes, weights, kv, 0, spec.layers, True)
+        return Placement((gpu,), Buffer("CPU", host, 0, 0, 0, 0, False), spec.layers, every,
+                         n_ctx, n_ctx, swa, True)
+
+    notes = ["MLX's working memory while it computes is not estimated (no compute buffers)"]
+    if request.ctx == "auto":
+        found = longest_ctx(lambda c: at(c).fits, spec.context)
+        if found is None:
+            raise SpecError("no context fits in the GPU's working set", field="ctx",
+                            value="auto")
+        ctx = found
+    elif request.ctx is None:
+        ctx = spec.context
+        notes.append(f"context {ctx:,}: the model's")
+    else:
+        assert isinstance(request.ctx, int)
+        ctx = request.ctx
+    if request.quant is None:
+        notes.append(f"weights in {DEFAULT_MLX_QUANT} (affine, group 64, bf16 scales and "
+                     "biases; give --quant)")
+    placement = at(ctx)
+    if weights > device.memory_bytes * 9 // 10:
+        notes.append("mlx-lm warns above 90% of the working set for the weights "
+                     "(mlx_lm/generate.py wired_limit)")
+    max_ctx = longest_ctx(lambda c: at(c).fits, spec.context)
+    command = ("mlx_lm.generate", "--model", model.name, "--max-kv-size", str(ctx))
+    return Fit(model, fmt.name, None, placement, "mlx", MLX_VERSION, 1, "bf16", "bf16",
+               max_ctx, command, (), tuple(notes))
 
 
 def _command(request: FitRequest, source: _Source, placement: Placement, ctx: int,

@@ -69,7 +69,8 @@ def fit_document(fit: LocalFit) -> dict[str, Any]:
         "max_ctx": fit.max_ctx,
         "fits": p.fits,
         "fit": {"verdict": verdict(p), "margin_bytes": p.margin_bytes,
-                "estimated_bytes": compute, "estimate": COMPUTE_FORMULA},
+                "estimated_bytes": compute,
+                "estimate": COMPUTE_FORMULA if fit.engine != "mlx" else "not estimated (MLX)"},
         "command": list(fit.command),
         "settings": dict(fit.env),
         "notes": list(fit.notes),
@@ -116,7 +117,9 @@ def fit_views(fit: LocalFit) -> list[TableView]:
         title=f"{fit.model.name} ({fit.quant}) on {fit.engine}: memory per device, MiB",
         headers=("Device", "Model", "KV", "Compute*", "Total", "Memory", "Free"),
         numeric=(False, True, True, True, True, True, True),
-        caption="* compute buffers are an estimate: " + COMPUTE_FORMULA + ".")
+        caption="* compute buffers are an estimate: " + COMPUTE_FORMULA + "." if fit.engine != "mlx"
+        else "* MLX: compute memory is not estimated; the host holds nothing apart (unified "
+             "memory).")
     for d in (*p.devices, p.host):
         known = d.memory_bytes > 0
         memory.add(d.name, _mib(d.model_bytes), _mib(d.kv_bytes),
@@ -128,7 +131,8 @@ def fit_views(fit: LocalFit) -> list[TableView]:
                           numeric=(False, True, False))
     for d in (*p.devices, p.host):
         placement.add(d.name, f"{d.layers:,}", "yes" if d.output else "")
-    placement.add("token embedding", "", "host (llama.cpp keeps it there)", style="sub")
+    if fit.engine != "mlx":
+        placement.add("token embedding", "", "host (llama.cpp keeps it there)", style="sub")
     result = TableView(title=f"Verdict: {verdict(p)}", headers=("Figure", "Value"),
                        numeric=(False, False))
     cells = f" ({p.n_ctx_seq:,} per sequence)" if fit.parallel > 1 else ""

@@ -64,7 +64,9 @@ def fit(
         show_default=False)],
     quant: Annotated[str | None, typer.Option(
         "--quant", "-q", help="The GGUF mixture: gguf-q4_k_m, gguf-q8_0, ... [default: a "
-        ".gguf's own types, else gguf-q4_k_m].", show_default=False)] = None,
+        ".gguf's own types, else gguf-q4_k_m]; with --engine mlx: mlx-4bit (default), "
+        "mlx-8bit, mlx-3bit, mlx-6bit, mlx-4bit-g32, mlx-8bit-g32, mlx-4bit-g128.",
+        show_default=False)] = None,
     ctx: Annotated[str | None, typer.Option(
         "--ctx", "-c", metavar="N|auto", help="Context tokens (8192, 32k), or auto: the "
         "longest that fits with every layer on the GPUs [default: the engine's default: "
@@ -118,7 +120,8 @@ def fit(
         "blocks-first (b7437 and before): which layer -ngl offloads first.",
         rich_help_panel=LLAMA)] = "output-first",
     engine: Annotated[str, typer.Option(
-        "--engine", help="llama.cpp or ollama.")] = "llama.cpp",
+        "--engine", help="llama.cpp, ollama (llama-server under Ollama's defaults) or mlx "
+        "(mlx-lm on an Apple GPU).")] = "llama.cpp",
     fmt: FormatOpt = None,
     json_: JsonOpt = False,
     svg: SvgOpt = None,
