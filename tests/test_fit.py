@@ -391,3 +391,12 @@ def test_mlx_ctx_auto_is_the_longest_that_fits() -> None:
     over = fit("llama3.1-70b", FitRequest(engine="mlx", gpu=("apple-m3-max",),
                                           ctx=longest + 256))
     assert longest == 131072 or not over.placement.fits
+
+
+def test_a_16_gb_mac_has_the_logged_working_set() -> None:
+    """recommendedMaxWorkingSetSize on a 16 GB M1 Pro / M2 Pro: 11453.25 MB (current ggml
+    prints / 1e6; L16) = 10922.67 MiB (L9's allocation line: '( 7605.41 / 10922.67)')."""
+    got = fit("llama3-8b", FitRequest(gpu=("apple-m2-pro-16gb",), ctx=8192, quant="gguf-q8_0"))
+    memory = got.placement.devices[0].memory_bytes
+    assert f"{memory / 1e6:.2f}" == "11453.25" and printed(memory) == "10922.67"
+    assert got.placement.fits  # 7605.34 + 1024 MiB of KV within 10922.67
