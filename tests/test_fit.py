@@ -400,3 +400,21 @@ def test_a_16_gb_mac_has_the_logged_working_set() -> None:
     memory = got.placement.devices[0].memory_bytes
     assert f"{memory / 1e6:.2f}" == "11453.25" and printed(memory) == "10922.67"
     assert got.placement.fits  # 7605.34 + 1024 MiB of KV within 10922.67
+
+
+def test_decode_estimate_reads_each_device_at_its_bandwidth() -> None:
+    got = fit("llama3-8b", FitRequest(gpu=("rtx-4090",), ctx=8192))
+    gpu = got.placement.devices[0]
+    # the host holds only the token embedding, of which a token reads one row
+    assert got.decode_step_s == (gpu.model_bytes + gpu.kv_bytes) / 1_008_000_000_000
+    doc = got.to_dict()["estimates"]
+    assert doc["decode_tokens_per_s"] == 1 / got.decode_step_s
+    host = fit("qwen3-30b-a3b", FitRequest(gpu=("rtx-4090",), ctx=8192, n_cpu_moe=48))
+    assert host.decode_step_s is None  # experts on the host, its bandwidth not given
+    given = fit("qwen3-30b-a3b", FitRequest(gpu=("rtx-4090",), ctx=8192, n_cpu_moe=48,
+                                            host_bandwidth=90 * 10**9))
+    h = given.placement.host
+    read = h.model_bytes - h.embedding_bytes - h.expert_bytes * (1 - 8 / 128) + h.kv_bytes
+    d = given.placement.devices[0]
+    assert given.decode_step_s == pytest.approx(
+        (d.model_bytes + d.kv_bytes) / 1_008_000_000_000 + read / (90 * 10**9))

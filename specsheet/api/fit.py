@@ -61,6 +61,7 @@ class FitRequest(NamedTuple):
     mmap: bool = True
     override_tensor: tuple[str, ...] = ()  # llama.cpp's -ot PATTERN=BUFFER, in order
     wired_limit_mb: int | None = None  # macOS iogpu.wired_limit_mb: the Metal working set
+    host_bandwidth: int | None = None  # the host memory's bytes/s, for the decode estimate
 
 
 class Fit(LocalFit):
@@ -201,9 +202,11 @@ def _devices(names: tuple[str, ...], wired_limit_mb: int | None = None) -> list[
         if gpu.vendor == "Apple":
             if any(d.backend == "Metal" for d in devices):
                 raise SpecError("one Apple GPU per machine", field="gpu", value=name)
-            devices.append(Device("Metal", "Metal", metal_working_set(gpu, wired_limit_mb)))
+            devices.append(Device("Metal", "Metal", metal_working_set(gpu, wired_limit_mb),
+                                  gpu.bandwidth_bytes_per_s))
         else:
-            devices.append(Device(f"CUDA{cuda}", "CUDA", gpu.memory_bytes))
+            devices.append(Device(f"CUDA{cuda}", "CUDA", gpu.memory_bytes,
+                                  gpu.bandwidth_bytes_per_s))
             cuda += 1
     if len({d.backend for d in devices}) > 1:
         raise SpecError("CUDA and Metal GPUs together: llama.cpp runs one backend's devices",
@@ -261,6 +264,9 @@ def _check(request: FitRequest) -> None:
             if value:
                 raise SpecError("Ollama does not pass this setting to llama-server",
                                 field=field, value=str(value))
+    if request.host_bandwidth is not None and request.host_bandwidth <= 0:
+        raise SpecError(f"host bandwidth {request.host_bandwidth:,} bytes/s: expected a "
+                        "positive rate", field="host_bandwidth", value=request.host_bandwidth)
     if request.wired_limit_mb is not None and request.wired_limit_mb <= 0:
         raise SpecError(f"wired limit {request.wired_limit_mb} MiB: expected a positive size",
                         field="wired_limit_mb", value=request.wired_limit_mb)
@@ -280,7 +286,13 @@ def default_ctx(request: FitRequest, spec: ModelSpec, devices: list[Device]) -> 
 def fit(model: str | Model, request: FitRequest = FitRequest()) -> Fit:
     """Place ``model`` (a reference ``load`` takes, a .gguf file, or a Model) on the request's
     GPUs and host as llama.cpp does."""
-    from specsheet.plan.local import ComputeShape, longest_ctx, most_layers, place
+    from specsheet.plan.local import (
+        ComputeShape,
+        decode_estimate,
+        longest_ctx,
+        most_layers,
+        place,
+    )
 
     _check(request)
     if request.engine == "mlx":
@@ -344,14 +356,17 @@ def fit(model: str | Model, request: FitRequest = FitRequest()) -> Fit:
     command, env = _command(request, source, placement, ctx, ngl)
     version = OLLAMA_VERSION if request.engine == "ollama" else LLAMA_CPP_BUILD + (
         " + PR #18148 (output layer first)" if request.output_rule == "output-first" else "")
+    share = spec.experts_per_token / spec.experts if spec.experts else 1.0
+    step = decode_estimate(placement, [d.bandwidth_bytes_per_s for d in devices],
+                           request.host_bandwidth or 0, share)
     return Fit(source.model, source.quant, source.file, placement, request.engine, version,
                request.parallel, request.cache_type_k, request.cache_type_v, max_ctx,
-               command, env, tuple(notes))
+               command, env, tuple(notes), step)
 
 
 def _fit_mlx(model: str | Model, request: FitRequest) -> Fit:
     """MLX: every layer on the Apple GPU, the weights in an MLX format, the cache in bf16."""
-    from specsheet.plan.local import Buffer, Placement, longest_ctx, pad
+    from specsheet.plan.local import Buffer, Placement, decode_estimate, longest_ctx, pad
     from specsheet.plan.mlx import check_mlx_format, mlx_kv_bytes, mlx_weight_bytes
 
     if isinstance(model, str):
@@ -414,8 +429,10 @@ def _fit_mlx(model: str | Model, request: FitRequest) -> Fit:
                      "(mlx_lm/generate.py wired_limit)")
     max_ctx = longest_ctx(lambda c: at(c).fits, spec.context)
     command = ("mlx_lm.generate", "--model", model.name, "--max-kv-size", str(ctx))
+    step = decode_estimate(placement, [device.bandwidth_bytes_per_s], 0, 1.0) \
+        if not spec.experts else None
     return Fit(model, fmt.name, None, placement, "mlx", MLX_VERSION, 1, "bf16", "bf16",
-               max_ctx, command, (), tuple(notes))
+               max_ctx, command, (), tuple(notes), step)
 
 
 def _command(request: FitRequest, source: _Source, placement: Placement, ctx: int,

@@ -75,6 +75,7 @@ FIELD_OPTIONS: dict[str, str] = {
     "engine": "--engine",
     "override_tensor": "--override-tensor",
     "wired_limit_mb": "--wired-limit",
+    "host_bandwidth": "--host-bandwidth",
     "min_ctx": "--min-ctx",
     "min_gpu_layers": "--min-gpu-layers",
 }

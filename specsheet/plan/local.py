@@ -68,6 +68,7 @@ class Device(NamedTuple):
     name: str
     backend: str  # CUDA or Metal
     memory_bytes: int
+    bandwidth_bytes_per_s: int = 0
 
 
 class LayerKV(NamedTuple):
@@ -110,6 +111,8 @@ class Buffer(NamedTuple):
     compute_bytes_estimate: int
     layers: int  # blocks on it (the output layer is counted in ``output``)
     output: bool  # holds the output layer
+    expert_bytes: int = 0  # of model_bytes: routed experts (a token reads k / E of them)
+    embedding_bytes: int = 0  # of model_bytes: the input embedding (a token reads one row)
 
     @property
     def exact_bytes(self) -> int:
@@ -174,6 +177,7 @@ class LocalFit(NamedTuple):
     command: tuple[str, ...]
     env: tuple[tuple[str, str], ...]  # Ollama's settings
     notes: tuple[str, ...]
+    decode_step_s: float | None = None  # ESTIMATE: one decode step at a full context
 
 
 def pad(n: int, multiple: int) -> int:
@@ -399,6 +403,10 @@ def place(tensors: Sequence[LocalTensor], n_layer: int, kv: Sequence[LayerKV], n
     for i, gpu in enumerate(gpus):
         model[i] = _buffer_bytes(gpu.backend, gpu_tensors[i], setup.mmap)
     host_model = _buffer_bytes("CPU", host_tensors, setup.mmap)
+    experts = [sum(t.nbytes for t in ts if EXPERTS.search(t.name)) for ts in gpu_tensors]
+    host_experts = sum(t.nbytes for t in host_tensors if EXPERTS.search(t.name))
+    host_embedding = embedding.nbytes if embedding is not None and embedding in host_tensors \
+        else 0
 
     n_ctx, cells, streams = context_cells(setup)
     swa = swa_cells(setup, cells, n_swa) if n_swa and any(k.swa for k in kv) else 0
@@ -432,11 +440,36 @@ def place(tensors: Sequence[LocalTensor], n_layer: int, kv: Sequence[LayerKV], n
         compute = compute_estimate(shape, cells, ubatch, flash, has_output) \
             if blocks or has_output else 0
         buffers.append(Buffer(gpu.name, gpu.memory_bytes, model[i], kv_bytes[i], compute,
-                              blocks, has_output))
+                              blocks, has_output, experts[i]))
     host = Buffer("CPU", host_memory, host_model, host_kv,
                   host_compute_estimate(shape, cells, ubatch, setup.parallel),
-                  sum(1 for d in where[:n_layer] if d == HOST), where[n_layer] == HOST)
+                  sum(1 for d in where[:n_layer] if d == HOST), where[n_layer] == HOST,
+                  host_experts, host_embedding)
     return Placement(tuple(buffers), host, n_layer, on_gpu, n_ctx, cells, swa, flash)
+
+
+DECODE_FORMULA = (
+    "step = sum over the devices of bytes read / bandwidth (the layers run one device after "
+    "another); bytes read = model - experts x (1 - k/E) - the input embedding + the whole KV "
+    "cache (a full context), at the full memory bandwidth")
+
+
+def decode_estimate(placement: Placement, bandwidths: Sequence[int], host_bandwidth: int,
+                    expert_share: float) -> float | None:
+    """ESTIMATE of one decode step in seconds at a full context (one sequence), or None when
+    the host holds layers and its bandwidth is not known. ``expert_share``: k / E, the share of
+    the routed experts one token reads (1 for a dense model)."""
+    step = 0.0
+    for buffer, bandwidth in zip((*placement.devices, placement.host),
+                                 (*bandwidths, host_bandwidth), strict=True):
+        read = (buffer.model_bytes - buffer.embedding_bytes
+                - buffer.expert_bytes * (1 - expert_share) + buffer.kv_bytes)
+        if read <= 0:
+            continue
+        if not bandwidth:
+            return None
+        step += read / bandwidth
+    return step or None
 
 
 def _overrides(given: Sequence[tuple[str, str]], gpus: Sequence[Device]

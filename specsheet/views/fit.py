@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from specsheet.plan.local import DECODE_FORMULA
 from specsheet.views.tables import TableView
 
 if TYPE_CHECKING:
@@ -71,6 +72,10 @@ def fit_document(fit: LocalFit) -> dict[str, Any]:
         "fit": {"verdict": verdict(p), "margin_bytes": p.margin_bytes,
                 "estimated_bytes": compute,
                 "estimate": COMPUTE_FORMULA if fit.engine != "mlx" else "not estimated (MLX)"},
+        "estimates": {
+            "decode_step_s": fit.decode_step_s,
+            "decode_tokens_per_s": None if not fit.decode_step_s else 1 / fit.decode_step_s,
+            "formula": DECODE_FORMULA},
         "command": list(fit.command),
         "settings": dict(fit.env),
         "notes": list(fit.notes),
@@ -143,6 +148,9 @@ def fit_views(fit: LocalFit) -> list[TableView]:
                "none" if fit.max_ctx is None else f"{fit.max_ctx:,} tokens")
     if p.margin_bytes is not None:
         result.add("least memory left (estimate counted)", f"{_mib(p.margin_bytes)} MiB")
+    result.add("decode (estimate, a full context)",
+               "host bandwidth not given" if fit.decode_step_s is None else
+               f"{1 / fit.decode_step_s:,.1f} tokens/s")
     result.add("run it", " ".join(fit.command))
     for key, value in fit.env:
         result.add(f"  {key}", value, style="sub")
@@ -186,6 +194,11 @@ def schemas() -> dict[str, Any]:
                 "properties": {"verdict": {"type": "string"},
                                "margin_bytes": {"type": ["integer", "null"]},
                                "estimated_bytes": count, "estimate": {"type": "string"}}},
+        "estimates": {"type": "object", "additionalProperties": False,
+                      "required": ["decode_step_s", "decode_tokens_per_s", "formula"],
+                      "properties": {"decode_step_s": {"type": ["number", "null"]},
+                                     "decode_tokens_per_s": {"type": ["number", "null"]},
+                                     "formula": {"type": "string"}}},
         "command": {"type": "array", "items": {"type": "string"}},
         "settings": {"type": "object", "additionalProperties": {"type": "string"}},
         "notes": {"type": "array", "items": {"type": "string"}},

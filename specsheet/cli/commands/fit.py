@@ -108,6 +108,10 @@ def fit(
         "tensors whose name matches the regular expression go to BUFFER (CPU, CUDA0, ...); "
         "repeatable or comma-separated, the first match wins.", rich_help_panel=LLAMA,
         show_default=False)] = None,
+    host_bandwidth: Annotated[str | None, typer.Option(
+        "--host-bandwidth", metavar="BYTES/S", help="The host memory's bandwidth, e.g. 90GB, "
+        "for the decode estimate when layers stay on the host.", rich_help_panel=MACHINE,
+        show_default=False)] = None,
     wired_limit: Annotated[str | None, typer.Option(
         "--wired-limit", metavar="BYTES", help="An Apple GPU's working set as sysctl "
         "iogpu.wired_limit_mb sets it, e.g. 26000MiB [default: macOS's, 2/3 of the RAM up to "
@@ -147,6 +151,8 @@ def fit(
         output_rule=output_rule, n_ubatch=ubatch_size,
         override_tensor=tuple(part.strip() for item in override_tensor or ()
                               for part in item.split(",") if part.strip()),
+        host_bandwidth=None if host_bandwidth is None else
+        _bytes(host_bandwidth, "--host-bandwidth"),
         wired_limit_mb=None if wired_limit is None else
         _bytes(wired_limit, "--wired-limit") >> 20)
     with as_options():
