@@ -152,8 +152,11 @@ def fit_views(fit: LocalFit) -> list[TableView]:
                "host bandwidth not given" if fit.decode_step_s is None else
                f"{1 / fit.decode_step_s:,.1f} tokens/s")
     result.add("run it", " ".join(fit.command))
-    for key, value in fit.env:
-        result.add(f"  {key}", value, style="sub")
+    for key, value in fit.env:  # Ollama: Modelfile parameters, then environment variables
+        if key.startswith("OLLAMA_"):
+            result.add("  environment", f"{key}={value}", style="sub")
+        else:
+            result.add("  Modelfile", f"PARAMETER {key} {value}", style="sub")
     for note in fit.notes:
         result.add("note", note, style="sub")
     return [memory, placement, result]
