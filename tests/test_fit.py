@@ -418,3 +418,14 @@ def test_decode_estimate_reads_each_device_at_its_bandwidth() -> None:
     d = given.placement.devices[0]
     assert given.decode_step_s == pytest.approx(
         (d.model_bytes + d.kv_bytes) / 1_008_000_000_000 + read / (90 * 10**9))
+
+
+def test_gemma3_windowed_layers_keep_window_plus_ubatch_cells() -> None:
+    """Gemma 3 27B: 52 of 62 layers windowed (1,024 tokens), 16 KV heads of 128: at 32k the
+    10 global layers keep 32,768 cells, the others PAD(1024 + 512, 256) = 1,536."""
+    got = fit("gemma3-27b", FitRequest(gpu=("rtx-5090",), ctx=32768))
+    per_cell = 16 * 128 * 2 * 2  # K and V, f16
+    assert got.placement.n_swa_cells == 1536
+    assert got.placement.devices[0].kv_bytes == (10 * 32768 + 52 * 1536) * per_cell
+    two = fit("gemma2-9b", FitRequest(gpu=("rtx-5090",), ctx=32768, n_ubatch=1024))
+    assert two.placement.n_swa_cells == 4096 + 1024  # window 4,096 + ub 1,024, already 256s

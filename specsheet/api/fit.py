@@ -248,8 +248,8 @@ def _check(request: FitRequest) -> None:
     if isinstance(request.ctx, str) and request.ctx != "auto":
         raise SpecError(f"context {request.ctx!r}: expected tokens or auto", field="ctx",
                         value=request.ctx)
-    if isinstance(request.n_gpu_layers, str) and request.n_gpu_layers != "auto":
-        raise SpecError(f"GPU layers {request.n_gpu_layers!r}: expected a number or auto",
+    if isinstance(request.n_gpu_layers, str) and request.n_gpu_layers not in ("auto", "all"):
+        raise SpecError(f"GPU layers {request.n_gpu_layers!r}: expected a number, auto or all",
                         field="n_gpu_layers", value=request.n_gpu_layers)
     if request.n_ubatch <= 0:
         raise SpecError(f"micro-batch {request.n_ubatch}: expected a positive number",
@@ -346,6 +346,8 @@ def fit(model: str | Model, request: FitRequest = FitRequest()) -> Fit:
     if request.n_gpu_layers == "auto":
         best = most_layers(lambda n: ok(at(ctx, n)), n_layer) if devices else 0
         ngl = 0 if best is None else best
+    elif request.n_gpu_layers == "all":
+        ngl = every
     else:
         assert isinstance(request.n_gpu_layers, int)
         ngl = request.n_gpu_layers
@@ -391,7 +393,7 @@ def _fit_mlx(model: str | Model, request: FitRequest) -> Fit:
                             field=field, value=str(value))
     spec = model.spec
     every = spec.layers + 1
-    if request.n_gpu_layers not in ("auto", every):
+    if request.n_gpu_layers not in ("auto", "all", every):
         raise SpecError(f"MLX runs all {every} layers on the GPU", field="n_gpu_layers",
                         value=request.n_gpu_layers)
     weights = mlx_weight_bytes(spec, fmt)

@@ -16,6 +16,7 @@ from specsheet.cli.options import (
     output_format,
     parse_tokens,
 )
+from specsheet.errors import SpecError
 
 if TYPE_CHECKING:
     from specsheet.views.tables import TableView
@@ -34,14 +35,18 @@ def _auto_int(text: str) -> int | str:
     try:
         value = int(text.replace(",", "").replace("_", ""))
     except ValueError:
-        raise typer.BadParameter(f"expected a number or auto, got {text!r}") from None
+        raise SpecError(f"option --n-gpu-layers: expected a number, auto or all, got "
+                        f"{text!r}") from None
     return value
 
 
 def _ctx(text: str) -> int | str:
     if text.strip().lower() == "auto":
         return "auto"
-    return parse_tokens(text)
+    try:
+        return parse_tokens(text)
+    except typer.BadParameter as e:
+        raise SpecError(f"option --ctx: {e.message}") from None
 
 
 def _split(text: str) -> tuple[float, ...]:
@@ -99,7 +104,7 @@ def fit(
         "checked].", rich_help_panel=MACHINE, show_default=False)] = None,
     n_gpu_layers: Annotated[str, typer.Option(
         "--n-gpu-layers", "-ngl", metavar="N|auto", help="Layers on the GPUs (blocks + the "
-        "output layer), or auto: the most that fit.", rich_help_panel=LLAMA)] = "auto",
+        "output layer), auto: the most that fit, or all.", rich_help_panel=LLAMA)] = "auto",
     n_cpu_moe: Annotated[int, typer.Option(
         "--n-cpu-moe", "-ncmoe", help="Keep the experts of the first N layers on the host.",
         rich_help_panel=LLAMA)] = 0,
