@@ -16,6 +16,7 @@ from specsheet.errors import SpecError
 from specsheet.plan.local import LocalFit
 
 if TYPE_CHECKING:
+    from specsheet.hardware.catalog import Accelerator
     from specsheet.model.spec import Model, ModelSpec
     from specsheet.plan.local import (
         Device,
@@ -190,15 +191,24 @@ def cache_layers(spec: ModelSpec) -> tuple[list[LayerKV], int]:
     return layers, spec.sliding_window if sliding else 0
 
 
+def _load_gpu(name: str) -> Accelerator:
+    """The accelerator ``name`` (a catalog name or a hardware YAML file); errors name gpu."""
+    from specsheet.sources.hardware import load_accelerator
+
+    try:
+        return load_accelerator(name)
+    except SpecError as e:
+        raise SpecError(str(e), field="gpu", value=name) from None
+
+
 def _devices(names: tuple[str, ...], wired_limit_mb: int | None = None) -> list[Device]:
-    from specsheet.api.sweep import load_gpu
     from specsheet.hardware.apple import metal_working_set
     from specsheet.plan.local import Device
 
     devices: list[Device] = []
     cuda = 0
     for name in names:
-        gpu = load_gpu(name)
+        gpu = _load_gpu(name)
         if gpu.vendor == "Apple":
             if any(d.backend == "Metal" for d in devices):
                 raise SpecError("one Apple GPU per machine", field="gpu", value=name)
