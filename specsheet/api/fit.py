@@ -307,7 +307,9 @@ def fit(model: str | Model, request: FitRequest = FitRequest()) -> Fit:
     _check(request)
     if request.engine == "mlx":
         return _fit_mlx(model, request)
-    if isinstance(model, str) and model.lower().endswith(".gguf") and Path(model).is_file():
+    if isinstance(model, str) and model.lower().endswith(".gguf") and not Path(model).is_file():
+        raise SpecError(f"{model}: no such file")
+    if isinstance(model, str) and model.lower().endswith(".gguf"):
         if request.quant is not None:
             raise SpecError("a .gguf file holds its own tensor types; leave out the format",
                             field="quant", value=request.quant)
