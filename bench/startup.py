@@ -8,9 +8,9 @@ machine touches all of them alike), and prints medians and the ratios the projec
     all presets = specsheet compare <every preset> --json / specsheet count gpt2-small --json
     cached hub  = specsheet count meta-llama/Llama-3.1-8B --json (its config.json in a Hugging
                   Face cache made for the run, HF_HUB_OFFLINE=1) / python -c "import typer"
-    every other command's --json (train, serve, check, compare, sweep, presets, hardware),
+    every other command's --json (train, serve, check, compare, sweep, fit, presets, hardware),
     convert and schema           / python -c "import typer"
-    every table (presets, hardware, serve) / python -c "import typer, rich.table"
+    every table (presets, hardware, serve, fit) / python -c "import typer, rich.table"
     --help                        / python -c "import typer"
 
 Each is measured for the kinds of install users have:
@@ -61,6 +61,9 @@ def commands() -> dict[str, list[str]]:
         "check --json": [specsheet, "check", "llama3-8b", "--max-weights", "17GB", "--json"],
         "compare --json": [specsheet, "compare", "llama3-8b", "llama3-70b", "--json"],
         "sweep --json": [specsheet, "sweep", "llama3.1-8b", "--tokens", "1k:128k:x2", "--json"],
+        "fit --json": [specsheet, "fit", "llama3-8b", "--gpu", "rtx-4090", "--ctx", "8192",
+                       "--json"],
+        "fit (table)": [specsheet, "fit", "llama3-8b", "--gpu", "rtx-4090", "--ctx", "8192"],
         "convert": [specsheet, "convert", "llama3-8b"],
         "presets --json": [specsheet, "presets", "--json"],
         "hardware --json": [specsheet, "hardware", "--json"],
@@ -137,8 +140,10 @@ def compileall_package() -> None:
 
 
 JSON = ("count --json", "count ORG/NAME --json", "train --json", "serve --json", "check --json",
-        "compare --json", "sweep --json", "convert", "presets --json", "hardware --json", "schema")
-TABLES = ("count (table)", "presets (table)", "hardware (table)", "serve (table)")
+        "compare --json", "sweep --json", "fit --json", "convert", "presets --json",
+        "hardware --json", "schema")
+TABLES = ("count (table)", "presets (table)", "hardware (table)", "serve (table)",
+          "fit (table)")
 # every command's --json (and convert, schema) against typer's import; every table against
 # typer's and rich.table's; --help against typer's (issue #19's targets)
 RATIOS = [

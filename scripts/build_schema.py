@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 OUT = ROOT / "specsheet" / "views" / "schema.json"
 
 # the view modules, each describing its documents (``schemas()``)
-VIEWS = ("count", "compare", "check", "serve", "catalog", "inspect", "train", "sweep")
+VIEWS = ("count", "compare", "check", "serve", "catalog", "inspect", "train", "sweep", "fit")
 # every definition in the order the file lists it, with the command that writes it (a
 # document) or None (a part that documents share)
 DEFINITIONS: dict[str, str | None] = {
@@ -43,10 +43,12 @@ DEFINITIONS: dict[str, str | None] = {
     "hardware": "specsheet hardware --json",
     "hardware_one": "specsheet hardware NAME --json",
     "sweep": "specsheet sweep MODEL --json",
+    "fit": "specsheet fit MODEL --json",
+    "check_fit": "specsheet check MODEL --engine llama.cpp --json",
 }
 # the documents a --json run may write, in the order the schema tries them
 DOCUMENTS = ("count", "compare", "check", "check_many", "presets", "inspect", "hardware",
-             "hardware_one", "serve", "sweep", "train")
+             "hardware_one", "serve", "sweep", "train", "fit", "check_fit")
 
 
 def build() -> dict[str, Any]:

@@ -1,9 +1,10 @@
 """specsheet: exact spec sheets for decoder-only transformer language models.
 
 The public API (docs/api.md): ``load``, ``report``, ``presets``, ``serve``, ``train``,
-``sweep``, ``check``, ``compare``, ``inspect``, ``Report``, ``Inspection``, ``Model``,
-``ModelSpec`` and ``SpecError``. Importing specsheet loads neither typer, rich nor yaml; the
-API's modules load on first use, so the command line pays only for what it runs.
+``sweep``, ``check``, ``compare``, ``inspect``, ``fit``, ``Report``, ``Inspection``,
+``FitRequest``, ``Model``, ``ModelSpec`` and ``SpecError``. Importing specsheet loads neither
+typer, rich nor yaml; the API's modules load on first use, so the command line pays only for
+what it runs.
 """
 
 from __future__ import annotations
@@ -19,19 +20,21 @@ if TYPE_CHECKING:
     from specsheet.api.compare import compare
     from specsheet.api.count import Report, load, presets, report
     from specsheet.api.inspect import Inspection, inspect
+    from specsheet.api.fit import FitRequest, fit
     from specsheet.api.serve import serve
     from specsheet.api.sweep import sweep
     from specsheet.api.train import train
     from specsheet.model.spec import Model, ModelSpec
 
 _LAZY = {**dict.fromkeys(("Report", "load", "presets", "report"), "specsheet.api.count"),
-         **{name: f"specsheet.api.{name}" for name in ("check", "compare", "inspect", "serve",
-                                                        "sweep", "train")},
-         "Inspection": "specsheet.api.inspect",
+         **{name: f"specsheet.api.{name}" for name in ("check", "compare", "fit", "inspect",
+                                                        "serve", "sweep", "train")},
+         "Inspection": "specsheet.api.inspect", "FitRequest": "specsheet.api.fit",
          "Model": "specsheet.model.spec", "ModelSpec": "specsheet.model.spec"}
 
-__all__ = ["Inspection", "Model", "ModelSpec", "Report", "SpecError", "__version__", "check",
-           "compare", "inspect", "load", "presets", "report", "serve", "sweep", "train"]
+__all__ = ["FitRequest", "Inspection", "Model", "ModelSpec", "Report", "SpecError",
+           "__version__", "check", "compare", "fit", "inspect", "load", "presets", "report",
+           "serve", "sweep", "train"]
 
 
 def __getattr__(name: str) -> Any:

@@ -126,3 +126,20 @@ def test_errors_name_the_argument_in_the_library_and_the_option_in_the_cli() -> 
     result = runner.invoke(app, ["serve", "llama3-70b", "--gpu", "h100-sxm", "--tp", "3"])
     assert result.exit_code == 2
     assert result.stderr.startswith("specsheet: error: option --tp: 3 does not divide")
+
+
+FIT = [
+    ("llama3-8b", {"gpu": ("rtx-4090",), "ctx": 8192}, ["--gpu", "rtx-4090", "--ctx", "8192"]),
+    ("qwen3-30b-a3b", {"gpu": ("rtx-4090", "rtx-3090"), "ctx": 32768, "n_cpu_moe": 4,
+                       "cache_type_k": "q8_0", "cache_type_v": "q8_0"},
+     ["--gpu", "rtx-4090,rtx-3090", "--ctx", "32k", "--n-cpu-moe", "4", "-ctk", "q8_0", "-ctv",
+      "q8_0"]),
+    ("mistral-7b", {"gpu": ("apple-m3-max",), "ctx": "auto", "engine": "ollama"},
+     ["--gpu", "apple-m3-max", "--ctx", "auto", "--engine", "ollama"]),
+]
+
+
+@pytest.mark.parametrize(("model", "options", "argv"), FIT, ids=[c[0] for c in FIT])
+def test_fit(model: str, options: dict[str, Any], argv: list[str]) -> None:
+    expected = cli_json("fit", model, *argv)
+    assert same(specsheet.fit(model, specsheet.FitRequest(**options)).to_dict()) == expected

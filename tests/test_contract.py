@@ -20,6 +20,8 @@ TABLE_COMMANDS = [
     ["serve", "llama3-70b", "--gpu", "h100-sxm", "--gpus", "8"],
     ["train", "llama3-8b", "--seq-len", "8k", "--gpus", "8"],
     ["sweep", "llama3.1-8b", "--tokens", "1k:128k:x2", "--gpu", "h100-sxm"],
+    ["fit", "qwen3-30b-a3b", "--gpu", "rtx-4090,rtx-3090", "--ctx", "32k", "--n-cpu-moe", "4",
+     "-ctk", "q8_0", "-ctv", "q8_0"],
 ]
 FORMATS = [[], ["--json"], ["--format", "csv"], ["--format", "markdown"]]
 

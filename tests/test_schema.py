@@ -71,3 +71,16 @@ def test_committed_schema_is_what_the_script_writes() -> None:
     result = subprocess.run([sys.executable, str(ROOT / "scripts" / "build_schema.py"),
                              "--check"], capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("argv", [
+    ["fit", "llama3-8b", "--gpu", "rtx-4090", "--ctx", "8192"],
+    ["fit", "qwen3-30b-a3b", "--gpu", "rtx-4090,rtx-3090", "--n-cpu-moe", "4", "-ctk", "q8_0",
+     "-ctv", "q8_0", "--ctx", "auto"],
+    ["fit", "llama3.1-8b", "--engine", "ollama", "--gpu", "l4", "--host-memory", "32GiB"],
+    ["fit", "llama3-8b", "--ctx", "4096"],
+    ["check", "llama3.1-8b", "--engine", "llama.cpp", "--gpu", "rtx-3090", "--min-ctx", "128k"],
+], ids=["fit", "fit-moe", "fit-ollama", "fit-host", "check-engine"])
+def test_fit_documents_validate(argv: list[str],
+                                validator: jsonschema.Draft202012Validator) -> None:
+    validator.validate(run_json(*argv))

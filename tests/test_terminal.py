@@ -76,3 +76,14 @@ def test_explore_in_a_real_terminal_shows_the_figures_and_quits_on_ctrl_q() -> N
         assert "EXIT=0" in screen_with("EXIT=")
     finally:
         subprocess.run([TMUX, "kill-session", "-t", session], check=False)
+
+
+@pytest.mark.parametrize("width", [80, 40])
+def test_fit_in_a_real_terminal(width: int) -> None:
+    screen = in_terminal(["fit", "llama3-8b", "--gpu", "rtx-4090", "--ctx", "8192"], width)
+    plain = subprocess.run(["sed", "s/\x1b\\[[0-9;]*m//g"], input=screen, capture_output=True,
+                           text=True, check=True).stdout
+    assert "EXIT=0" in plain
+    for figure in ("4,403.49", "281.81", "1,024.00", "33/33 layers"):
+        assert figure in plain
+    assert "…" not in plain

@@ -29,6 +29,7 @@ COMMANDS = {
     "sweep": "One model's memory and compute along one or two axes, with a chart.",
     "check": "Check models against budgets: exit 0 within every limit, 1 over one.",
     "serve": "Does a model fit on these GPUs, how many requests at once, how fast, at what cost.",
+    "fit": "Will a GGUF run here with llama.cpp: layers, KV and compute per GPU and host.",
     "train": "Training FLOPs, GPU-hours and cost, and memory per GPU.",
     "convert": "Write a model as a preset YAML file, to keep and edit.",
     "explore": "Design a model in the terminal; its figures follow every keystroke.",

@@ -70,6 +70,25 @@ FIELD_OPTIONS: dict[str, str] = {
     "batch": "--batch",
     "timeout": "--timeout",
     "group size": "--group-size",  # as quant.layouts names it
+    # fit: llama.cpp's settings and the machine
+    "ctx": "--ctx",
+    "parallel": "--parallel",
+    "cache_type_k": "--cache-type-k",
+    "cache_type_v": "--cache-type-v",
+    "flash_attn": "--flash-attn",
+    "tensor_split": "--tensor-split",
+    "split_mode": "--split-mode",
+    "host_memory": "--host-memory",
+    "n_gpu_layers": "--n-gpu-layers",
+    "n_cpu_moe": "--n-cpu-moe",
+    "n_ubatch": "--ubatch-size",
+    "output_rule": "--output-rule",
+    "engine": "--engine",
+    "override_tensor": "--override-tensor",
+    "wired_limit_mb": "--wired-limit",
+    "host_bandwidth": "--host-bandwidth",
+    "min_ctx": "--min-ctx",
+    "min_gpu_layers": "--min-gpu-layers",
 }
 
 

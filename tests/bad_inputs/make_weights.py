@@ -81,6 +81,8 @@ def main() -> None:
                                            info("b.weight", [32], 0, 64)], data=256),
         "gguf-too-many-dims.gguf": gguf(tensors=[info("a.weight", [1] * 5, 0, 0)], data=32),
         "gguf-duplicate-key.gguf": gguf(kv=[gguf_string("k") + struct.pack("<II", 4, 1)] * 2),
+        "gguf-bert.gguf": gguf(kv=[gguf_string("general.architecture") + struct.pack("<I", 8)
+                                   + gguf_string("bert")]),
     }
     for name, content in files.items():
         (FILES / name).write_bytes(content)

@@ -43,6 +43,7 @@ from specsheet.cli.options import (
     emit,
     output_format,
     overrides,
+    parse_tokens,
     reports,
     source,
 )
@@ -102,6 +103,16 @@ def check(
         "--min-tokens-per-s", help="With --gpu: fewest output tokens/s per request at "
         "--concurrency (a roofline estimate).", rich_help_panel=LIMITS,
         show_default=False)] = None,
+    min_ctx: Annotated[int | None, typer.Option(
+        "--min-ctx", parser=parse_tokens, metavar="T", help="With --engine: the least context "
+        "that must fit at the placement (8192, 32k).", rich_help_panel=LIMITS,
+        show_default=False)] = None,
+    min_gpu_layers: Annotated[int | None, typer.Option(
+        "--min-gpu-layers", help="With --engine: the fewest layers that must fit on the GPUs.",
+        rich_help_panel=LIMITS, show_default=False)] = None,
+    engine: Annotated[str | None, typer.Option(
+        "--engine", help="llama.cpp or ollama: check a local placement as 'specsheet fit' "
+        "makes it, on the GPUs --gpu names (NAME[,NAME...]).", show_default=False)] = None,
     gpu: GpuOpt = None,
     gpus: GpusOpt = None,
     tp: TpOpt = None,
@@ -149,6 +160,18 @@ def check(
     from specsheet.views.check import check_entries, serve_check_entries
 
     output = output_format(fmt, json_)
+    if engine is not None or min_ctx is not None or min_gpu_layers is not None:
+        if engine is None:
+            raise SpecError("options --min-ctx and --min-gpu-layers need --engine")
+        others = (max_params, max_weights, max_kv, max_flops, min_concurrency, max_ttft,
+                  min_tokens_per_s, gpus, tp, pp, max_model_len, concurrency, kv_memory)
+        if any(v is not None for v in others):
+            raise SpecError("with --engine, check takes --gpu, --quant, --min-ctx and "
+                            "--min-gpu-layers")
+        from specsheet.cli.local import local_check
+
+        local_check(list(models or []), engine, gpu, quant, min_ctx, min_gpu_layers, output)
+        return
     given = {"params.total": max_params, "memory.weights_bytes": max_weights,
              "kv_cache.bytes_per_request": max_kv, "flops.forward_per_token": max_flops}
     kinds = limit_kinds()

@@ -1,0 +1,485 @@
+"""Local inference: will a GGUF run on this machine with llama.cpp (or Ollama, which runs
+llama-server), layer by layer, GPU and host memory (``specsheet fit``; docs/local.md).
+
+    >>> import specsheet as s
+    >>> f = s.fit("llama3-8b", s.FitRequest(gpu=("rtx-4090",), ctx=8192, n_gpu_layers=33))
+    >>> f.placement.devices[0].model_bytes, f.placement.host.model_bytes
+    (4617396224, 295501824)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from specsheet.errors import SpecError
+from specsheet.plan.local import LocalFit
+
+if TYPE_CHECKING:
+    from specsheet.hardware.catalog import Accelerator
+    from specsheet.model.spec import Model, ModelSpec
+    from specsheet.plan.local import (
+        Device,
+        LayerKV,
+        LocalCheck,
+        LocalSetup,
+        LocalTensor,
+        Placement,
+    )
+
+DEFAULT_QUANT = "gguf-q4_k_m"
+ENGINES = ("llama.cpp", "ollama", "mlx")
+# the llama.cpp build whose code the rules follow, and the rule PR #18148 changed
+LLAMA_CPP_BUILD = "b7437 (ec98e2002)"
+OLLAMA_VERSION = "fb307609 (llama-server b10488)"
+MLX_VERSION = "mlx-lm d78bf58e, mlx 846d1762"
+DEFAULT_MLX_QUANT = "mlx-4bit"
+GIB = 1 << 30
+
+
+class FitRequest(NamedTuple):
+    """What to run and on what: the GPUs (catalog names or hardware files; none: host only),
+    llama.cpp's settings (its defaults: common/common.h) and the engine. The defaults are the
+    CLI's. ``ctx`` None is the engine's default context, "auto" the longest that fits with
+    every layer on the GPUs; ``n_gpu_layers`` "auto" is the most layers that fit."""
+
+    gpu: tuple[str, ...] = ()
+    quant: str | None = None  # default: a .gguf's own types, else gguf-q4_k_m
+    ctx: int | str | None = None
+    parallel: int = 1
+    cache_type_k: str = "f16"
+    cache_type_v: str = "f16"
+    flash_attn: str = "auto"
+    tensor_split: tuple[float, ...] = ()
+    split_mode: str = "layer"
+    host_memory: int | None = None
+    n_gpu_layers: int | str = "auto"
+    n_cpu_moe: int = 0
+    engine: str = "llama.cpp"
+    output_rule: str = "output-first"  # PR #18148; blocks-first: b7437 and before
+    n_ubatch: int = 512
+    kv_unified: bool = False
+    mmap: bool = True
+    override_tensor: tuple[str, ...] = ()  # llama.cpp's -ot PATTERN=BUFFER, in order
+    wired_limit_mb: int | None = None  # macOS iogpu.wired_limit_mb: the Metal working set
+    host_bandwidth: int | None = None  # the host memory's bytes/s, for the decode estimate
+
+
+class Fit(LocalFit):
+    """Where llama.cpp puts everything, and whether it fits (plan.local.LocalFit's fields:
+    model, quant, file, placement, engine, engine_version, parallel, cache types, max_ctx,
+    command, env, notes)."""
+
+    __slots__ = ()
+
+    @property
+    def fits(self) -> bool:
+        return self.placement.fits
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document ``specsheet fit --json`` writes for the same inputs."""
+        from specsheet.views.fit import fit_document
+
+        return fit_document(self)
+
+
+# how the CLI names the option that set each local limit (the figure is the key)
+CHECK_OPTIONS = {"max_ctx": "--min-ctx", "layers.on_gpu": "--min-gpu-layers"}
+
+
+class FitChecked(NamedTuple):
+    """A placement and its limits (``specsheet check --engine``; exit 1 when one fails)."""
+
+    fit: Fit
+    checks: list[LocalCheck]
+
+    @property
+    def ok(self) -> bool:
+        return all(c.ok for c in self.checks)
+
+    def to_dict(self) -> dict[str, Any]:
+        from specsheet.views.fit import fit_check_document
+
+        return fit_check_document(self.fit, self.checks, CHECK_OPTIONS)
+
+
+def check_fit(model: str | Model, request: FitRequest = FitRequest(),
+              min_ctx: int | None = None, min_gpu_layers: int | None = None) -> FitChecked:
+    """``model`` placed as ``fit`` places it (at ``min_ctx`` when no context is asked for),
+    against the least context and the fewest GPU layers."""
+    from specsheet.plan.local import local_checks
+
+    if min_ctx is None and min_gpu_layers is None:
+        raise SpecError("a local check needs a limit: the least context or the fewest GPU "
+                        "layers", field="min_ctx")
+    for field, value in (("min_ctx", min_ctx), ("min_gpu_layers", min_gpu_layers)):
+        if value is not None and value <= 0:
+            raise SpecError(f"expected a number above 0, got {value}", field=field,
+                            value=value)
+    if request.ctx is None and min_ctx is not None:
+        request = request._replace(ctx=min_ctx)
+    placed = fit(model, request)
+    return FitChecked(placed, local_checks(placed, min_ctx, min_gpu_layers))
+
+
+class _Source(NamedTuple):
+    model: Model
+    tensors: list[LocalTensor]
+    quant: str
+    file: str | None
+
+
+def _gguf_source(path: Path) -> _Source:
+    from specsheet.plan.local import LocalTensor
+    from specsheet.sources.resolve import model_from_hf_config
+    from specsheet.sources.weights.gguf import read_gguf
+    from specsheet.sources.weights.gguf_config import hf_config_from_gguf
+
+    header = read_gguf(path)
+    names = {t.name for t in header.tensors}
+    origin = f"{path} (GGUF metadata)"
+    config = hf_config_from_gguf(header.metadata, names, origin)
+    if config is None:
+        arch = header.metadata.get("general.architecture")
+        raise SpecError(f"{path}: GGUF architecture {arch!r} has no placement rule in "
+                        "specsheet (its tensors and cache are not described)",
+                        field="model", value=str(path))
+    name = header.metadata.get("general.name")
+    model = model_from_hf_config(config, origin, name if isinstance(name, str) and name
+                                 else path.stem)
+    tensors = [LocalTensor(t.name, t.dtype, t.shape[-1] if t.shape else 1, t.nbytes, t.begin)
+               for t in header.tensors]
+    return _Source(model, tensors, "file", str(path))
+
+
+def _spec_source(model: Model, quant: str) -> _Source:
+    from specsheet.plan.local import LocalTensor
+    from specsheet.quant.formats import check_format
+    from specsheet.quant.layouts import quantized_bytes
+
+    if check_format(quant).family != "gguf":
+        raise SpecError(f"{quant}: llama.cpp runs GGUF files; give a gguf-* format",
+                        field="quant", value=quant)
+    stored = quantized_bytes(model.spec, quant).tensors
+    return _Source(model, [LocalTensor(s.name, s.dtype, s.shape[-1], s.nbytes)
+                           for s in stored], quant, None)
+
+
+def cache_layers(spec: ModelSpec) -> tuple[list[LayerKV], int]:
+    """Each block's cache widths as llama.cpp allocates them, and the sliding window."""
+    from specsheet.plan.local import LayerKV
+
+    if spec.latent_attention:
+        raise SpecError("multi-head latent attention (DeepSeek's MLA): llama.cpp's cache of it "
+                        "has no placement rule in specsheet yet", field="model")
+    types = spec.layer_types or ("attention",) * spec.layers
+    sliding = set(spec.sliding_layers) if spec.sliding_window else set()
+    layers = []
+    for i, kind in enumerate(types):
+        if kind == "attention":
+            layers.append(LayerKV(spec.kv_heads * spec.head_dim, spec.kv_heads * spec.v_head_dim,
+                                  i in sliding))
+        elif kind in ("mamba", "mamba2"):
+            groups = spec.ssm_groups if kind == "mamba2" else 0
+            r = (spec.ssm_conv - 1) * (spec.ssm_inner + 2 * groups * spec.ssm_state)
+            layers.append(LayerKV(0, 0, False, r, spec.ssm_state * spec.ssm_inner))
+        elif kind == "none":
+            layers.append(LayerKV(0, 0))
+        else:
+            raise SpecError(f"{kind} layers: llama.cpp's state of them has no placement rule "
+                            "in specsheet yet", field="model")
+    return layers, spec.sliding_window if sliding else 0
+
+
+def _load_gpu(name: str) -> Accelerator:
+    """The accelerator ``name`` (a catalog name or a hardware YAML file); errors name gpu."""
+    from specsheet.sources.hardware import load_accelerator
+
+    try:
+        return load_accelerator(name)
+    except SpecError as e:
+        raise SpecError(str(e), field="gpu", value=name) from None
+
+
+def _devices(names: tuple[str, ...], wired_limit_mb: int | None = None) -> list[Device]:
+    from specsheet.hardware.apple import metal_working_set
+    from specsheet.plan.local import Device
+
+    devices: list[Device] = []
+    cuda = 0
+    for name in names:
+        gpu = _load_gpu(name)
+        if gpu.vendor == "Apple":
+            if any(d.backend == "Metal" for d in devices):
+                raise SpecError("one Apple GPU per machine", field="gpu", value=name)
+            devices.append(Device("Metal", "Metal", metal_working_set(gpu, wired_limit_mb),
+                                  gpu.bandwidth_bytes_per_s))
+        else:
+            devices.append(Device(f"CUDA{cuda}", "CUDA", gpu.memory_bytes,
+                                  gpu.bandwidth_bytes_per_s))
+            cuda += 1
+    if len({d.backend for d in devices}) > 1:
+        raise SpecError("CUDA and Metal GPUs together: llama.cpp runs one backend's devices",
+                        field="gpu", value=",".join(names))
+    return devices
+
+
+def _setup(request: FitRequest, ctx: int, ngl: int) -> LocalSetup:
+    from specsheet.plan.local import LocalSetup
+
+    return LocalSetup(ctx=ctx, n_gpu_layers=ngl, parallel=request.parallel,
+                      cache_type_k=request.cache_type_k, cache_type_v=request.cache_type_v,
+                      flash_attn=request.flash_attn, tensor_split=request.tensor_split,
+                      split_mode=request.split_mode, n_cpu_moe=request.n_cpu_moe,
+                      n_ubatch=request.n_ubatch, kv_unified=request.kv_unified,
+                      output_rule=request.output_rule, mmap=request.mmap,
+                      overrides=_override_pairs(request.override_tensor))
+
+
+def _override_pairs(given: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    pairs = []
+    for item in given:
+        pattern, sep, target = item.rpartition("=")
+        if not sep or not pattern or not target:
+            raise SpecError(f"tensor override {item!r}: expected PATTERN=BUFFER, e.g. "
+                            "'exps=CPU'", field="override_tensor", value=item)
+        pairs.append((pattern, target))
+    return tuple(pairs)
+
+
+def _check(request: FitRequest) -> None:
+    if request.engine not in ENGINES:
+        raise SpecError(f"unknown engine {request.engine!r}: expected one of "
+                        f"{', '.join(ENGINES)}", field="engine",
+                        value=request.engine)
+    if request.host_memory is not None and request.host_memory <= 0:
+        raise SpecError(f"host memory {request.host_memory:,} bytes: expected a positive size",
+                        field="host_memory", value=request.host_memory)
+    if isinstance(request.ctx, str) and request.ctx != "auto":
+        raise SpecError(f"context {request.ctx!r}: expected tokens or auto", field="ctx",
+                        value=request.ctx)
+    if isinstance(request.n_gpu_layers, str) and request.n_gpu_layers not in ("auto", "all"):
+        raise SpecError(f"GPU layers {request.n_gpu_layers!r}: expected a number, auto or all",
+                        field="n_gpu_layers", value=request.n_gpu_layers)
+    if request.n_ubatch <= 0:
+        raise SpecError(f"micro-batch {request.n_ubatch}: expected a positive number",
+                        field="n_ubatch", value=request.n_ubatch)
+    if request.engine == "ollama":
+        if request.cache_type_k != request.cache_type_v:
+            raise SpecError("Ollama sets one cache type for K and V (OLLAMA_KV_CACHE_TYPE)",
+                            field="cache_type_v", value=request.cache_type_v)
+        for field, value in (("n_cpu_moe", request.n_cpu_moe),
+                             ("override_tensor", request.override_tensor),
+                             ("tensor_split", request.tensor_split)):
+            if value:
+                raise SpecError("Ollama does not pass this setting to llama-server",
+                                field=field, value=str(value))
+    if request.host_bandwidth is not None and request.host_bandwidth <= 0:
+        raise SpecError(f"host bandwidth {request.host_bandwidth:,} bytes/s: expected a "
+                        "positive rate", field="host_bandwidth", value=request.host_bandwidth)
+    if request.wired_limit_mb is not None and request.wired_limit_mb <= 0:
+        raise SpecError(f"wired limit {request.wired_limit_mb} MiB: expected a positive size",
+                        field="wired_limit_mb", value=request.wired_limit_mb)
+
+
+def default_ctx(request: FitRequest, spec: ModelSpec, devices: list[Device]) -> int:
+    """The engine's default context: llama.cpp's n_ctx 0 = the training context (common.h,
+    since PR #16653, b7437); Ollama's by the GPUs' memory, 4096 / 32768 / 262144 at < 23,
+    >= 23, >= 47 GiB (server/routes.go, 0334ffa62), at most the training context."""
+    if request.engine == "ollama":
+        vram = sum(d.memory_bytes for d in devices)
+        tier = 262144 if vram >= 47 * GIB else 32768 if vram >= 23 * GIB else 4096
+        return min(tier, spec.context)
+    return spec.context
+
+
+def fit(model: str | Model, request: FitRequest = FitRequest()) -> Fit:
+    """Place ``model`` (a reference ``load`` takes, a .gguf file, or a Model) on the request's
+    GPUs and host as llama.cpp does."""
+    from specsheet.plan.local import (
+        ComputeShape,
+        decode_estimate,
+        longest_ctx,
+        most_layers,
+        place,
+    )
+
+    _check(request)
+    if request.engine == "mlx":
+        return _fit_mlx(model, request)
+    if isinstance(model, str) and model.lower().endswith(".gguf") and not Path(model).is_file():
+        raise SpecError(f"{model}: no such file")
+    if isinstance(model, str) and model.lower().endswith(".gguf"):
+        if request.quant is not None:
+            raise SpecError("a .gguf file holds its own tensor types; leave out the format",
+                            field="quant", value=request.quant)
+        source = _gguf_source(Path(model))
+    else:
+        if isinstance(model, str):
+            from specsheet.api.count import load
+
+            model = load(model)
+        source = _spec_source(model, request.quant or DEFAULT_QUANT)
+    spec = source.model.spec
+    kv, n_swa = cache_layers(spec)
+    shape = ComputeShape(spec.d_model, spec.heads, spec.vocab)
+    devices = _devices(request.gpu, request.wired_limit_mb)
+    if request.wired_limit_mb is not None and not any(d.backend == "Metal" for d in devices):
+        raise SpecError("a wired limit is macOS's, for an Apple GPU", field="wired_limit_mb",
+                        value=request.wired_limit_mb)
+    tied = not any(t.name == "output.weight" for t in source.tensors)
+    n_layer = spec.layers
+    host = request.host_memory or 0
+
+    # Ollama's num_ctx is each sequence's: it runs llama-server -c num_ctx x parallel
+    scale = request.parallel if request.engine == "ollama" else 1
+
+    def at(ctx: int, ngl: int) -> Placement:
+        return place(source.tensors, n_layer, kv, n_swa, shape, devices,
+                     _setup(request, ctx * scale, ngl), host, tied)
+
+    def ok(p: Placement) -> bool:
+        return p.fits_estimate
+
+    every = n_layer + 1 if devices else 0
+    notes = []
+    if request.ctx == "auto":
+        found = longest_ctx(lambda c: ok(at(c, every)), spec.context)
+        if found is None:
+            raise SpecError(f"no context fits with all {every} layers on the GPUs; lower "
+                            "the GPU layers", field="ctx", value="auto")
+        ctx = found
+    elif request.ctx is None:
+        ctx = default_ctx(request, spec, devices)
+        notes.append(f"context {ctx:,}: the engine's default")
+    else:
+        assert isinstance(request.ctx, int)
+        ctx = request.ctx
+    if request.n_gpu_layers == "auto":
+        best = most_layers(lambda n: ok(at(ctx, n)), n_layer) if devices else 0
+        ngl = 0 if best is None else best
+    elif request.n_gpu_layers == "all":
+        ngl = every
+    else:
+        assert isinstance(request.n_gpu_layers, int)
+        ngl = request.n_gpu_layers
+    placement = at(ctx, ngl)
+    max_ctx = longest_ctx(lambda c: ok(at(c, ngl)), spec.context)
+    if source.quant != "file" and request.quant is None:
+        notes.append(f"weights in {DEFAULT_QUANT} (give --quant, or a .gguf file)")
+    command, env = _command(request, source, placement, ctx, ngl)
+    version = OLLAMA_VERSION if request.engine == "ollama" else LLAMA_CPP_BUILD + (
+        " + PR #18148 (output layer first)" if request.output_rule == "output-first" else "")
+    share = spec.experts_per_token / spec.experts if spec.experts else 1.0
+    step = decode_estimate(placement, [d.bandwidth_bytes_per_s for d in devices],
+                           request.host_bandwidth or 0, share)
+    return Fit(source.model, source.quant, source.file, placement, request.engine, version,
+               request.parallel, request.cache_type_k, request.cache_type_v, max_ctx,
+               command, env, tuple(notes), step)
+
+
+def _fit_mlx(model: str | Model, request: FitRequest) -> Fit:
+    """MLX: every layer on the Apple GPU, the weights in an MLX format, the cache in bf16."""
+    from specsheet.plan.local import Buffer, Placement, decode_estimate, longest_ctx, pad
+    from specsheet.plan.mlx import check_mlx_format, mlx_kv_bytes, mlx_weight_bytes
+
+    if isinstance(model, str):
+        if model.lower().endswith(".gguf"):
+            raise SpecError("MLX runs safetensors checkpoints, not a .gguf file", field="engine",
+                            value="mlx")
+        from specsheet.api.count import load
+
+        model = load(model)
+    fmt = check_mlx_format(request.quant or DEFAULT_MLX_QUANT)
+    devices = _devices(request.gpu, request.wired_limit_mb)
+    if len(devices) != 1 or devices[0].backend != "Metal":
+        raise SpecError("MLX runs on one Apple GPU: give an Apple entry of the catalog",
+                        field="gpu", value=",".join(request.gpu))
+    for field, value, default in (("cache_type_k", request.cache_type_k, "f16"),
+                                  ("cache_type_v", request.cache_type_v, "f16"),
+                                  ("tensor_split", request.tensor_split, ()),
+                                  ("n_cpu_moe", request.n_cpu_moe, 0),
+                                  ("override_tensor", request.override_tensor, ())):
+        if value != default:
+            raise SpecError("MLX has no such setting (its cache is in the model's dtype)",
+                            field=field, value=str(value))
+    spec = model.spec
+    every = spec.layers + 1
+    if request.n_gpu_layers not in ("auto", "all", every):
+        raise SpecError(f"MLX runs all {every} layers on the GPU", field="n_gpu_layers",
+                        value=request.n_gpu_layers)
+    weights = mlx_weight_bytes(spec, fmt)
+    device = devices[0]
+    host = request.host_memory or 0
+
+    def at(ctx: int) -> Placement:
+        kv = mlx_kv_bytes(spec, ctx)
+        n_ctx = pad(ctx, 256)
+        swa = min(n_ctx, spec.sliding_window) if spec.sliding_window and \
+            spec.sliding_layers else 0
+        gpu = Buffer(device.name, device.memory_bytes, weights, kv, 0, spec.layers, True)
+        return Placement((gpu,), Buffer("CPU", host, 0, 0, 0, 0, False), spec.layers, every,
+                         n_ctx, n_ctx, swa, True)
+
+    notes = ["MLX's working memory while it computes is not estimated (no compute buffers)"]
+    if request.ctx == "auto":
+        found = longest_ctx(lambda c: at(c).fits, spec.context)
+        if found is None:
+            raise SpecError("no context fits in the GPU's working set", field="ctx",
+                            value="auto")
+        ctx = found
+    elif request.ctx is None:
+        ctx = spec.context
+        notes.append(f"context {ctx:,}: the model's")
+    else:
+        assert isinstance(request.ctx, int)
+        ctx = request.ctx
+    if request.quant is None:
+        notes.append(f"weights in {DEFAULT_MLX_QUANT} (affine, group 64, bf16 scales and "
+                     "biases; give --quant)")
+    placement = at(ctx)
+    if weights > device.memory_bytes * 9 // 10:
+        notes.append("mlx-lm warns above 90% of the working set for the weights "
+                     "(mlx_lm/generate.py wired_limit)")
+    max_ctx = longest_ctx(lambda c: at(c).fits, spec.context)
+    command = ("mlx_lm.generate", "--model", model.name, "--max-kv-size", str(ctx))
+    step = decode_estimate(placement, [device.bandwidth_bytes_per_s], 0, 1.0) \
+        if not spec.experts else None
+    return Fit(model, fmt.name, None, placement, "mlx", MLX_VERSION, 1, "bf16", "bf16",
+               max_ctx, command, (), tuple(notes), step)
+
+
+def _command(request: FitRequest, source: _Source, placement: Placement, ctx: int,
+             ngl: int) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """The engine's command line (argv) and, for Ollama, its settings."""
+    file = source.file or f"{source.model.name}-{source.quant.removeprefix('gguf-')}.gguf"
+    if request.engine == "ollama":
+        env = [("num_ctx", str(ctx)), ("num_gpu", str(ngl))]
+        if request.cache_type_k != "f16":
+            env.append(("OLLAMA_KV_CACHE_TYPE", request.cache_type_k))
+        if request.flash_attn != "auto":
+            env.append(("OLLAMA_FLASH_ATTENTION", "1" if request.flash_attn == "on" else "0"))
+        if request.parallel != 1:
+            env.append(("OLLAMA_NUM_PARALLEL", str(request.parallel)))
+        return ("ollama", "run", source.model.name), tuple(env)
+    argv = ["llama-server", "-m", file, "-ngl", str(ngl), "--ctx-size", str(ctx)]
+    if request.parallel != 1:
+        argv += ["--parallel", str(request.parallel)]
+    if request.cache_type_k != "f16":
+        argv += ["-ctk", request.cache_type_k]
+    if request.cache_type_v != "f16":
+        argv += ["-ctv", request.cache_type_v]
+    if request.flash_attn != "auto":
+        argv += ["--flash-attn", request.flash_attn]
+    if request.tensor_split:
+        argv += ["--tensor-split", ",".join(f"{s:g}" for s in request.tensor_split)]
+    if request.split_mode != "layer":
+        argv += ["--split-mode", request.split_mode]
+    if request.n_cpu_moe:
+        argv += ["--n-cpu-moe", str(request.n_cpu_moe)]
+    if request.n_ubatch != 512:
+        argv += ["-ub", str(request.n_ubatch)]
+    for item in request.override_tensor:
+        argv += ["-ot", item]
+    argv += ["--fit", "off"]  # the placement above, not llama.cpp's own fitting
+    return tuple(argv), ()

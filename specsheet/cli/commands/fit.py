@@ -1,0 +1,172 @@
+"""``specsheet fit``: will a GGUF run on this machine with llama.cpp, layer by layer, GPU and
+host memory (docs/local.md)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from specsheet.cli.options import (
+    FormatOpt,
+    HtmlOpt,
+    JsonOpt,
+    SvgOpt,
+    emit,
+    output_format,
+    parse_tokens,
+)
+from specsheet.errors import SpecError
+
+if TYPE_CHECKING:
+    from specsheet.views.table import TableView
+
+SETTINGS: dict[str, Any] = {
+    "epilog": "Sizes are MiB (2^20 bytes) with two decimals, as llama.cpp prints its buffer "
+              "lines; compute buffers are an estimate. Exit codes: 0 an answer (fits or not), "
+              "2 bad input; 'specsheet check' is the one for CI."}
+LLAMA = "llama.cpp's settings"
+MACHINE = "The machine"
+
+
+def _auto_int(text: str) -> int | str:
+    if text.strip().lower() in ("auto", "all"):
+        return text.strip().lower()
+    try:
+        value = int(text.replace(",", "").replace("_", ""))
+    except ValueError:
+        raise SpecError(f"option --n-gpu-layers: expected a number, auto or all, got "
+                        f"{text!r}") from None
+    return value
+
+
+def _ctx(text: str) -> int | str:
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        return parse_tokens(text)
+    except typer.BadParameter as e:
+        raise SpecError(f"option --ctx: {e.message}") from None
+
+
+def _split(text: str) -> tuple[float, ...]:
+    try:
+        return tuple(float(part) for part in text.replace("/", ",").split(",") if part.strip())
+    except ValueError:
+        raise typer.BadParameter(f"expected shares such as 3,1, got {text!r}") from None
+
+
+def _bytes(text: str, option: str = "--host-memory") -> int:
+    from specsheet.units import parse_quantity
+
+    return parse_quantity(text, "bytes", option)
+
+
+def fit(
+    model: Annotated[str, typer.Argument(
+        help="A .gguf file (its own tensor types are used), or anything count takes: a preset "
+             "name, a preset YAML file, a config.json or a model folder.",
+        show_default=False)],
+    quant: Annotated[str | None, typer.Option(
+        "--quant", "-q", help="The GGUF mixture: gguf-q4_k_m, gguf-q8_0, ... [default: a "
+        ".gguf's own types, else gguf-q4_k_m]; with --engine mlx: mlx-4bit (default), "
+        "mlx-8bit, mlx-3bit, mlx-6bit, mlx-4bit-g32, mlx-8bit-g32, mlx-4bit-g128.",
+        show_default=False)] = None,
+    ctx: Annotated[str | None, typer.Option(
+        "--ctx", "-c", metavar="N|auto", help="Context tokens (8192, 32k), or auto: the "
+        "longest that fits with every layer on the GPUs [default: the engine's default: "
+        "llama.cpp the training context, Ollama 4k/32k/256k by VRAM].", rich_help_panel=LLAMA,
+        show_default=False)] = None,
+    parallel: Annotated[int, typer.Option(
+        "--parallel", "-np", help="Sequences (llama-server slots); each gets ctx / N cells.",
+        rich_help_panel=LLAMA)] = 1,
+    cache_type_k: Annotated[str, typer.Option(
+        "--cache-type-k", "-ctk", help="K cache type: f16, bf16, f32, q8_0, q5_1, q5_0, q4_1, "
+        "q4_0, iq4_nl.", rich_help_panel=LLAMA)] = "f16",
+    cache_type_v: Annotated[str, typer.Option(
+        "--cache-type-v", "-ctv", help="V cache type (quantized needs flash attention).",
+        rich_help_panel=LLAMA)] = "f16",
+    flash_attn: Annotated[str, typer.Option(
+        "--flash-attn", "-fa", help="on, off or auto (taken as on).",
+        rich_help_panel=LLAMA)] = "auto",
+    gpu: Annotated[str | None, typer.Option(
+        "--gpu", help="GPUs from the catalog, NAME[,NAME...] (uneven cards allowed; an Apple "
+        "GPU uses its Metal working set) [default: none, the host only].",
+        rich_help_panel=MACHINE, show_default=False)] = None,
+    tensor_split: Annotated[str | None, typer.Option(
+        "--tensor-split", "-ts", help="Shares of the layers per GPU, e.g. 3,1 [default: by "
+        "each GPU's memory].", rich_help_panel=LLAMA, show_default=False)] = None,
+    split_mode: Annotated[str, typer.Option(
+        "--split-mode", "-sm", help="layer, or none (the first GPU only).",
+        rich_help_panel=LLAMA)] = "layer",
+    host_memory: Annotated[str | None, typer.Option(
+        "--host-memory", metavar="BYTES", help="The host's RAM, e.g. 64GiB [default: not "
+        "checked].", rich_help_panel=MACHINE, show_default=False)] = None,
+    n_gpu_layers: Annotated[str, typer.Option(
+        "--n-gpu-layers", "-ngl", metavar="N|auto", help="Layers on the GPUs (blocks + the "
+        "output layer), auto: the most that fit, or all.", rich_help_panel=LLAMA)] = "auto",
+    n_cpu_moe: Annotated[int, typer.Option(
+        "--n-cpu-moe", "-ncmoe", help="Keep the experts of the first N layers on the host.",
+        rich_help_panel=LLAMA)] = 0,
+    override_tensor: Annotated[list[str] | None, typer.Option(
+        "--override-tensor", "-ot", metavar="PATTERN=BUFFER", help="As llama.cpp's -ot: "
+        "tensors whose name matches the regular expression go to BUFFER (CPU, CUDA0, ...); "
+        "repeatable or comma-separated, the first match wins.", rich_help_panel=LLAMA,
+        show_default=False)] = None,
+    host_bandwidth: Annotated[str | None, typer.Option(
+        "--host-bandwidth", metavar="BYTES/S", help="The host memory's bandwidth, e.g. 90GB, "
+        "for the decode estimate when layers stay on the host.", rich_help_panel=MACHINE,
+        show_default=False)] = None,
+    wired_limit: Annotated[str | None, typer.Option(
+        "--wired-limit", metavar="BYTES", help="An Apple GPU's working set as sysctl "
+        "iogpu.wired_limit_mb sets it, e.g. 26000MiB [default: macOS's, 2/3 of the RAM up to "
+        "32 GB, else 3/4].", rich_help_panel=MACHINE, show_default=False)] = None,
+    ubatch_size: Annotated[int, typer.Option(
+        "--ubatch-size", "-ub", help="Micro-batch tokens (compute buffers, SWA cache).",
+        rich_help_panel=LLAMA)] = 512,
+    output_rule: Annotated[str, typer.Option(
+        "--output-rule", help="output-first (llama.cpp since PR #18148, Dec 2025) or "
+        "blocks-first (b7437 and before): which layer -ngl offloads first.",
+        rich_help_panel=LLAMA)] = "output-first",
+    engine: Annotated[str, typer.Option(
+        "--engine", help="llama.cpp, ollama (llama-server under Ollama's defaults) or mlx "
+        "(mlx-lm on an Apple GPU).")] = "llama.cpp",
+    fmt: FormatOpt = None,
+    json_: JsonOpt = False,
+    svg: SvgOpt = None,
+    html: HtmlOpt = None,
+) -> None:
+    """Will a GGUF run here: where llama.cpp puts every layer, the KV cache and the compute
+    buffers on each GPU and the host, the longest context, and the command line.
+
+    Example: 'specsheet fit llama3-8b --gpu rtx-4090 --ctx 8192'.
+    """
+    from specsheet.api.fit import FitRequest
+    from specsheet.api.fit import fit as run_fit
+    from specsheet.cli.errors import as_options
+
+    output_fmt = output_format(fmt, json_)
+    request = FitRequest(
+        gpu=tuple(g.strip() for g in gpu.split(",") if g.strip()) if gpu else (),
+        quant=quant, ctx=None if ctx is None else _ctx(ctx), parallel=parallel,
+        cache_type_k=cache_type_k, cache_type_v=cache_type_v, flash_attn=flash_attn,
+        tensor_split=_split(tensor_split) if tensor_split else (), split_mode=split_mode,
+        host_memory=None if host_memory is None else _bytes(host_memory),
+        n_gpu_layers=_auto_int(n_gpu_layers), n_cpu_moe=n_cpu_moe, engine=engine,
+        output_rule=output_rule, n_ubatch=ubatch_size,
+        override_tensor=tuple(part.strip() for item in override_tensor or ()
+                              for part in item.split(",") if part.strip()),
+        host_bandwidth=None if host_bandwidth is None else
+        _bytes(host_bandwidth, "--host-bandwidth"),
+        wired_limit_mb=None if wired_limit is None else
+        _bytes(wired_limit, "--wired-limit") >> 20)
+    with as_options():
+        result = run_fit(model, request)
+    document = result.to_dict()
+
+    def views() -> list[TableView]:
+        from specsheet.views.fit import fit_views
+
+        return fit_views(result)
+
+    emit(output_fmt, document, [document], views, svg=svg, html=html)

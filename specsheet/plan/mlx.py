@@ -1,0 +1,82 @@
+"""MLX on Apple Silicon: a model's bytes in MLX's affine quantization, to the byte, and its KV
+cache, all in the unified memory the GPU may wire (docs/local.md, "MLX").
+
+- ``mx.quantize`` (mlx@846d1762, python/src/ops.cpp; python/mlx/nn/layers/quantized.py): each
+  quantized weight [..., K] is stored as uint32 words of ``bits`` bits a value (K x bits / 8
+  bytes a row) and, per group of ``group`` values along K, one scale and one bias in the model's
+  dtype (bf16: 2 + 2 bytes). ``nn.quantize`` quantizes every Linear and Embedding (mlx-lm's
+  SwitchLinear experts too) whose last dimension is whole groups; norms and biases stay bf16.
+- A tied head is stored once (mlx-lm's models call ``embed_tokens.as_linear``).
+- mlx-lm's KVCache (mlx_lm/models/cache.py, mlx-lm@d78bf58e) grows in steps of 256 tokens, K
+  and V of [n_kv_heads, n, head_dim] per layer in the model's dtype; a sliding-window layer keeps
+  a RotatingKVCache of at most the window.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from specsheet.errors import SpecError
+from specsheet.model.spec import ModelSpec
+from specsheet.quant.tensors import model_tensors
+
+KV_STEP = 256  # mlx_lm.models.cache.KVCache.step
+DTYPE_BYTES = 2  # bf16, as mlx-community conversions keep scales, biases and norms
+QUANTIZED_ROLES = ("linear", "router", "shared_gate", "projection", "embedding", "head")
+
+
+class MLXFormat(NamedTuple):
+    name: str
+    bits: int
+    group: int
+
+
+FORMATS = {f.name: f for f in (
+    MLXFormat("mlx-4bit", 4, 64),  # mlx_lm.convert -q: the default, mlx-community's "4bit"
+    MLXFormat("mlx-8bit", 8, 64),
+    MLXFormat("mlx-3bit", 3, 64),
+    MLXFormat("mlx-6bit", 6, 64),
+    MLXFormat("mlx-4bit-g32", 4, 32),
+    MLXFormat("mlx-8bit-g32", 8, 32),
+    MLXFormat("mlx-4bit-g128", 4, 128),
+)}
+
+
+def check_mlx_format(name: str) -> MLXFormat:
+    if name not in FORMATS:
+        raise SpecError(f"MLX format {name!r}: expected one of {', '.join(FORMATS)}",
+                        field="quant", value=name)
+    return FORMATS[name]
+
+
+def mlx_weight_bytes(spec: ModelSpec, fmt: MLXFormat) -> int:
+    """Every stored array of ``spec`` quantized as mlx-lm quantizes it, in bytes."""
+    if spec.layer_types and set(spec.layer_types) != {"attention"}:
+        raise SpecError("MLX: state-space and linear-attention layers have no layout in "
+                        "specsheet yet", field="model")
+    total = 0
+    for t in model_tensors(spec):
+        k = t.in_features
+        if t.role in QUANTIZED_ROLES and len(t.shape) >= 2 and k % fmt.group == 0:
+            total += t.elements * fmt.bits // 8  # the packed uint32 words
+            total += t.elements // fmt.group * 2 * DTYPE_BYTES  # scales and biases
+        else:
+            total += t.elements * DTYPE_BYTES
+    return total
+
+
+def mlx_kv_bytes(spec: ModelSpec, ctx: int) -> int:
+    """The KV cache at ``ctx`` tokens: 256-token steps, a window's layers capped at it."""
+    if spec.latent_attention:
+        raise SpecError("MLX: the cache of multi-head latent attention has no layout in "
+                        "specsheet yet", field="model")
+    cells = -(-ctx // KV_STEP) * KV_STEP
+    sliding = set(spec.sliding_layers) if spec.sliding_window else set()
+    types = spec.layer_types or ("attention",) * spec.layers
+    total = 0
+    for i, kind in enumerate(types):
+        if kind != "attention":
+            continue
+        n = min(cells, spec.sliding_window) if i in sliding else cells
+        total += n * spec.kv_heads * (spec.head_dim + spec.v_head_dim) * DTYPE_BYTES
+    return total

@@ -1,0 +1,431 @@
+"""specsheet fit: llama.cpp's placement of a GGUF on GPUs and the host, checked against the
+buffers real llama.cpp and Ollama runs printed (tests/data/local_logs.yaml), an independent
+derivation of the reference case, and a brute-force search for the automatic settings."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+import specsheet
+import specsheet.api.fit
+from specsheet.api.fit import FitRequest, fit
+from specsheet.cli.app import app
+from specsheet.plan.local import (
+    ComputeShape,
+    LayerKV,
+    LocalSetup,
+    cuda_alloc,
+    layer_devices,
+    place,
+)
+from specsheet.views.fit import COMPUTE_BAND
+
+runner = CliRunner()
+MIB = 1 << 20
+LOGS = yaml.safe_load((Path(__file__).parent / "data" / "local_logs.yaml").read_text("utf-8"))
+PLACED = [log for log in LOGS if "synthetic" not in log]
+SYNTHETIC = [log for log in LOGS if "synthetic" in log]
+PAGE = 16384  # Apple Silicon's page: Metal maps a file range in whole pages
+
+
+def printed(n: int) -> str:
+    """Bytes as llama.cpp prints a buffer: %8.2f of n / 1024 / 1024."""
+    return f"{n / 1024.0 / 1024.0:.2f}"
+
+
+# ---- the reference case: Llama 3 8B Q4_K_M, every layer on one 24 GB GPU, ctx 8192 ---------
+
+def q4k(n: int) -> int:  # 144 bytes per 256 values
+    return n // 256 * 144
+
+
+def q6k(n: int) -> int:  # 210 bytes per 256 values
+    return n // 256 * 210
+
+
+def test_reference_case_derived_by_hand() -> None:
+    """Q4_K_M gives Q6_K to output.weight and to attn_v and ffn_down of the layers with
+    i < n/8, i >= 7n/8 or (i - n/8) % 3 == 2 (llama-quant.cpp use_more_bits): 16 of 32."""
+    d, kv, ff, vocab = 4096, 1024, 14336, 128256
+    layer = 2 * q4k(d * d) + 2 * q4k(d * kv) + 3 * q4k(d * ff) + 2 * d * 4
+    more = sum(1 for i in range(32) if i < 4 or i >= 28 or (i - 4) % 3 == 2)
+    extra = (q6k(d * kv) - q4k(d * kv)) + (q6k(d * ff) - q4k(d * ff))
+    gpu = 32 * layer + more * extra + q6k(vocab * d) + d * 4
+    host = q4k(vocab * d)
+    cache = 8192 * 32 * (kv + kv) * 2
+    result = runner.invoke(app, ["fit", "llama3-8b", "--gpu", "rtx-4090", "--ctx", "8192",
+                                 "--json"])
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    (device,) = doc["devices"]
+    assert device["model_bytes"] == gpu == 4_617_396_224
+    assert doc["host"]["model_bytes"] == host == 295_501_824
+    assert device["kv_bytes"] == cache == 1_073_741_824
+    # the lines llama.cpp prints for that file (tests/data/local_logs.yaml L14, L15)
+    assert (printed(gpu), printed(host), printed(cache)) == ("4403.49", "281.81", "1024.00")
+    assert doc["layers"] == {"total": 33, "blocks": 32, "on_gpu": 33, "by_device": [
+        {"name": "CUDA0", "blocks": 32, "output": True},
+        {"name": "CPU", "blocks": 0, "output": False}]}
+    assert doc["fits"] is True and doc["fit"]["verdict"] == "fits"
+    assert doc["command"][:7] == ["llama-server", "-m", "llama3-8b-q4_k_m.gguf", "-ngl", "33",
+                                  "--ctx-size", "8192"]
+
+
+def test_reference_table_prints_llamacpp_figures() -> None:
+    result = runner.invoke(app, ["fit", "llama3-8b", "--gpu", "rtx-4090", "--ctx", "8192"])
+    assert result.exit_code == 0, result.stderr
+    assert "4,403.49" in result.stdout and "281.81" in result.stdout
+    assert "1,024.00" in result.stdout and "33/33 layers" in result.stdout
+
+
+def test_output_rule_decides_which_layer_ngl_32_leaves() -> None:
+    """-ngl 32: before PR #18148 the output layer stays on the host; after it, block 0 does
+    (block 0 is a Q6_K-extra layer: 4403.49 - 132.50 MiB)."""
+    new = fit("llama3-8b", FitRequest(gpu=("rtx-4090",), ctx=8192, n_gpu_layers=32))
+    old = fit("llama3-8b", FitRequest(gpu=("rtx-4090",), ctx=8192, n_gpu_layers=32,
+                                      output_rule="blocks-first"))
+    assert printed(new.placement.devices[0].model_bytes) == "4270.99"
+    assert printed(old.placement.devices[0].model_bytes) == "3992.50"
+    assert new.placement.devices[0].output and not old.placement.devices[0].output
+    assert new.placement.host.layers == 1 and old.placement.host.output
+
+
+# ---- the logs ------------------------------------------------------------------------------
+
+def _request(log: dict[str, Any]) -> FitRequest:
+    return FitRequest(
+        gpu=tuple(log["gpus"]), quant=log["quant"], ctx=log["ctx"],
+        parallel=log.get("parallel", 1), cache_type_k=log.get("cache_type_k", "f16"),
+        cache_type_v=log.get("cache_type_v", "f16"), flash_attn=log.get("flash_attn", "auto"),
+        tensor_split=tuple(log.get("tensor_split", ())), n_gpu_layers=log["ngl"],
+        n_cpu_moe=log.get("n_cpu_moe", 0), output_rule=log.get("output_rule", "output-first"),
+        kv_unified=log.get("kv_unified", False), mmap=log.get("mmap", True))
+
+
+def _buffers(log: dict[str, Any]) -> dict[str, Any]:
+    model = specsheet.load(log["model"], **log.get("set", {}))
+    placement = fit(model, _request(log)).placement
+    return {b.name: b for b in (*placement.devices, placement.host)}
+
+
+def test_the_logs_cover_the_cases_the_issue_names() -> None:
+    ids = {log["id"] for log in LOGS}
+    assert len(LOGS) >= 10 and len(ids) == len(LOGS)
+    assert any(log["ngl"] < 48 for log in PLACED)  # partial offload (L3)
+    assert any(len(set(log["gpus"])) == 2 for log in PLACED)  # two uneven GPUs (L23)
+    assert any(log.get("cache_type_v", "f16").startswith("q") for log in LOGS)  # L17, L19
+    assert any(log.get("n_cpu_moe") for log in PLACED)  # experts on the host (L23)
+    assert SYNTHETIC  # sliding window (Gemma)
+    assert any("apple" in log["gpus"][0] for log in PLACED)  # Metal (L16, L9)
+    assert all(log["source"] for log in LOGS)
+
+
+@pytest.mark.parametrize("log", PLACED, ids=[log["id"] for log in PLACED])
+def test_model_and_kv_buffers_equal_the_printed_rounding(log: dict[str, Any]) -> None:
+    buffers = _buffers(log)
+    for kind in ("model", "kv"):
+        for name, mib in log["printed"].get(kind, {}).items():
+            got = getattr(buffers[name], f"{kind}_bytes")
+            if log.get("metal_pages") and kind == "model" and name == "Metal":
+                # a mapped file range, rounded to whole pages by the Metal backend
+                assert abs(got - mib * MIB) <= 2 * PAGE + 0.005 * MIB, (name, got / MIB)
+            else:
+                assert f"{got / MIB:.2f}" == f"{mib:.2f}", (kind, name, got / MIB)
+
+
+@pytest.mark.parametrize("log", [g for g in PLACED if "compute" in g["printed"]],
+                         ids=[g["id"] for g in PLACED if "compute" in g["printed"]])
+def test_compute_buffers_within_the_estimate_band(log: dict[str, Any]) -> None:
+    buffers = _buffers(log)
+    low, high = COMPUTE_BAND
+    for name, mib in log["printed"]["compute"].items():
+        estimate = buffers[name].compute_bytes_estimate
+        assert low <= mib * MIB / estimate <= high, (name, mib, estimate / MIB)
+
+
+@pytest.mark.parametrize("log", SYNTHETIC, ids=[log["id"] for log in SYNTHETIC])
+def test_sliding_window_caches(log: dict[str, Any]) -> None:
+    s = log["synthetic"]
+    # Gemma 4's pattern: 5 windowed layers, then a global one
+    kv = [LayerKV(s["global_width"], s["global_width"]) if i % 6 == 5 else
+          LayerKV(s["swa_width"], s["swa_width"], swa=True)
+          for i in range(s["global_layers"] + s["swa_layers"])]
+    setup = LocalSetup(ctx=log["ctx"], n_gpu_layers=len(kv) + 1, parallel=log["parallel"],
+                       cache_type_k=log["cache_type_k"], cache_type_v=log["cache_type_v"],
+                       flash_attn=log["flash_attn"])
+    from specsheet.plan.local import Device
+
+    def cache(keep: bool) -> int:
+        only = [k if k.swa is keep else LayerKV(0, 0) for k in kv]
+        p = place([], len(kv), only, s["n_swa"], ComputeShape(3840, 16, 262144),
+                  [Device("Metal", "Metal", 64 << 30)], setup)
+        assert p.n_swa_cells == (log["printed"]["swa_cells"] if keep else 0)
+        return p.devices[0].kv_bytes
+
+    assert printed(cache(False)) == f"{log['printed']['kv_global']:.2f}"
+    assert printed(cache(True)) == f"{log['printed']['kv_swa']:.2f}"
+
+
+# ---- the rules one at a time ---------------------------------------------------------------
+
+def test_layer_split_is_upper_bound_on_cumulative_fractions() -> None:
+    """Two equal GPUs, -ngl 33 of Llama 3 8B: (il - 0) / 33 < 0.5 for il 0..16, so GPU 0 gets
+    17 blocks and GPU 1 15 blocks and the output layer (llama-model.cpp load_tensors)."""
+    where = layer_devices(32, 33, [1.0, 1.0])
+    assert where.count(0) == 17 and where.count(1) == 16 and where[32] == 1
+
+
+def test_cuda_pads_a_partial_row_and_to_128_bytes() -> None:
+    # Q4_0 rows of 576 values: 576 % 512 = 64, so one extra row of 448 values (252 B)
+    assert cuda_alloc("Q4_0", 576, 10 * 324) == -(-(10 * 324 + 448 // 32 * 18) // 128) * 128
+    assert cuda_alloc("Q4_K", 4096, 4096 * 2304) == 4096 * 2304  # whole rows, already 128s
+    assert cuda_alloc("F32", 100, 400) == 512  # not quantized: padding only
+
+
+def test_parallel_splits_the_context_into_padded_streams() -> None:
+    one = fit("llama3.1-8b", FitRequest(gpu=("rtx-4090",), ctx=10000, parallel=3,
+                                        n_gpu_layers=33))
+    # n_ctx 10000 -> 10240; per stream 10240 / 3 = 3413 -> 3584; n_ctx = 3 x 3584
+    assert one.placement.n_ctx == 10752 and one.placement.n_ctx_seq == 3584
+    assert one.placement.devices[0].kv_bytes == 3 * 3584 * 32 * 2048 * 2
+
+
+def test_experts_of_the_first_layers_go_to_the_host() -> None:
+    base = fit("qwen3-30b-a3b", FitRequest(gpu=("rtx-5090",), ctx=4096, n_gpu_layers=49))
+    moved = fit("qwen3-30b-a3b", FitRequest(gpu=("rtx-5090",), ctx=4096, n_gpu_layers=49,
+                                            n_cpu_moe=10))
+    shift = base.placement.devices[0].model_bytes - moved.placement.devices[0].model_bytes
+    host = moved.placement.host.model_bytes - base.placement.host.model_bytes
+    # the same 30 tensors (3 expert tensors x 10 layers), padded to 128 B on the GPU only
+    assert host > 3 * 10**9 and 0 <= shift - host < 30 * 128
+    assert moved.command[-4:-2] == ("--n-cpu-moe", "10")
+
+
+def test_a_tied_head_is_copied_to_the_output_device() -> None:
+    """A tied embedding serves as the output layer: a second copy on its GPU."""
+    full = fit("llama3.2-1b", FitRequest(gpu=("rtx-4090",), ctx=4096, n_gpu_layers=17))
+    host = fit("llama3.2-1b", FitRequest(gpu=("rtx-4090",), ctx=4096, n_gpu_layers=16,
+                                         output_rule="blocks-first"))
+    embedding = full.placement.host.model_bytes
+    assert full.placement.devices[0].model_bytes - host.placement.devices[0].model_bytes > \
+        embedding
+
+
+# ---- auto: brute force ---------------------------------------------------------------------
+
+AUTO = [("llama3-8b", ("rtx-3090",), 8192), ("qwen3-30b-a3b", ("rtx-4090",), 8192),
+        ("llama3.1-70b", ("rtx-4090", "rtx-3090"), 4096),
+        ("mistral-7b", ("apple-m3-max",), 32768)]
+
+
+@pytest.mark.parametrize(("model", "gpus", "ctx"), AUTO, ids=[a[0] for a in AUTO])
+def test_auto_layers_is_the_most_that_fit(model: str, gpus: tuple[str, ...], ctx: int) -> None:
+    got = fit(model, FitRequest(gpu=gpus, ctx=ctx, n_gpu_layers="auto"))
+    n = got.placement.n_layer
+    fitting = [k for k in range(n + 2)
+               if fit(model, FitRequest(gpu=gpus, ctx=ctx, n_gpu_layers=k))
+               .placement.fits_estimate]
+    assert got.placement.on_gpu == max(fitting, default=0)
+
+
+@pytest.mark.parametrize(("model", "gpus"), [("llama3.1-8b", ("rtx-3090",)),
+                                             ("qwen3-8b", ("rtx-4090", "rtx-3090"))])
+def test_auto_ctx_is_the_longest_that_fits(model: str, gpus: tuple[str, ...]) -> None:
+    got = fit(model, FitRequest(gpu=gpus, ctx="auto", n_gpu_layers="auto"))
+    spec = specsheet.load(model).spec
+    every = spec.layers + 1
+    step = 256
+    longest = 0
+    for c in range(step, spec.context + 1, step * 16):  # coarse sweep, then the fine one
+        if fit(model, FitRequest(gpu=gpus, ctx=c, n_gpu_layers=every)).placement.fits_estimate:
+            longest = c
+    for c in range(longest, min(longest + step * 16, spec.context + 1), step):
+        if fit(model, FitRequest(gpu=gpus, ctx=c, n_gpu_layers=every)).placement.fits_estimate:
+            longest = c
+    assert got.placement.n_ctx == longest and got.placement.on_gpu == every
+    assert got.max_ctx == longest
+
+
+def test_max_ctx_at_a_partial_placement() -> None:
+    got = fit("llama3.1-8b", FitRequest(gpu=("rtx-3090",), ctx=4096, n_gpu_layers=20))
+    assert got.max_ctx is not None
+    at = fit("llama3.1-8b", FitRequest(gpu=("rtx-3090",), ctx=got.max_ctx, n_gpu_layers=20))
+    assert at.placement.fits_estimate
+    if got.max_ctx < 131072:
+        over = fit("llama3.1-8b", FitRequest(gpu=("rtx-3090",), ctx=got.max_ctx + 256,
+                                             n_gpu_layers=20))
+        assert not over.placement.fits_estimate
+
+
+# ---- the api and the CLI agree -------------------------------------------------------------
+
+def test_to_dict_is_the_cli_document() -> None:
+    result = runner.invoke(app, ["fit", "qwen3-30b-a3b", "--gpu", "rtx-4090,rtx-3090",
+                                 "--ctx", "16k", "--n-cpu-moe", "8", "-ctk", "q8_0", "-ctv",
+                                 "q8_0", "--json"])
+    assert result.exit_code == 0, result.stderr
+    api = fit("qwen3-30b-a3b", FitRequest(gpu=("rtx-4090", "rtx-3090"), ctx=16384,
+                                          n_cpu_moe=8, cache_type_k="q8_0",
+                                          cache_type_v="q8_0"))
+    assert json.loads(json.dumps(api.to_dict())) == json.loads(result.stdout)
+
+
+def test_ollama_defaults_by_vram() -> None:
+    small = fit("llama3.1-8b", FitRequest(gpu=("l4",), engine="ollama"))
+    big = fit("llama3.1-8b", FitRequest(gpu=("rtx-4090",), engine="ollama"))
+    assert small.placement.n_ctx == 4096 and big.placement.n_ctx == 32768
+    assert big.command[0] == "ollama" and ("num_ctx", "32768") in big.env
+
+
+# ---- check --engine ------------------------------------------------------------------------
+
+def test_check_with_an_engine_exits_1_when_a_limit_is_not_met() -> None:
+    ok = runner.invoke(app, ["check", "llama3.1-8b", "--engine", "llama.cpp", "--gpu",
+                             "rtx-4090", "--min-ctx", "64k", "--min-gpu-layers", "33"])
+    assert ok.exit_code == 0, ok.stderr
+    assert "every limit holds" in ok.stdout
+    over = runner.invoke(app, ["check", "llama3.1-8b", "--engine", "llama.cpp", "--gpu",
+                               "rtx-3090", "--quant", "gguf-f16", "--min-ctx", "128k",
+                               "--min-gpu-layers", "33", "--json"])
+    assert over.exit_code == 1, over.stderr
+    doc = json.loads(over.stdout)
+    assert doc["ok"] is False
+    by = {c["figure"]: c for c in doc["checks"]}
+    # 128k of f16 KV is 16 GiB, F16 weights 16 GB: not all on a 24 GB card
+    assert by["layers.on_gpu"]["value"] < 33 and not by["layers.on_gpu"]["ok"]
+    assert by["max_ctx"]["option"] == "--min-ctx"
+    api = specsheet.api.fit.check_fit("llama3.1-8b", FitRequest(gpu=("rtx-3090",),
+                                                                quant="gguf-f16"),
+                                      min_ctx=131072, min_gpu_layers=33)
+    assert json.loads(json.dumps(api.to_dict())) == doc
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--min-ctx", "8k"], "options --min-ctx and --min-gpu-layers need --engine"),
+    (["--engine", "llama.cpp", "--min-ctx", "8k", "--max-weights", "1GB"],
+     "with --engine, check takes --gpu, --quant, --min-ctx and --min-gpu-layers"),
+    (["--engine", "llama.cpp", "--gpu", "rtx-4090"], "option --min-ctx: a local check needs"),
+    (["--engine", "llama.cpp", "--min-gpu-layers", "0"],
+     "option --min-gpu-layers: expected a number above 0"),
+])
+def test_check_with_an_engine_bad_input(argv: list[str], message: str) -> None:
+    result = runner.invoke(app, ["check", "llama3-8b", *argv])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert message in result.stderr
+
+
+def test_override_tensor_patterns_match_in_order() -> None:
+    """-ot 'blk\\.[0-9]\\.ffn_.*_exps=CPU' is --n-cpu-moe 10 (layers 0..9); a pattern wins
+    over --n-cpu-moe (llama.cpp applies the overrides in order, -ot first here)."""
+    ten = fit("qwen3-30b-a3b", FitRequest(gpu=("rtx-4090",), ctx=8192, n_gpu_layers=49,
+                                          override_tensor=(r"blk\.[0-9]\.ffn_.*_exps=CPU",)))
+    first = fit("qwen3-30b-a3b", FitRequest(gpu=("rtx-4090",), ctx=8192, n_gpu_layers=49,
+                                            n_cpu_moe=20))
+    base = fit("qwen3-30b-a3b", FitRequest(gpu=("rtx-4090",), ctx=8192, n_gpu_layers=49,
+                                           n_cpu_moe=10))
+    moved = base.placement.devices[0].model_bytes - first.placement.devices[0].model_bytes
+    assert base.placement.devices[0].model_bytes == ten.placement.devices[0].model_bytes
+    assert base.placement.host.model_bytes == ten.placement.host.model_bytes
+    assert moved > 0
+    kept = fit("qwen3-30b-a3b", FitRequest(gpu=("rtx-4090",), ctx=8192, n_gpu_layers=49,
+                                           n_cpu_moe=20,
+                                           override_tensor=(r"ffn_.*_exps=CUDA0",)))
+    assert kept.placement.host.model_bytes < first.placement.host.model_bytes
+    assert ten.command[-4:-2] == ("-ot", r"blk\.[0-9]\.ffn_.*_exps=CPU")
+
+
+def test_wired_limit_sets_the_metal_working_set() -> None:
+    default = fit("llama3-8b", FitRequest(gpu=("apple-m3-max",), ctx=8192))
+    wired = fit("llama3-8b", FitRequest(gpu=("apple-m3-max",), ctx=8192, wired_limit_mb=26000))
+    assert default.placement.devices[0].memory_bytes == 128 * 2**30 * 3 // 4
+    assert wired.placement.devices[0].memory_bytes == 26000 * 2**20
+
+
+def test_ollama_num_ctx_is_per_sequence() -> None:
+    """Ollama runs llama-server -c num_ctx x parallel -np parallel (llm/llama_server.go)."""
+    got = fit("llama3.1-8b", FitRequest(gpu=("rtx-4090",), ctx=8192, parallel=4,
+                                        engine="ollama"))
+    assert got.placement.n_ctx == 32768 and got.placement.n_ctx_seq == 8192
+    assert dict(got.env)["num_ctx"] == "8192"
+    assert dict(got.env)["OLLAMA_NUM_PARALLEL"] == "4"
+
+
+# ---- MLX -----------------------------------------------------------------------------------
+
+def test_mlx_4bit_bytes_derived_by_hand() -> None:
+    """Affine 4-bit, group 64, bf16 scales and biases: 0.5 + 4/64 = 0.5625 bytes a weight of
+    every Linear and Embedding (the untied head too); the 65 norms of 4,096 stay bf16."""
+    got = fit("llama3-8b", FitRequest(engine="mlx", gpu=("apple-m3-max",), ctx=8192))
+    norms = 65 * 4096
+    assert got.placement.devices[0].model_bytes == (8_030_261_248 - norms) * 9 // 16 + 2 * norms
+    assert got.placement.devices[0].model_bytes == 4_517_404_672
+    # bf16 K and V of 8 heads x 128, 32 layers, in steps of 256 tokens
+    assert got.placement.devices[0].kv_bytes == 8192 * 32 * 2 * 1024 * 2
+    odd = fit("llama3-8b", FitRequest(engine="mlx", gpu=("apple-m3-max",), ctx=8000))
+    assert odd.placement.devices[0].kv_bytes == 8192 * 32 * 2 * 1024 * 2
+    eight = fit("llama3-8b", FitRequest(engine="mlx", gpu=("apple-m3-max",), ctx=8192,
+                                        quant="mlx-8bit"))
+    assert eight.placement.devices[0].model_bytes == (8_030_261_248 - norms) * 17 // 16 \
+        + 2 * norms
+    assert got.command == ("mlx_lm.generate", "--model", "llama3-8b", "--max-kv-size", "8192")
+
+
+def test_mlx_tied_embedding_is_stored_once() -> None:
+    got = fit("llama3.2-1b", FitRequest(engine="mlx", gpu=("apple-m3-max",), ctx=4096))
+    spec = specsheet.load("llama3.2-1b").spec
+    norms = (2 * spec.layers + 1) * spec.d_model
+    params = specsheet.report(specsheet.load("llama3.2-1b")).params.total  # the head once
+    assert got.placement.devices[0].model_bytes == (params - norms) * 9 // 16 + 2 * norms
+
+
+def test_mlx_ctx_auto_is_the_longest_that_fits() -> None:
+    got = fit("llama3.1-70b", FitRequest(engine="mlx", gpu=("apple-m3-max",), ctx="auto"))
+    longest = got.placement.n_ctx
+    assert got.placement.fits
+    over = fit("llama3.1-70b", FitRequest(engine="mlx", gpu=("apple-m3-max",),
+                                          ctx=longest + 256))
+    assert longest == 131072 or not over.placement.fits
+
+
+def test_a_16_gb_mac_has_the_logged_working_set() -> None:
+    """recommendedMaxWorkingSetSize on a 16 GB M1 Pro / M2 Pro: 11453.25 MB (current ggml
+    prints / 1e6; L16) = 10922.67 MiB (L9's allocation line: '( 7605.41 / 10922.67)')."""
+    got = fit("llama3-8b", FitRequest(gpu=("apple-m2-pro-16gb",), ctx=8192, quant="gguf-q8_0"))
+    memory = got.placement.devices[0].memory_bytes
+    assert f"{memory / 1e6:.2f}" == "11453.25" and printed(memory) == "10922.67"
+    assert got.placement.fits  # 7605.34 + 1024 MiB of KV within 10922.67
+
+
+def test_decode_estimate_reads_each_device_at_its_bandwidth() -> None:
+    got = fit("llama3-8b", FitRequest(gpu=("rtx-4090",), ctx=8192))
+    gpu = got.placement.devices[0]
+    # the host holds only the token embedding, of which a token reads one row
+    assert got.decode_step_s == (gpu.model_bytes + gpu.kv_bytes) / 1_008_000_000_000
+    doc = got.to_dict()["estimates"]
+    assert doc["decode_tokens_per_s"] == 1 / got.decode_step_s
+    host = fit("qwen3-30b-a3b", FitRequest(gpu=("rtx-4090",), ctx=8192, n_cpu_moe=48))
+    assert host.decode_step_s is None  # experts on the host, its bandwidth not given
+    given = fit("qwen3-30b-a3b", FitRequest(gpu=("rtx-4090",), ctx=8192, n_cpu_moe=48,
+                                            host_bandwidth=90 * 10**9))
+    h = given.placement.host
+    read = h.model_bytes - h.embedding_bytes - h.expert_bytes * (1 - 8 / 128) + h.kv_bytes
+    d = given.placement.devices[0]
+    assert given.decode_step_s == pytest.approx(
+        (d.model_bytes + d.kv_bytes) / 1_008_000_000_000 + read / (90 * 10**9))
+
+
+def test_gemma3_windowed_layers_keep_window_plus_ubatch_cells() -> None:
+    """Gemma 3 27B: 52 of 62 layers windowed (1,024 tokens), 16 KV heads of 128: at 32k the
+    10 global layers keep 32,768 cells, the others PAD(1024 + 512, 256) = 1,536."""
+    got = fit("gemma3-27b", FitRequest(gpu=("rtx-5090",), ctx=32768))
+    per_cell = 16 * 128 * 2 * 2  # K and V, f16
+    assert got.placement.n_swa_cells == 1536
+    assert got.placement.devices[0].kv_bytes == (10 * 32768 + 52 * 1536) * per_cell
+    two = fit("gemma2-9b", FitRequest(gpu=("rtx-5090",), ctx=32768, n_ubatch=1024))
+    assert two.placement.n_swa_cells == 4096 + 1024  # window 4,096 + ub 1,024, already 256s
