@@ -19,8 +19,8 @@ if TYPE_CHECKING:
     from specsheet.api.check import check
     from specsheet.api.compare import compare
     from specsheet.api.count import Report, load, presets, report
-    from specsheet.api.inspect import Inspection, inspect
     from specsheet.api.fit import FitRequest, fit
+    from specsheet.api.inspect import Inspection, inspect
     from specsheet.api.serve import serve
     from specsheet.api.sweep import sweep
     from specsheet.api.train import train
