@@ -56,6 +56,14 @@ def explore(
         "--output", "-o", help="The file ctrl+s saves the design to [default: NAME.yaml].",
         show_default=False)] = None,
     timeout: TimeoutOpt = DEFAULT_TIMEOUT,
+    compare: Annotated[str | None, typer.Option(
+        "--compare", help="A preset to show beside the design, part by part (ctrl+b: "
+                          "llama3-70b) [default: none].",
+        show_default=False, autocompletion=complete_preset)] = None,
+    gpu: Annotated[str | None, typer.Option(
+        "--gpu", help="Serve the design on this GPU (a catalog name): weights and KV per GPU "
+                      "and the requests at once [default: none].", show_default=False)] = None,
+    gpus: Annotated[int, typer.Option("--gpus", min=1, help="GPUs to serve on.")] = 1,
     layers: LayersOpt = None,
     d_model: DModelOpt = None,
     heads: HeadsOpt = None,
@@ -74,8 +82,9 @@ def explore(
 ) -> None:
     """Design a model in the terminal and watch its figures follow every keystroke.
 
-    Needs the explore extra (pip install 'specsheet[explore]'). Keys: ctrl+s saves the design
-    as a preset YAML file, ctrl+r goes back to the start, ctrl+q quits.
+    Needs the explore extra (pip install 'specsheet[explore]'). Keys: left/right step a number
+    (shift: ten steps), ctrl+b compares with llama3-70b, ctrl+s saves the design as a preset
+    YAML file, ctrl+r goes back to the start, ctrl+q quits.
     Example: 'specsheet explore llama3-8b --tokens 8192'.
     """
     import importlib.util
@@ -88,6 +97,10 @@ def explore(
         ref = START  # without the five numbers, options edit the lessons' example
     (start,) = reports([ref], given, tokens, dtype, kv_dtype,
                        "lower --tokens or raise the context with --context", timeout=timeout)
+    if compare is not None:
+        load_preset(compare)
+    if gpu is not None:
+        load_gpu_named(gpu)
     if not (_is_terminal(0) and _is_terminal(1)):
         raise SpecError("explore is interactive: run it in a terminal ('specsheet count' "
                         "writes the figures to a pipe or a file)")
@@ -97,7 +110,23 @@ def explore(
         if (e.name or "specsheet").startswith("specsheet"):
             raise
         raise SpecError(f"{MISSING} (No module named {e.name!r})") from None
-    ExploreApp(start.model, tokens, dtype, kv_dtype, output).run()
+    ExploreApp(start.model, tokens, dtype, kv_dtype, output, compare, gpu, gpus).run()
+
+
+def load_preset(name: str) -> None:
+    """Refuse a compared model that is not a preset before the app starts."""
+    from specsheet.api.count import presets
+
+    if name not in presets():
+        raise SpecError(f"unknown preset {name!r}; 'specsheet presets' lists them",
+                        field="compare", value=name)
+
+
+def load_gpu_named(name: str) -> None:
+    """Refuse an unknown GPU before the app starts."""
+    from specsheet.api.hardware import load_gpu
+
+    load_gpu(name)
 
 
 def _is_terminal(fd: int) -> bool:
