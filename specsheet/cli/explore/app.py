@@ -95,8 +95,11 @@ class ExploreApp(App[None]):
     """``specsheet explore``: design a model and watch its figures."""
 
     TITLE = "specsheet explore"
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]  # a narrow terminal: a narrow form
     CSS = """
     #form { width: 34; border-right: solid $primary; padding: 0 1; }
+    .-narrow #form { width: 30; }
+    .-narrow #fields, .-narrow #request { grid-columns: 14 1fr; }
     Input:focus, Select:focus > SelectCurrent, Checkbox:focus {
         background: $accent; color: $text; text-style: bold; }
     .focused-label { text-style: bold reverse; }
@@ -373,10 +376,9 @@ class ExploreApp(App[None]):
             label.remove_class("focused-label")
             label.update(str(label.content).removeprefix("> "))
         name = event.widget.id or ""
-        for label in self.query(f"#label-{name}"):
-            if isinstance(label, Label):
-                label.add_class("focused-label")
-                label.update("> " + str(label.content))
+        for marked in self.query(f"#label-{name}").results(Label):
+            marked.add_class("focused-label")
+            marked.update("> " + str(marked.content))
 
     # ---- keys --------------------------------------------------------------------------------
 

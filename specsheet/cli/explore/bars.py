@@ -92,7 +92,7 @@ def breakdown(report: api.Report, width: int) -> list[list[tuple[str, str]]]:
     bar = max(MIN_BAR, width)
     lines: list[list[tuple[str, str]]] = [
         [(report.model.name, "bold")],
-        [(f"total {exact(total)} parameters", "bold")],
+        [(f"total {exact(total)}" + (" parameters" if width >= 28 else ""), "bold")],
         bar_line(values, bar),
     ]
     by_name = {part.name: part for part in PARTS}
@@ -107,7 +107,8 @@ def breakdown(report: api.Report, width: int) -> list[list[tuple[str, str]]]:
         lines.append([(part.fill, part.style), (label + count, "")])
     if not report.params.output_head:
         lines.append([("  output head: tied, 0", "dim")])
-    lines.append([("  a part with parameters gets a cell", "dim")])
+    if width >= 36:
+        lines.append([("  a part with parameters gets a cell", "dim")])
     return lines
 
 
@@ -131,9 +132,11 @@ def comparison(left: api.Report, right: api.Report,
     a, b = parts(left), parts(right)
     ta, tb = sum(a.values()), sum(b.values())
     for key, report, values in (("A", left, a), ("B", right, b)):
-        lines.append([(f"{key} {report.model.name}: {exact(sum(values.values()))}", "bold")])
+        lines.append([(f"{key} {report.model.name}", "bold")])
+        lines.append([(f"  {exact(sum(values.values()))}", "bold")])
         lines.append(bar_line(values, bar))
-    lines.append([(f"  {'part':<15}{'A':>7} {'B':>7} {'B/A':>6}", "bold")])
+    if width >= 38:
+        lines.append([(f"  {'part':<15}{'A':>7} {'B':>7} {'B/A':>6}", "bold")])
     rows = [(name, a[name], b[name]) for name in a if a[name] or b[name]]
     rows.append(("embeddings+head", a["embeddings"] + a["output head"],
                  b["embeddings"] + b["output head"]))
@@ -141,9 +144,15 @@ def comparison(left: api.Report, right: api.Report,
     by_name = {part.name: part for part in PARTS}
     for name, va, vb in rows:
         mark = by_name[name].fill if name in by_name else " "
-        text = f" {name:<15}{share(va, ta):>7} {share(vb, tb):>7} {ratio(vb, va):>6}"
-        lines.append([(mark, by_name[name].style if name in by_name else ""), (text, "")])
-    lines.append([("  shares of each total; B/A: parameters", "dim")])
+        style = by_name[name].style if name in by_name else ""
+        if width >= 38:
+            text = f" {name:<15}{share(va, ta):>7} {share(vb, tb):>7} {ratio(vb, va):>6}"
+            lines.append([(mark, style), (text, "")])
+        else:  # a narrow pane: the figures under the name
+            lines.append([(mark, style), (f" {name}", "")])
+            lines.append([(f"  A {share(va, ta)}  B {share(vb, tb)}  {ratio(vb, va)}", "")])
+    lines.append([("  shares of each total;", "dim")])
+    lines.append([("  B/A: parameters", "dim")])
     return lines
 
 
@@ -154,15 +163,17 @@ def serving(served: Serving, gpu: str, gpus: int, tokens: int) -> list[list[tupl
     s = plan.binding
     used = s.weights_bytes + s.kv_pool_bytes
     lines: list[list[tuple[str, str]]] = [
-        [(f"served on {gpus} x {gpu} (T = {exact(tokens)})", "bold")],
-        [(f"  weights per GPU  {human_bytes(s.weights_bytes):>9}", "")],
-        [(f"  KV pool per GPU  {human_bytes(s.kv_pool_bytes):>9}", "")],
-        [(f"  of the GPU's     {human_bytes(s.capacity_bytes):>9}"
-          f" ({share(used, s.capacity_bytes)} used)", "")],
-        [(f"  KV per request   {human_bytes(s.kv_bytes_per_request):>9}", "")],
+        [(f"served on {gpus} x {gpu}", "bold")],
+        [(f"  requests of T = {exact(tokens)}", "")],
+        [(f"  weights/GPU {human_bytes(s.weights_bytes):>9}", "")],
+        [(f"  KV pool/GPU {human_bytes(s.kv_pool_bytes):>9}", "")],
+        [(f"  GPU memory  {human_bytes(s.capacity_bytes):>9}", "")],
+        [(f"  in use      {share(used, s.capacity_bytes):>9}", "")],
+        [(f"  KV/request  {human_bytes(s.kv_bytes_per_request):>9}", "")],
     ]
     if not s.weights_fit:
-        lines.append([("  the weights do not fit: add GPUs or quantize", "bold red")])
+        lines.append([("  the weights do not fit:", "bold red")])
+        lines.append([("  add GPUs or quantize", "bold red")])
     else:
-        lines.append([(f"  requests at once {exact(plan.max_concurrency):>9}", "bold")])
+        lines.append([(f"  at once     {exact(plan.max_concurrency):>9}", "bold")])
     return lines
