@@ -97,10 +97,13 @@ def explore(
         ref = START  # without the five numbers, options edit the lessons' example
     (start,) = reports([ref], given, tokens, dtype, kv_dtype,
                        "lower --tokens or raise the context with --context", timeout=timeout)
-    if compare is not None:
-        load_preset(compare)
-    if gpu is not None:
-        load_gpu_named(gpu)
+    from specsheet.cli.errors import as_options
+
+    with as_options():
+        if compare is not None:
+            load_preset(compare)
+        if gpu is not None:
+            load_gpu_named(gpu)
     if not (_is_terminal(0) and _is_terminal(1)):
         raise SpecError("explore is interactive: run it in a terminal ('specsheet count' "
                         "writes the figures to a pipe or a file)")
@@ -115,11 +118,15 @@ def explore(
 
 def load_preset(name: str) -> None:
     """Refuse a compared model that is not a preset before the app starts."""
-    from specsheet.api.count import presets
+    from specsheet.api.count import load, presets
 
     if name not in presets():
-        raise SpecError(f"unknown preset {name!r}; 'specsheet presets' lists them",
-                        field="compare", value=name)
+        try:
+            load(name)
+        except SpecError as e:
+            raise SpecError(str(e), field="compare", value=name) from None
+        raise SpecError(f"{name!r} is not a preset; the explorer compares with a preset "
+                        "('specsheet presets' lists them)", field="compare", value=name)
 
 
 def load_gpu_named(name: str) -> None:
