@@ -14,6 +14,7 @@ from typing import NamedTuple
 from specsheet.api import count as api
 from specsheet.api.serve import Serving
 from specsheet.units import exact, human_bytes, human_count, percent
+from specsheet.views.table import cells
 
 
 class Part(NamedTuple):
@@ -39,37 +40,6 @@ def parts(report: api.Report) -> dict[str, int]:
     """The report's parameters by the bar's parts, in the bar's order."""
     components = report.params.components()
     return {part.name: sum(components[c] for c in part.components) for part in PARTS}
-
-
-def cells(values: dict[str, int], width: int) -> dict[str, int]:
-    """Cells of a ``width``-cell bar for each value: every non-zero value gets at least one, the
-    rest go by the largest remainder of its exact share, so the cells always add up to
-    ``width`` (or to the number of non-zero parts, when that is more)."""
-    whole = sum(values.values())
-    nonzero = [name for name, v in values.items() if v]
-    out = dict.fromkeys(values, 0)
-    if not whole:
-        return out
-    for name in nonzero:
-        out[name] = 1
-    spare = width - len(nonzero)
-    if spare <= 0:
-        return out
-    # the cells past the first, shared in proportion to what each value asks beyond its cell
-    asks = {name: max(Fraction(0), Fraction(values[name] * width, whole) - 1) for name in nonzero}
-    asked = sum(asks.values())
-    if not asked:
-        return out
-    shares = {name: asks[name] * spare / asked for name in nonzero}
-    for name in nonzero:
-        out[name] += int(shares[name])
-    left = width - sum(out.values())
-    for name in sorted(nonzero, key=lambda n: (-(shares[n] - int(shares[n])), nonzero.index(n))):
-        if left <= 0:
-            break
-        out[name] += 1
-        left -= 1
-    return out
 
 
 def share(value: int, whole: int) -> str:
