@@ -361,3 +361,25 @@ def test_the_serving_view_follows_the_design() -> None:
         assert f"at once     {fewer.max_concurrency:>9,}" in shown(app, "serving")
 
     pilot(app, steps)
+
+
+def test_web_without_its_extra_one_line_with_the_install_command_and_exit_2() -> None:
+    result = run_specsheet("explore", "gpt2-small", "--web", "--port", "8799",
+                           prelude="import sys\nsys.modules['textual_serve'] = None")
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == ("specsheet: error: explore --web needs textual-serve, an optional "
+                             "extra: pip install 'specsheet[web]'\n")
+
+
+def test_each_tab_runs_explore_without_web_and_port() -> None:
+    from specsheet.cli.explore.web import app_command, local_template
+
+    command = app_command(["explore", "llama3-8b", "--web", "--port", "9000", "--tokens", "8"])
+    assert command.endswith("-m specsheet explore llama3-8b --tokens 8")
+    assert app_command(["explore", "--port=9000", "--web"]).endswith("-m specsheet explore")
+    import textual_serve
+
+    with __import__("tempfile").TemporaryDirectory() as folder:
+        page = (local_template(Path(textual_serve.__file__).parent / "templates", Path(folder))
+                / "app_index.html").read_text(encoding="utf-8")
+    assert "googleapis" not in page and "{{ config.static.url }}js/textual.js" in page

@@ -64,6 +64,11 @@ def explore(
         "--gpu", help="Serve the design on this GPU (a catalog name): weights and KV per GPU "
                       "and the requests at once [default: none].", show_default=False)] = None,
     gpus: Annotated[int, typer.Option("--gpus", min=1, help="GPUs to serve on.")] = 1,
+    web: Annotated[bool, typer.Option(
+        "--web", help="Serve the explorer to a browser on 127.0.0.1 instead (the web extra: "
+                      "pip install 'specsheet[web]').")] = False,
+    port: Annotated[int, typer.Option("--port", min=1, max=65535,
+                                      help="The port --web serves on.")] = 8770,
     layers: LayersOpt = None,
     d_model: DModelOpt = None,
     heads: HeadsOpt = None,
@@ -104,7 +109,15 @@ def explore(
             load_preset(compare)
         if gpu is not None:
             load_gpu_named(gpu)
-    if not (_is_terminal(0) and _is_terminal(1)):
+    if web:
+        import sys
+
+        from specsheet.cli.explore.web import serve
+
+        serve(sys.argv[sys.argv.index("explore"):] if "explore" in sys.argv else ["explore"],
+              port)
+        return
+    if not (_is_terminal(0) and _is_terminal(1)) and not _in_browser():
         raise SpecError("explore is interactive: run it in a terminal ('specsheet count' "
                         "writes the figures to a pipe or a file)")
     try:
@@ -134,6 +147,15 @@ def load_gpu_named(name: str) -> None:
     from specsheet.api.hardware import load_gpu
 
     load_gpu(name)
+
+
+def _in_browser() -> bool:
+    """Run by ``explore --web`` for a browser tab: Textual's web driver is the terminal."""
+    import os
+
+    from specsheet.cli.explore.web import WEB_DRIVER
+
+    return os.environ.get("TEXTUAL_DRIVER") == WEB_DRIVER
 
 
 def _is_terminal(fd: int) -> bool:
