@@ -38,9 +38,11 @@ GPT2 = specsheet.load("gpt2-small")
 
 
 def pilot(app: ExploreApp, steps: Callable[[Any], Awaitable[None]]) -> None:
-    """Run ``app`` headless and take ``steps`` with its pilot."""
+    """Run ``app`` headless and take ``steps`` with its pilot, once the whole form is mounted
+    (the details and the request follow the first screen)."""
     async def run() -> None:
         async with app.run_test(size=(120, 32)) as p:
+            await p.pause()
             await steps(p)
 
     asyncio.run(run())

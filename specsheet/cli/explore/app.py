@@ -11,10 +11,11 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Horizontal, VerticalScroll
 from textual.events import DescendantFocus
+from textual.lazy import Lazy
 from textual.widgets import Checkbox, Footer, Header, Input, Label, Select, Static
 
 from specsheet.api import count as api
-from specsheet.api.spec import DEFAULT_DTYPE, Model
+from specsheet.api.spec import DEFAULT_DTYPE, REQUIRED_FIELDS, Model
 from specsheet.cli.explore import bars
 from specsheet.cli.explore.design import (
     CHOICE_FIELDS,
@@ -82,6 +83,17 @@ def _choice(name: str, choices: tuple[str, ...], value: str, help: str) -> Selec
                   compact=True, tooltip=help)
 
 
+class Later(Lazy):
+    """Part of the form mounted once the first screen is drawn (Textual's Lazy): the first
+    screen waits for the five numbers and the figures alone. Mounted, it shows the design as
+    it is by then."""
+
+    def on_mount(self) -> None:
+        app = self.app
+        if isinstance(app, ExploreApp):
+            self.call_after_refresh(app._fill_later)
+
+
 class Figures(VerticalScroll):
     """The right-hand pane: count's tables, drawn again at the pane's width when it changes."""
 
@@ -99,11 +111,13 @@ class ExploreApp(App[None]):
     CSS = """
     #form { width: 34; border-right: solid $primary; padding: 0 1; }
     .-narrow #form { width: 30; }
-    .-narrow #fields, .-narrow #request { grid-columns: 14 1fr; }
+    .-narrow #fields, .-narrow #details, .-narrow #request { grid-columns: 14 1fr; }
     Input:focus, Select:focus > SelectCurrent, Checkbox:focus {
         background: $accent; color: $text; text-style: bold; }
     .focused-label { text-style: bold reverse; }
-    #fields, #request { grid-size: 2; grid-columns: 16 1fr; grid-rows: 1; height: auto; }
+    #fields, #details, #request {
+        grid-size: 2; grid-columns: 16 1fr; grid-rows: 1; height: auto; }
+    Lazy { height: auto; }
     .wide { column-span: 2; }
     .heading { text-style: bold; }
     #extra { height: auto; }
@@ -159,7 +173,12 @@ class ExploreApp(App[None]):
                     yield Label("save to")
                     yield Input(self.output, id="output", compact=True)
                     yield Label("The five numbers, then the details", classes="wide heading")
-                    for name in NUMBER_FIELDS:  # given values as text, derived: placeholders
+                    for name in NUMBER_FIELDS[:len(REQUIRED_FIELDS)]:  # given: text, derived:
+                        yield Label(LABELS[name], id=f"label-{name}")  # placeholders
+                        yield _number(name, str(given[name]) if name in given else "",
+                                      str(getattr(spec, name)), DOCS[name].help)
+                with Later(Grid(id="details")):  # mounted after the first screen
+                    for name in NUMBER_FIELDS[len(REQUIRED_FIELDS):]:
                         yield Label(LABELS[name], id=f"label-{name}")
                         yield _number(name, str(given[name]) if name in given else "",
                                       str(getattr(spec, name)), DOCS[name].help)
@@ -172,7 +191,7 @@ class ExploreApp(App[None]):
                                        getattr(spec, name), id=name, compact=True,
                                        tooltip=DOCS[name].help, classes="wide")
                 yield Static("", id="extra", markup=False)
-                with Grid(id="request"):
+                with Later(Grid(id="request")):
                     yield Label("A request", classes="wide heading")
                     yield Label("tokens T", id="label-tokens")
                     yield _number("tokens", "" if self.tokens is None else str(self.tokens),
@@ -213,16 +232,34 @@ class ExploreApp(App[None]):
         spec, given = self.model.spec, self.design.fields
         with self.prevent(Input.Changed, Select.Changed, Checkbox.Changed):
             for name in NUMBER_FIELDS:
-                field = self.query_one(f"#{name}", Input)
-                field.value = str(given[name]) if name in given else ""
-                field.placeholder = str(getattr(spec, name))
+                for field in self.query(f"#{name}").results(Input):
+                    field.value = str(given[name]) if name in given else ""
+                    field.placeholder = str(getattr(spec, name))
             for name in CHOICE_FIELDS:
-                self.query_one(f"#{name}", Select).value = getattr(spec, name)
+                for select in self.query(f"#{name}").results(Select):
+                    select.value = getattr(spec, name)
             for name in SWITCH_FIELDS:
-                box = self.query_one(f"#{name}", Checkbox)
-                box.value = getattr(spec, name)
-                box.label = switch_label(name, box.value)
+                for box in self.query(f"#{name}").results(Checkbox):
+                    box.value = getattr(spec, name)
+                    box.label = switch_label(name, box.value)
             self.query_one("#name", Input).value = self.design.name
+        self._refresh_derived()
+
+    def _fill_later(self) -> None:
+        """The fields mounted after the first screen, as the design is by then (the five
+        numbers, being typed into, are left alone)."""
+        spec, given = self.model.spec, self.design.fields
+        with self.prevent(Input.Changed, Select.Changed, Checkbox.Changed):
+            for name in NUMBER_FIELDS[len(REQUIRED_FIELDS):]:
+                for field in self.query(f"#{name}").results(Input):
+                    field.value = str(given[name]) if name in given else ""
+            for name in CHOICE_FIELDS:
+                for select in self.query(f"#{name}").results(Select):
+                    select.value = getattr(spec, name)
+            for name in SWITCH_FIELDS:
+                for box in self.query(f"#{name}").results(Checkbox):
+                    box.value = getattr(spec, name)
+                    box.label = switch_label(name, box.value)
         self._refresh_derived()
 
     def _refresh_derived(self) -> None:
@@ -230,7 +267,8 @@ class ExploreApp(App[None]):
         name and file, the fields the form has no input for."""
         spec = self.model.spec
         for name in NUMBER_FIELDS:
-            self.query_one(f"#{name}", Input).placeholder = str(getattr(spec, name))
+            for field in self.query(f"#{name}").results(Input):  # the details: once mounted
+                field.placeholder = str(getattr(spec, name))
         self.query_one("#name", Input).placeholder = self.design.auto_name
         self.query_one("#output", Input).placeholder = f"{self.model.name}.yaml"
         extra = self.design.extra_fields()
@@ -390,7 +428,8 @@ class ExploreApp(App[None]):
 
     def action_compare(self) -> None:
         """Compare the design with the lessons' other model, or stop comparing."""
-        self.query_one("#compare", Select).value = Select.NULL if self.compare else COMPARE
+        for select in self.query("#compare").results(Select):
+            select.value = Select.NULL if self.compare else COMPARE
 
     def action_reset(self) -> None:
         """Back to where the design started."""
