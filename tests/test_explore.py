@@ -38,9 +38,11 @@ GPT2 = specsheet.load("gpt2-small")
 
 
 def pilot(app: ExploreApp, steps: Callable[[Any], Awaitable[None]]) -> None:
-    """Run ``app`` headless and take ``steps`` with its pilot."""
+    """Run ``app`` headless and take ``steps`` with its pilot, once the whole form is mounted
+    (the details and the request follow the first screen)."""
     async def run() -> None:
         async with app.run_test(size=(120, 32)) as p:
+            await p.pause()
             await steps(p)
 
     asyncio.run(run())
@@ -209,3 +211,177 @@ def test_bad_options_fail_before_the_app_starts(args: list[str], message: str) -
     assert result.exit_code == 2
     assert result.stdout == ""
     assert message in result.stderr
+
+
+# ---- sliders, the breakdown bar, compare and serving ----------------------------------------
+
+def test_left_and_right_step_a_field_and_shift_steps_ten_times() -> None:
+    from specsheet.cli.explore.design import STEPS, stepped
+
+    assert stepped("layers", "12", 1) == "13"
+    assert stepped("layers", "12", -10) == "2"
+    assert stepped("layers", "3", -10) == "1"  # never below 1
+    assert stepped("experts", "1", -1) == "0"  # a field that may be off goes to 0
+    assert stepped("d_model", "768", 1) == str(768 + STEPS["d_model"])
+    assert stepped("tokens", "8", 10) == "88"
+    assert stepped("vocab", "50,257", 1) == "50321"
+    assert stepped("layers", "x", 1) == "2"  # not a number: from the lowest
+
+
+def test_focus_starts_on_layers_and_the_arrows_step_it() -> None:
+    app = ExploreApp(specsheet.load("gpt2-small"))
+
+    async def steps(p: Any) -> None:
+        await p.pause()
+        assert app.focused is app.query_one("#layers")
+        assert str(app.query_one("#label-layers").render()) == "> layers L"
+        await p.press("right", "right")
+        await p.pause()
+        assert app.report.params.total == GPT2_SMALL + 2 * 7_087_872
+        await p.press("shift+left")
+        await p.pause()
+        assert app.query_one("#layers").value == "4"
+        assert app.report.params.total == GPT2_SMALL - 8 * 7_087_872
+        await p.press("tab")  # the mark follows the focus
+        await p.pause()
+        assert str(app.query_one("#label-d_model").render()) == "> d_model d"
+        assert str(app.query_one("#label-layers").render()) == "layers L"
+        await p.press("shift+right")
+        await p.pause()
+        assert app.query_one("#d_model").value == str(768 + 640)
+
+    pilot(app, steps)
+
+
+def test_a_switch_says_on_or_off_in_words() -> None:
+    app = ExploreApp(specsheet.load("gpt2-small"))
+
+    async def steps(p: Any) -> None:
+        box = app.query_one("#tied_embeddings")
+        assert str(box.label) == "tied output head: on"
+        box.focus()
+        await p.press("space")
+        await p.pause()
+        assert str(box.label) == "tied output head: off"
+        assert app.report.params.output_head == 50_257 * 768  # the head is a matrix again
+        assert "░ output head" in shown(app, "breakdown")
+
+    pilot(app, steps)
+
+
+@pytest.mark.parametrize("width", [60, 80, 110, 160])
+def test_the_breakdown_bar_at_every_width_down_to_60_columns(width: int) -> None:
+    app = ExploreApp(specsheet.load("gpt2-small"))
+
+    async def run() -> None:
+        async with app.run_test(size=(width, 40)) as p:
+            await p.pause()
+            text = shown(app, "breakdown").splitlines()
+            bar = text[2]
+            assert text[1].startswith("total 124,439,808")
+            assert set(bar) <= {"█", "▓", "▒", "┃"} and len(bar) >= 10
+            assert all(bar.count(c) >= 1 for c in "█▓▒┃")  # norms: 38,400 still get a cell
+            assert [line.split()[1:3] for line in text[3:7]] == [
+                ["embeddings", "31.6%"], ["attention", "22.8%"], ["MLP", "45.5%"],
+                ["norms", "<0.1%"]]
+            assert max(len(line) for line in text) <= app.query_one(
+                "#figures").scrollable_content_region.width
+
+    asyncio.run(run())
+
+
+def test_the_bar_gives_every_part_with_parameters_a_cell_and_fills_its_width() -> None:
+    from specsheet.cli.explore.bars import cells
+
+    values = {"a": 10**12, "b": 1, "c": 0, "d": 3 * 10**11}
+    for width in range(3, 200):
+        got = cells(values, width)
+        assert sum(got.values()) == width
+        assert got["b"] >= 1 and got["c"] == 0
+    assert cells(values, 40) == {"a": 30, "b": 1, "c": 0, "d": 9}  # 39 cells, 30.0 and 9.0
+
+
+def test_compare_gpt2_small_with_llama3_70b_embedding_shares() -> None:
+    """The lesson: 31.6% of GPT-2 small is its embeddings (token 50,257 x 768 and position
+    1,024 x 768; the head is tied); about 3% of Llama 3 70B, counting its untied output head,
+    a second 128,256 x 8,192 table (each alone is 1.5%)."""
+    gpt2 = (50_257 * 768 + 1_024 * 768) / GPT2_SMALL
+    llama_total = specsheet.report(specsheet.load("llama3-70b")).params.total
+    llama = 2 * 128_256 * 8_192 / llama_total
+    assert (f"{100 * gpt2:.1f}%", f"{100 * llama:.1f}%") == ("31.6%", "3.0%")
+    app = ExploreApp(specsheet.load("gpt2-small"))
+
+    async def steps(p: Any) -> None:
+        assert not app.query_one("#compare-view").display
+        await p.press("ctrl+b")
+        await p.pause()
+        lines = shown(app, "compare-view").splitlines()
+        assert lines[:2] == ["A gpt2-small", "  124,439,808"]
+        assert lines[3:5] == ["B llama3-70b", f"  {llama_total:,}"]
+        rows = {line[2:17].strip(): line[17:].split() for line in lines[7:]}
+        assert rows["embeddings"] == ["31.6%", "1.5%", "x26.7"]
+        assert rows["output head"] == ["0.0%", "1.5%", "-"]
+        assert rows["embeddings+head"] == ["31.6%", "3.0%", "x53.4"]
+        assert rows["total"] == ["100.0%", "100.0%", f"x{round(llama_total / GPT2_SMALL)}"]
+        await p.press("ctrl+b")
+        await p.pause()
+        assert not app.query_one("#compare-view").display
+
+    pilot(app, steps)
+
+
+def test_the_serving_view_follows_the_design() -> None:
+    """Llama 3 70B on 8 H100s holds 172 requests of 8,192 tokens (api.serve's docstring); on 4,
+    each GPU holds 2 of the 8 key/value heads, and 4 heads halve each request's KV per GPU (at
+    tp 8 they would not: vLLM keeps at least one key/value head on every GPU)."""
+    llama = specsheet.load("llama3-70b")
+    assert specsheet.serve(llama, gpu="h100-sxm", gpus=8).max_concurrency == 172
+    on4 = specsheet.serve(llama, gpu="h100-sxm", gpus=4).plan.binding
+    fewer = specsheet.serve(specsheet.load("llama3-70b", kv_heads=4), gpu="h100-sxm",
+                            gpus=4).plan.binding
+    assert on4.kv_bytes_per_request == 8_192 * 80 * 2 * (8 // 4) * 128 * 2  # T L (k, v) h d 2B
+    assert fewer.kv_bytes_per_request == on4.kv_bytes_per_request // 2
+    app = ExploreApp(llama, gpu="h100-sxm", gpus=8)
+
+    async def steps(p: Any) -> None:
+        await p.pause()
+        text = shown(app, "serving")
+        assert "served on 8 x h100-sxm\n  requests of T = 8,192" in text
+        assert "at once           172" in text
+        app.query_one("#gpus").focus()
+        await p.press("shift+left")  # 8 - 10: one GPU at least, whose 80 GB the weights pass
+        await p.pause()
+        assert "served on 1 x h100-sxm" in shown(app, "serving")
+        assert "the weights do not fit" in shown(app, "serving")
+        await p.press("right", "right", "right")
+        await p.pause()
+        assert f"at once     {on4.num_blocks // 512:>9,}" in shown(app, "serving")
+        app.query_one("#kv_heads").focus()
+        await p.press("left", "left", "left", "left")  # 8 -> 4 key/value heads
+        await p.pause()
+        assert "KV/request     336 MB" in shown(app, "serving")
+        assert f"at once     {fewer.max_concurrency:>9,}" in shown(app, "serving")
+
+    pilot(app, steps)
+
+
+def test_web_without_its_extra_one_line_with_the_install_command_and_exit_2() -> None:
+    result = run_specsheet("explore", "gpt2-small", "--web", "--port", "8799",
+                           prelude="import sys\nsys.modules['textual_serve'] = None")
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == ("specsheet: error: explore --web needs textual-serve, an optional "
+                             "extra: pip install 'specsheet[web]'\n")
+
+
+def test_each_tab_runs_explore_without_web_and_port() -> None:
+    from specsheet.cli.explore.web import app_command, local_template
+
+    command = app_command(["explore", "llama3-8b", "--web", "--port", "9000", "--tokens", "8"])
+    assert command.endswith("-m specsheet explore llama3-8b --tokens 8")
+    assert app_command(["explore", "--port=9000", "--web"]).endswith("-m specsheet explore")
+    import textual_serve
+
+    with __import__("tempfile").TemporaryDirectory() as folder:
+        page = (local_template(Path(textual_serve.__file__).parent / "templates", Path(folder))
+                / "app_index.html").read_text(encoding="utf-8")
+    assert "googleapis" not in page and "{{ config.static.url }}js/textual.js" in page

@@ -71,7 +71,8 @@ def test_explore_in_a_real_terminal_shows_the_figures_and_quits_on_ctrl_q() -> N
 
     try:
         screen_with("Save preset")  # the footer lists the keys
-        assert "gpt2-small: where the 124,439,808 parameters live" in screen_with("Total")
+        assert "gpt2-small: where the 124,439,808 parameters live" in screen_with(
+            "total 124,439,808 parameters")
         subprocess.run([TMUX, "send-keys", "-t", session, "C-q"], check=True)
         assert "EXIT=0" in screen_with("EXIT=")
     finally:
@@ -87,3 +88,111 @@ def test_fit_in_a_real_terminal(width: int) -> None:
     for figure in ("4,403.49", "281.81", "1,024.00", "33/33 layers"):
         assert figure in plain
     assert "…" not in plain
+
+
+# the explorer's breakdown bar: a part's fill character, by the name count's JSON gives it
+FILLS = {"█": ("token_embedding", "position_embedding", "embedding_projections"),
+         "▓": ("attention",), "▚": ("ssm",), "▒": ("mlp",), "┃": ("norms",),
+         "░": ("output_head",)}
+
+
+class Explorer:
+    """specsheet explore in a tmux terminal: keys in, the screen out."""
+
+    def __init__(self, args: list[str], width: int, height: int = 50) -> None:
+        import sys
+
+        if TMUX is None:
+            pytest.fail("tmux is needed for the terminal tests (apt-get install tmux)")
+        self.session = f"specsheet-{uuid.uuid4().hex[:8]}"
+        command = " ".join([sys.executable, "-m", "specsheet", "explore", *args]) \
+            + "; echo EXIT=$?; sleep 30"
+        subprocess.run([TMUX, "new-session", "-d", "-s", self.session, "-x", str(width),
+                        "-y", str(height), command], env=clean_env(TERM="xterm-256color"),
+                       check=True)
+
+    def screen_with(self, text: str) -> str:
+        screen = ""
+        for _ in range(300):
+            screen = subprocess.run([TMUX or "tmux", "capture-pane", "-p", "-t", self.session],
+                                    capture_output=True, text=True, check=True).stdout
+            if text in screen:
+                return screen
+            time.sleep(0.1)
+        raise AssertionError(f"no {text!r} after 30 s:\n{screen}")
+
+    def keys(self, *keys: str) -> None:
+        subprocess.run([TMUX or "tmux", "send-keys", "-t", self.session, *keys], check=True)
+
+    def close(self) -> None:
+        subprocess.run([TMUX or "tmux", "kill-session", "-t", self.session], check=False)
+
+
+def count_json(*args: str) -> dict[str, object]:
+    import json
+
+    result = subprocess.run([*SPECSHEET, "count", *args, "--json"], capture_output=True,
+                            text=True, check=True, env=clean_env())
+    document: dict[str, object] = json.loads(result.stdout)
+    return document
+
+
+def figures_pane(screen: str) -> list[str]:
+    """The lines right of the form's border (the figures pane)."""
+    return [line.split("│", 1)[1] for line in screen.splitlines() if "│" in line]
+
+
+@pytest.mark.parametrize("width", [80, 160])
+def test_explore_steps_layers_with_the_arrow_keys_and_the_bar_matches_count(width: int) -> None:
+    """Focus starts on layers; right, right and shift+left make 12 + 2 - 10 = 4 layers, then
+    right twice more 6; the total and the bar on the screen are count's for --layers 6."""
+    import re
+
+    explorer = Explorer(["gpt2-small"], width)
+    try:
+        explorer.screen_with("step up")  # the footer lists the keys of the focused field
+        screen = explorer.screen_with("total 124,439,808 parameters")
+        label = "> layers L    " if width < 100 else "> layers L      "  # a narrow form
+        assert label + "12 " in screen  # focus on the first model field, marked
+        explorer.keys("Right")
+        explorer.keys("Right")
+        explorer.screen_with(label + "14 ")
+        explorer.keys("S-Left")
+        explorer.screen_with(label + "4 ")
+        explorer.keys("Right")
+        explorer.keys("Right")
+        document = count_json("gpt2-small", "--layers", "6")
+        params = document["params"]
+        assert isinstance(params, dict)
+        total = params["total"]
+        assert total == 124_439_808 - 6 * 7_087_872  # six blocks of count's "One layer"
+        screen = explorer.screen_with(f"total {total:,} parameters")
+        assert label + "6 " in screen
+        pane = figures_pane(screen)
+        runs = [re.match(f"[{''.join(FILLS)}]*", line.strip()) for line in pane]
+        (bar,) = [m.group() for m in runs if m and len(m.group()) >= 10]  # a scrollbar may
+        # follow the bar on its line
+        components = params["components"]
+        width_of_bar = len(bar)
+        assert width_of_bar >= 10
+        for fill, names in FILLS.items():
+            value = sum(components[n] for n in names)
+            cells = bar.count(fill)
+            if value:  # every part with parameters is seen, within a cell of its share
+                assert cells >= 1
+                assert abs(cells - value * width_of_bar / total) <= 1.5, (fill, cells, bar)
+            else:
+                assert cells == 0
+        shares = {m.group(1): m.group(2) for line in pane
+                  if (m := re.match(r"\s*. (embeddings|attention|MLP|norms)\s+(\S+%)", line))}
+        assert shares == {
+            "embeddings": f"{100 * (39_383_808 / total):.1f}%",
+            "attention": f"{100 * components['attention'] / total:.1f}%",
+            "MLP": f"{100 * components['mlp'] / total:.1f}%",
+            "norms": "<0.1%",  # 36,480 of 81 million: not zero, under 0.05%
+        }
+        assert 0 < components["norms"] * 2000 < total
+        explorer.keys("C-q")
+        assert "EXIT=0" in explorer.screen_with("EXIT=")
+    finally:
+        explorer.close()

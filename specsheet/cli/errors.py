@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 FIELD_OPTIONS: dict[str, str] = {
     # serving: the accelerator, the layout, the pool, the request, the estimates
     "gpu": "--gpu",
+    "compare": "--compare",  # explore's model beside the design
     "gpus": "--gpus",
     "tp": "--tp",
     "pp": "--pp",

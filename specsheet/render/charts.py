@@ -71,22 +71,17 @@ def chart_lines(chart: ChartView, width: int, ascii_only: bool = False) -> list[
     label_width = max(len(text) for text in labels.values())
     room = max(1, width - label_width - 2)
     cell, gap, slices = _columns(len(totals), room)
-    # per column: the point it shows (the largest total of its slice) and its stack in eighths
+    # per column: the point it shows (the largest total of its slice) and its stack, a segment
+    # index per cell from the bottom: whole cells, at least one for a segment that is not zero
     shown = [max(s, key=lambda i: totals[i]) for s in slices]
-    stacks = []
-    for i in shown:
-        bounds, running = [], 0
-        for segment in chart.segments:
-            running += segment.values[i]
-            bounds.append(running * HEIGHT * 8 // top)
-        stacks.append(bounds)
-
+    stacks = [_stack([segment.values[i] for segment in chart.segments], top) for i in shown]
     lines = [Text(chart.title, style="bold")]
     for row in range(HEIGHT - 1, -1, -1):
         text = Text(labels.get(row, "").rjust(label_width) + " ")
         text.append(tick if row in labels else axis_char, style="dim")
-        for bounds in stacks:
-            char, style = _cell(bounds, row * 8, segments)
+        for stack in stacks:
+            char, style = (segments[stack[row]][0], segments[stack[row]][2]) \
+                if row < len(stack) else (" ", "")
             if row == line_row and char == " ":
                 char, style = line_char, _LINE_STYLE
             text.append(char * cell, style=style)
@@ -113,32 +108,22 @@ def chart_lines(chart: ChartView, width: int, ascii_only: bool = False) -> list[
         legend.append(f" {label}   ")
     legend.rstrip()
     lines.append(legend)
+    lines.append(Text(" " * (label_width + 2) + SCALED, style="dim"))
     return lines
 
 
-def _cell(bounds: list[int], low: int, segments: tuple[tuple[str, bool, str], ...]
-          ) -> tuple[str, str]:
-    """The character and style of the cell of a column (its segments' cumulative ``bounds``
-    in eighths) that spans eighths ``low`` to ``low + 8``: empty above the stack; a full cell
-    of the segment holding its middle inside; at the top, the segment that covers most of the
-    cell, in eighths up to the top of the stack (a segment drawn without eighths: a full cell
-    when the stack fills half the cell or more)."""
-    total = bounds[-1]
-    if total <= low:
-        return " ", ""
-    if total >= low + 8:
-        k = next(k for k, bound in enumerate(bounds) if bound > low + 4)
-        return segments[k][0], segments[k][2]
-    part = total - low
-    # the top cell: drawn as the segment that covers most of it, as high as the whole stack
-    cover = [max(0, min(bound, low + 8) - max(bounds[k - 1] if k else 0, low))
-             for k, bound in enumerate(bounds)]
-    full, eighths, style = segments[cover.index(max(cover))]
-    if eighths:
-        return _EIGHTHS[part], style
-    if part >= 4:
-        return full, style
-    return " ", ""
+SCALED = "segments scaled to whole cells: a part that is not zero gets at least one"
+
+
+def _stack(values: list[int], top: int) -> list[int]:
+    """A column's cells from the bottom, each the index of its segment: each segment its own
+    share of HEIGHT cells for ``top`` (rounded, so a part that is the same at every point is
+    drawn the same), at least one for a segment that is not zero; a column past HEIGHT loses
+    cells from its largest segment."""
+    n = [max(1, (2 * v * HEIGHT + top) // (2 * top)) if v else 0 for v in values]
+    while sum(n) > HEIGHT and max(n) > 1:
+        n[n.index(max(n))] -= 1
+    return [k for k in range(len(values)) for _ in range(n[k])]
 
 
 def _ticks(ticks: tuple[str, ...], named: list[int], pitch: int, span: int) -> str:

@@ -29,6 +29,8 @@ def export(views: Sequence[TableView | ChartView], kind: ExportKind, width: int,
     print_views(console, views)
     drawn = console.export_text(clear=False, styles=False)
     console.width = max([cell_len(line.rstrip()) for line in drawn.splitlines()] + [1])
-    if kind == "svg":
-        return console.export_svg(title=title, clear=True)
+    if kind == "svg":  # every run of text at its cell, system fonts, nothing external
+        from specsheet.render.svg import export_svg
+
+        return export_svg(console, title, console.width)
     return console.export_html(inline_styles=True, clear=True)

@@ -3,10 +3,13 @@ TableView, Row, share and stacked bars, layers, seconds and dollars in words."""
 
 from __future__ import annotations
 
-from typing import Literal, NamedTuple
+from collections.abc import Hashable, Mapping
+from fractions import Fraction
+from typing import Literal, NamedTuple, TypeVar
 
 from specsheet.units import exact
 
+K = TypeVar("K", bound=Hashable)
 RowStyle = Literal["", "sub", "total"]
 
 
@@ -46,6 +49,38 @@ class TableView:
 
 
 _BLOCKS = " ▏▎▍▌▋▊▉█"
+
+
+def cells(values: Mapping[K, int], width: int) -> dict[K, int]:
+    """Cells of a ``width``-cell bar for each value: every non-zero value gets at least one, the
+    rest go by the largest remainder of its exact share, so the cells always add up to
+    ``width`` (or to the number of non-zero parts, when that is more)."""
+    whole = sum(values.values())
+    nonzero = [name for name, v in values.items() if v]
+    out = dict.fromkeys(values, 0)
+    if not whole:
+        return out
+    for name in nonzero:
+        out[name] = 1
+    spare = width - len(nonzero)
+    if spare <= 0:
+        return out
+    # the cells past the first, shared in proportion to what each value asks beyond its cell
+    asks = {name: max(Fraction(0), Fraction(values[name] * width, whole) - 1)
+            for name in nonzero}
+    asked = sum(asks.values())
+    if not asked:
+        return out
+    shares = {name: asks[name] * spare / asked for name in nonzero}
+    for name in nonzero:
+        out[name] += int(shares[name])
+    left = width - sum(out.values())
+    for name in sorted(nonzero, key=lambda n: (-(shares[n] - int(shares[n])), nonzero.index(n))):
+        if left <= 0:
+            break
+        out[name] += 1
+        left -= 1
+    return out
 
 
 def share_bar(part: int, whole: int, width: int = 16) -> str:

@@ -57,6 +57,19 @@ def explore(
         "--output", "-o", help="The file ctrl+s saves the design to [default: NAME.yaml].",
         show_default=False)] = None,
     timeout: TimeoutOpt = DEFAULT_TIMEOUT,
+    compare: Annotated[str | None, typer.Option(
+        "--compare", help="A preset to show beside the design, part by part (ctrl+b: "
+                          "llama3-70b) [default: none].",
+        show_default=False, autocompletion=complete_preset)] = None,
+    gpu: Annotated[str | None, typer.Option(
+        "--gpu", help="Serve the design on this GPU (a catalog name): weights and KV per GPU "
+                      "and the requests at once [default: none].", show_default=False)] = None,
+    gpus: Annotated[int, typer.Option("--gpus", min=1, help="GPUs to serve on.")] = 1,
+    web: Annotated[bool, typer.Option(
+        "--web", help="Serve the explorer to a browser on 127.0.0.1 instead (the web extra: "
+                      "pip install 'specsheet[web]').")] = False,
+    port: Annotated[int, typer.Option("--port", min=1, max=65535,
+                                      help="The port --web serves on.")] = 8770,
     layers: LayersOpt = None,
     d_model: DModelOpt = None,
     heads: HeadsOpt = None,
@@ -75,8 +88,9 @@ def explore(
 ) -> None:
     """Design a model in the terminal and watch its figures follow every keystroke.
 
-    Needs the explore extra (pip install 'specsheet[explore]'). Keys: ctrl+s saves the design
-    as a preset YAML file, ctrl+r goes back to the start, ctrl+q quits.
+    Needs the explore extra (pip install 'specsheet[explore]'). Keys: left/right step a number
+    (shift: ten steps), ctrl+b compares with llama3-70b, ctrl+s saves the design as a preset
+    YAML file, ctrl+r goes back to the start, ctrl+q quits.
     Example: 'specsheet explore llama3-8b --tokens 8192'.
     """
     import importlib.util
@@ -89,7 +103,22 @@ def explore(
         ref = START  # without the five numbers, options edit the lessons' example
     (start,) = reports([ref], given, tokens, dtype, kv_dtype,
                        "lower --tokens or raise the context with --context", timeout=timeout)
-    if not (_is_terminal(0) and _is_terminal(1)):
+    from specsheet.cli.errors import as_options
+
+    with as_options():
+        if compare is not None:
+            load_preset(compare)
+        if gpu is not None:
+            load_gpu_named(gpu)
+    if web:
+        import sys
+
+        from specsheet.cli.explore.web import serve
+
+        serve(sys.argv[sys.argv.index("explore"):] if "explore" in sys.argv else ["explore"],
+              port)
+        return
+    if not (_is_terminal(0) and _is_terminal(1)) and not _in_browser():
         raise SpecError("explore is interactive: run it in a terminal ('specsheet count' "
                         "writes the figures to a pipe or a file)")
     try:
@@ -98,7 +127,36 @@ def explore(
         if (e.name or "specsheet").startswith("specsheet"):
             raise
         raise SpecError(f"{MISSING} (No module named {e.name!r})") from None
-    ExploreApp(start.model, tokens, dtype, kv_dtype, output).run()
+    ExploreApp(start.model, tokens, dtype, kv_dtype, output, compare, gpu, gpus).run()
+
+
+def load_preset(name: str) -> None:
+    """Refuse a compared model that is not a preset before the app starts."""
+    from specsheet.api.count import load, presets
+
+    if name not in presets():
+        try:
+            load(name)
+        except SpecError as e:
+            raise SpecError(str(e), field="compare", value=name) from None
+        raise SpecError(f"{name!r} is not a preset; the explorer compares with a preset "
+                        "('specsheet presets' lists them)", field="compare", value=name)
+
+
+def load_gpu_named(name: str) -> None:
+    """Refuse an unknown GPU before the app starts."""
+    from specsheet.api.hardware import load_gpu
+
+    load_gpu(name)
+
+
+def _in_browser() -> bool:
+    """Run by ``explore --web`` for a browser tab: Textual's web driver is the terminal."""
+    import os
+
+    from specsheet.cli.explore.web import WEB_DRIVER
+
+    return os.environ.get("TEXTUAL_DRIVER") == WEB_DRIVER
 
 
 def _is_terminal(fd: int) -> bool:

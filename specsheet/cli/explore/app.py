@@ -10,21 +10,28 @@ from __future__ import annotations
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Horizontal, VerticalScroll
+from textual.events import DescendantFocus
+from textual.lazy import Lazy
 from textual.widgets import Checkbox, Footer, Header, Input, Label, Select, Static
 
 from specsheet.api import count as api
-from specsheet.api.spec import DEFAULT_DTYPE, Model
+from specsheet.api.spec import DEFAULT_DTYPE, REQUIRED_FIELDS, Model
+from specsheet.cli.explore import bars
 from specsheet.cli.explore.design import (
     CHOICE_FIELDS,
     DOCS,
     DTYPES,
     NUMBER_FIELDS,
+    STEPS,
     SWITCH_FIELDS,
     Design,
+    gpu_names,
     parse_number,
     parse_tokens,
     report,
     save,
+    serving,
+    stepped,
 )
 from specsheet.errors import SpecError
 
@@ -39,9 +46,52 @@ LABELS = {
 }
 
 
+COMPARE = "llama3-70b"  # the lessons' other model ("Compare the breakdown bar for GPT-2 small
+# with Llama 3 70B")
+
+
+class NumberInput(Input):
+    """A number field that works as a slider: left and right step it by its unit, shift+left and
+    shift+right by ten units; typing still replaces it (its text is selected as it is entered).
+    An empty field (derived) steps from the value shown dimmed."""
+
+    BINDINGS = [
+        Binding("left", "step(-1)", "step down"),
+        Binding("right", "step(1)", "step up (shift: x10)"),
+        Binding("shift+left", "step(-10)", "10 steps down", show=False),
+        Binding("shift+right", "step(10)", "10 steps up", show=False),
+    ]
+
+    def action_step(self, times: int) -> None:
+        name = self.id or ""
+        self.value = stepped(name, self.value or self.placeholder, times)
+        self.cursor_position = len(self.value)
+
+
+def _number(name: str, value: str, placeholder: str, help: str = "") -> NumberInput:
+    return NumberInput(value, placeholder, id=name, compact=True,
+                       tooltip=f"{help} (left/right: {STEPS[name]:,} a step)".strip())
+
+
+def switch_label(name: str, on: bool) -> str:
+    """A switch's label with its state in words: never a colour alone."""
+    return f"{LABELS[name]}: {'on' if on else 'off'}"
+
+
 def _choice(name: str, choices: tuple[str, ...], value: str, help: str) -> Select[str]:
     return Select([(c, c) for c in choices], id=name, value=value, allow_blank=False,
                   compact=True, tooltip=help)
+
+
+class Later(Lazy):
+    """Part of the form mounted once the first screen is drawn (Textual's Lazy): the first
+    screen waits for the five numbers and the figures alone. Mounted, it shows the design as
+    it is by then."""
+
+    def on_mount(self) -> None:
+        app = self.app
+        if isinstance(app, ExploreApp):
+            self.call_after_refresh(app._fill_later)
 
 
 class Figures(VerticalScroll):
@@ -57,26 +107,41 @@ class ExploreApp(App[None]):
     """``specsheet explore``: design a model and watch its figures."""
 
     TITLE = "specsheet explore"
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]  # a narrow terminal: a narrow form
     CSS = """
-    #form { width: 44; border-right: solid $primary; padding: 0 1; }
-    #fields, #request { grid-size: 2; grid-columns: 16 1fr; grid-rows: 1; height: auto; }
+    #form { width: 34; border-right: solid $primary; padding: 0 1; }
+    .-narrow #form { width: 30; }
+    .-narrow #fields, .-narrow #details, .-narrow #request { grid-columns: 14 1fr; }
+    Input:focus, Select:focus > SelectCurrent, Checkbox:focus {
+        background: $accent; color: $text; text-style: bold; }
+    .focused-label { text-style: bold reverse; }
+    #fields, #details, #request {
+        grid-size: 2; grid-columns: 16 1fr; grid-rows: 1; height: auto; }
+    Lazy { height: auto; }
     .wide { column-span: 2; }
     .heading { text-style: bold; }
     #extra { height: auto; }
     #request { margin: 1 0 0 0; }
     #figures { padding: 0 1; scrollbar-gutter: stable; }
     #status { height: auto; margin: 0 0 1 0; }
+    #breakdown, #compare-view, #serving { height: auto; margin: 0 0 1 0; }
     #status.error { color: $error; text-style: bold; }
     """
     BINDINGS = [
         Binding("ctrl+s", "save", "Save preset"),
         Binding("ctrl+r", "reset", "Reset"),
+        Binding("ctrl+b", "compare", "Compare"),
         Binding("ctrl+q", "quit", "Quit"),
     ]
 
     def __init__(self, start: Model, tokens: int | None = None, dtype: str | None = None,
-                 kv_dtype: str = DEFAULT_DTYPE, output: str | None = None) -> None:
+                 kv_dtype: str = DEFAULT_DTYPE, output: str | None = None,
+                 compare: str | None = None, gpu: str | None = None, gpus: int = 1) -> None:
         super().__init__()
+        self.compare = compare or ""  # the preset shown beside the design ("": none)
+        self.compare_report: api.Report | None = None
+        self.gpu = gpu or ""  # the GPU the serving view plans on ("": none)
+        self.gpus = gpus
         self.design = Design(start)
         self.tokens = tokens  # None: the model's context
         self.dtype = dtype or DEFAULT_DTYPE
@@ -108,35 +173,54 @@ class ExploreApp(App[None]):
                     yield Label("save to")
                     yield Input(self.output, id="output", compact=True)
                     yield Label("The five numbers, then the details", classes="wide heading")
-                    for name in NUMBER_FIELDS:  # given values as text, derived: placeholders
-                        yield Label(LABELS[name])
-                        yield Input(str(given[name]) if name in given else "",
-                                    str(getattr(spec, name)), id=name, compact=True,
-                                    tooltip=DOCS[name].help)
+                    for name in NUMBER_FIELDS[:len(REQUIRED_FIELDS)]:  # given: text, derived:
+                        yield Label(LABELS[name], id=f"label-{name}")  # placeholders
+                        yield _number(name, str(given[name]) if name in given else "",
+                                      str(getattr(spec, name)), DOCS[name].help)
+                with Later(Grid(id="details")):  # mounted after the first screen
+                    for name in NUMBER_FIELDS[len(REQUIRED_FIELDS):]:
+                        yield Label(LABELS[name], id=f"label-{name}")
+                        yield _number(name, str(given[name]) if name in given else "",
+                                      str(getattr(spec, name)), DOCS[name].help)
                     for name in CHOICE_FIELDS:
-                        yield Label(LABELS[name])
+                        yield Label(LABELS[name], id=f"label-{name}")
                         yield _choice(name, DOCS[name].choices, getattr(spec, name),
                                       DOCS[name].help)
                     for name in SWITCH_FIELDS:
-                        yield Checkbox(LABELS[name], getattr(spec, name), id=name, compact=True,
+                        yield Checkbox(switch_label(name, getattr(spec, name)),
+                                       getattr(spec, name), id=name, compact=True,
                                        tooltip=DOCS[name].help, classes="wide")
                 yield Static("", id="extra", markup=False)
-                with Grid(id="request"):
+                with Later(Grid(id="request")):
                     yield Label("A request", classes="wide heading")
-                    yield Label("tokens T")
-                    yield Input("" if self.tokens is None else str(self.tokens), "the context",
-                                id="tokens", compact=True)
-                    yield Label("weights dtype")
+                    yield Label("tokens T", id="label-tokens")
+                    yield _number("tokens", "" if self.tokens is None else str(self.tokens),
+                                  "the context", "the sequence length")
+                    yield Label("weights dtype", id="label-dtype")
                     yield _choice("dtype", DTYPES, self.dtype, "the weights' element type")
-                    yield Label("KV dtype")
+                    yield Label("KV dtype", id="label-kv_dtype")
                     yield _choice("kv_dtype", DTYPES, self.kv_dtype,
                                   "the KV cache's element type")
+                    yield Label("Serve and compare", classes="wide heading")
+                    yield Label("GPU", id="label-gpu")
+                    yield Select([(g, g) for g in gpu_names()], id="gpu", prompt="none",
+                                 value=self.gpu or Select.NULL, compact=True)
+                    yield Label("GPUs", id="label-gpus")
+                    yield _number("gpus", str(self.gpus), "1", "GPUs to serve on")
+                    yield Label("compare with", id="label-compare")
+                    yield Select([(p, p) for p in presets], id="compare", prompt="none",
+                                 value=self.compare or Select.NULL, compact=True)
             with Figures(id="figures"):
                 yield Static("", id="status", markup=False)
+                yield Static("", id="breakdown", markup=False)
+                yield Static("", id="serving", markup=False)
+                yield Static("", id="compare-view", markup=False)
                 yield Static("", id="tables", markup=False)
         yield Footer()
 
     def on_mount(self) -> None:
+        self.query_one("#layers", Input).focus()  # the first model field
+        self._recompute_aside()
         self._refresh_derived()
         self._show()  # the tables follow once the pane has a width (Figures.on_resize)
 
@@ -148,14 +232,34 @@ class ExploreApp(App[None]):
         spec, given = self.model.spec, self.design.fields
         with self.prevent(Input.Changed, Select.Changed, Checkbox.Changed):
             for name in NUMBER_FIELDS:
-                field = self.query_one(f"#{name}", Input)
-                field.value = str(given[name]) if name in given else ""
-                field.placeholder = str(getattr(spec, name))
+                for field in self.query(f"#{name}").results(Input):
+                    field.value = str(given[name]) if name in given else ""
+                    field.placeholder = str(getattr(spec, name))
             for name in CHOICE_FIELDS:
-                self.query_one(f"#{name}", Select).value = getattr(spec, name)
+                for select in self.query(f"#{name}").results(Select):
+                    select.value = getattr(spec, name)
             for name in SWITCH_FIELDS:
-                self.query_one(f"#{name}", Checkbox).value = getattr(spec, name)
+                for box in self.query(f"#{name}").results(Checkbox):
+                    box.value = getattr(spec, name)
+                    box.label = switch_label(name, box.value)
             self.query_one("#name", Input).value = self.design.name
+        self._refresh_derived()
+
+    def _fill_later(self) -> None:
+        """The fields mounted after the first screen, as the design is by then (the five
+        numbers, being typed into, are left alone)."""
+        spec, given = self.model.spec, self.design.fields
+        with self.prevent(Input.Changed, Select.Changed, Checkbox.Changed):
+            for name in NUMBER_FIELDS[len(REQUIRED_FIELDS):]:
+                for field in self.query(f"#{name}").results(Input):
+                    field.value = str(given[name]) if name in given else ""
+            for name in CHOICE_FIELDS:
+                for select in self.query(f"#{name}").results(Select):
+                    select.value = getattr(spec, name)
+            for name in SWITCH_FIELDS:
+                for box in self.query(f"#{name}").results(Checkbox):
+                    box.value = getattr(spec, name)
+                    box.label = switch_label(name, box.value)
         self._refresh_derived()
 
     def _refresh_derived(self) -> None:
@@ -163,7 +267,8 @@ class ExploreApp(App[None]):
         name and file, the fields the form has no input for."""
         spec = self.model.spec
         for name in NUMBER_FIELDS:
-            self.query_one(f"#{name}", Input).placeholder = str(getattr(spec, name))
+            for field in self.query(f"#{name}").results(Input):  # the details: once mounted
+                field.placeholder = str(getattr(spec, name))
         self.query_one("#name", Input).placeholder = self.design.auto_name
         self.query_one("#output", Input).placeholder = f"{self.model.name}.yaml"
         extra = self.design.extra_fields()
@@ -183,6 +288,9 @@ class ExploreApp(App[None]):
             elif name == "tokens":
                 changed = self.tokens != (tokens := parse_tokens(event.value))
                 self.tokens = tokens
+            elif name == "gpus":
+                gpus = parse_tokens(event.value) or 1
+                changed, self.gpus = gpus != self.gpus, gpus
             elif name in NUMBER_FIELDS:
                 changed = self.design.set(name, parse_number(name, event.value))
         except SpecError as e:
@@ -194,6 +302,13 @@ class ExploreApp(App[None]):
 
     def on_select_changed(self, event: Select.Changed) -> None:
         name, value = event.select.id or "", event.value
+        if name in ("gpu", "compare"):
+            chosen = "" if value is Select.NULL else str(value)
+            if chosen != getattr(self, name):
+                setattr(self, name, chosen)
+                self._recompute_aside()
+                self._show(force=True)
+            return
         if value is Select.NULL:
             return
         if name == "preset":
@@ -215,6 +330,8 @@ class ExploreApp(App[None]):
 
     def on_checkbox_changed(self, event: Checkbox.Changed) -> None:
         name = event.checkbox.id or ""
+        if name in SWITCH_FIELDS:
+            event.checkbox.label = switch_label(name, event.value)
         if (name in SWITCH_FIELDS and event.value != getattr(self.model.spec, name)
                 and self.design.set(name, event.value)):
             self._recompute()
@@ -236,10 +353,31 @@ class ExploreApp(App[None]):
             self.error = ""
         except SpecError as e:
             self.error = str(e)
+        self._recompute_aside()
         self._show()
 
-    def _show(self) -> None:
-        """The status line and count's two tables of the last good report."""
+    def _recompute_aside(self) -> None:
+        """The model compared with, and the design served on the GPU (when one is picked)."""
+        try:
+            self.compare_report = (report(api.load(self.compare), None, self.dtype,
+                                          self.kv_dtype) if self.compare else None)
+        except SpecError:  # a preset is always a model
+            self.compare_report = None
+        self.served_lines: list[list[tuple[str, str]]] = []
+        if self.gpu:
+            tokens = self.report.flops.tokens
+            try:
+                served = serving(self.model, self.gpu, self.gpus, tokens, self.dtype,
+                                 self.kv_dtype)
+                self.served_lines = bars.serving(served, self.gpu, self.gpus, tokens)
+            except SpecError as e:
+                self.served_lines = [[(f"serving on {self.gpu}: {e}", "bold red")]]
+
+    def _show(self, force: bool = False) -> None:
+        """The status line, the breakdown bar (and the comparison, the serving view) and
+        count's two tables of the last good report."""
+        from rich.text import Text
+
         from specsheet.render.terminal import render_views
         from specsheet.views.count import count_views
 
@@ -252,10 +390,33 @@ class ExploreApp(App[None]):
             status.remove_class("error")
         width = self.query_one("#figures", Figures).scrollable_content_region.width
         drawn = self.shown is not None and self.shown[0] is self.report and self.shown[1] == width
-        if width and not drawn:  # a key that changes no figure draws nothing again; a narrow
-            self.shown = (self.report, width)  # pane gets count's stacked tables
-            self.query_one("#tables", Static).update(
+        if width and (force or not drawn):  # a key that changes no figure draws nothing again
+            self.shown = (self.report, width)
+
+            def text(lines: list[list[tuple[str, str]]]) -> Text:
+                return Text("\n").join(Text.assemble(*line) for line in lines)
+
+            self.query_one("#breakdown", Static).update(
+                text(bars.breakdown(self.report, width)))
+            compared = self.query_one("#compare-view", Static)
+            compared.display = self.compare_report is not None
+            if self.compare_report is not None:
+                compared.update(text(bars.comparison(self.report, self.compare_report, width)))
+            served = self.query_one("#serving", Static)
+            served.display = bool(self.served_lines)
+            served.update(text(self.served_lines))
+            self.query_one("#tables", Static).update(  # a narrow pane: count's stacked tables
                 render_views(count_views(self.report), width))
+
+    def on_descendant_focus(self, event: DescendantFocus) -> None:
+        """The focused field's label is marked too: the focus ring without colour."""
+        for label in self.query(".focused-label").results(Label):
+            label.remove_class("focused-label")
+            label.update(str(label.content).removeprefix("> "))
+        name = event.widget.id or ""
+        for marked in self.query(f"#label-{name}").results(Label):
+            marked.add_class("focused-label")
+            marked.update("> " + str(marked.content))
 
     # ---- keys --------------------------------------------------------------------------------
 
@@ -264,6 +425,11 @@ class ExploreApp(App[None]):
         self.bad = {}
         self._recompute()
         self._fill_form()
+
+    def action_compare(self) -> None:
+        """Compare the design with the lessons' other model, or stop comparing."""
+        for select in self.query("#compare").results(Select):
+            select.value = Select.NULL if self.compare else COMPARE
 
     def action_reset(self) -> None:
         """Back to where the design started."""

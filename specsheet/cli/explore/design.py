@@ -8,7 +8,7 @@ comes from the api; nothing here counts.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from specsheet.api import count as api
 from specsheet.api.spec import (
@@ -24,6 +24,9 @@ from specsheet.errors import SpecError
 from specsheet.sources.convert import minimal_fields
 from specsheet.sources.fields import merge
 
+if TYPE_CHECKING:
+    from specsheet.api.serve import Serving
+
 DOCS: dict[str, FieldDoc] = {doc.name: doc for doc in FIELD_DOCS}
 
 # the fields the form shows, in its order: numbers (typed), choices and switches
@@ -35,6 +38,15 @@ SWITCH_FIELDS: tuple[str, ...] = ("tied_embeddings", "qkv_bias", "o_bias", "mlp_
 FORM_FIELDS: tuple[str, ...] = (*NUMBER_FIELDS, *CHOICE_FIELDS, *SWITCH_FIELDS)
 
 DTYPES: tuple[str, ...] = tuple(DTYPE_BITS)
+
+# what left and right add to a number field (shift: ten times as much): a layer, a head, d_model
+# and the MLP widths by 64 (a multiple most kernels want), the vocabulary by 64 (its usual
+# padding), the context and a window by 256, the request's tokens by 8
+STEPS: dict[str, int] = {
+    "layers": 1, "d_model": 64, "heads": 1, "vocab": 64, "context": 256, "kv_heads": 1,
+    "head_dim": 8, "d_ff": 64, "experts": 1, "experts_per_token": 1, "expert_d_ff": 64,
+    "shared_d_ff": 64, "sliding_window": 256, "tokens": 8, "gpus": 1,
+}
 EDITED = "edited in specsheet explore"
 
 
@@ -49,6 +61,31 @@ def parse_number(name: str, text: str) -> int | None:
         return None
     expected = "a positive integer" if DOCS[name].type == "int" else "an integer of 0 or more"
     return _integer(name, text, cleaned, expected)
+
+
+def stepped(name: str, text: str, times: int) -> str:
+    """The text of field ``name`` after ``times`` steps (negative: down) from ``text``: never
+    below 1 (0 for a field that may be off); text that is not a number steps from the lowest."""
+    low = 0 if name in DOCS and DOCS[name].type != "int" else 1
+    cleaned = text.strip().replace(",", "").replace("_", "")
+    value = int(cleaned) if cleaned.isascii() and cleaned.isdigit() and len(cleaned) < 30 \
+        else low
+    return str(max(low, value + times * STEPS[name]))
+
+
+def gpu_names() -> list[str]:
+    """The GPU catalog's names, for the serving view."""
+    from specsheet.hardware.catalog import catalog_index
+
+    return list(catalog_index())
+
+
+def serving(model: Model, gpu: str, gpus: int, tokens: int, dtype: str,
+            kv_dtype: str) -> Serving:
+    """``model`` served on ``gpus`` x ``gpu`` with requests of ``tokens`` tokens (api.serve)."""
+    from specsheet.api.serve import serve
+
+    return serve(model, gpu, dtype=dtype, kv_dtype=kv_dtype, gpus=gpus, max_model_len=tokens)
 
 
 def parse_tokens(text: str) -> int | None:
