@@ -20,6 +20,7 @@ TABLE_COMMANDS = [
     ["serve", "llama3-70b", "--gpu", "h100-sxm", "--gpus", "8"],
     ["train", "llama3-8b", "--seq-len", "8k", "--gpus", "8"],
     ["sweep", "llama3.1-8b", "--tokens", "1k:128k:x2", "--gpu", "h100-sxm"],
+    ["train", "llama3-8b", "--gpus", "1"],  # with the table of what would fit
 ]
 FORMATS = [[], ["--json"], ["--format", "csv"], ["--format", "markdown"]]
 

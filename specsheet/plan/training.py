@@ -46,6 +46,10 @@ DEFAULT_LORA_TARGETS = ("q", "k", "v", "o", "gate", "up", "down", "experts")
 QLORA_BASES = ("bnb-nf4", "bnb-nf4-dq")  # the 4-bit formats QLoRA trains on
 CHINCHILLA_TOKENS_PER_PARAM = 20  # Hoffmann et al. 2022: about 20 tokens a parameter
 DEFAULT_MFU = 0.40
+# attention kernels for training: flash (FlashAttention / SDPA: no s x s activations, FLOPs
+# counted without causal halving, the convention MFU uses), full (materialized scores),
+# causal (a causal FlashAttention kernel: no s x s activations, half the score FLOPs counted)
+TRAIN_ATTENTION = ("flash", "full", "causal")
 ADAM_8BIT_BLOCK = 2048  # values that share one fp32 absmax (Dettmers et al. 2022, block-wise)
 
 
@@ -362,12 +366,21 @@ class Time(NamedTuple):
     price: float | None  # dollars per GPU-hour
 
 
+class Step(NamedTuple):
+    """One optimizer step of one micro-batch on every data-parallel rank (no accumulation)."""
+
+    tokens: int  # micro_batch x seq_len x dp (the tokens the step trains on)
+    seconds: float  # model FLOPs of those tokens / (gpus x peak x MFU)
+    tokens_per_second: float  # in total, over all the GPUs
+    tokens_per_second_per_gpu: float
+
+
 class TrainingPlan(NamedTuple):
     """Every figure of ``specsheet train``."""
 
     params: ParamBreakdown
     flops: TrainingFlops  # per token
-    tokens_total: int
+    tokens_total: int | None  # None: a LoRA run given no data reports one step
     tokens_default: bool  # the Chinchilla-optimal 20 x N
     approx_6n: int  # per token
     approx_palm: int
@@ -378,7 +391,9 @@ class TrainingPlan(NamedTuple):
     optimizer: str
     mfu: float
     peak_flops_per_s: int  # one GPU, the recipe's compute type
-    time: Time
+    time: Time | None  # None without a total
+    step: Step
+    attention: str  # the kernel for memory: flash, full or causal
     micro_batch: int
     seq_len: int
     states: ModelStates
@@ -390,12 +405,12 @@ class TrainingPlan(NamedTuple):
     assumptions: tuple[str, ...]
 
     @property
-    def total_model_flops(self) -> int:
-        return self.flops.model * self.tokens_total
+    def total_model_flops(self) -> int | None:
+        return None if self.tokens_total is None else self.flops.model * self.tokens_total
 
     @property
-    def total_hardware_flops(self) -> int:
-        return self.flops.hardware * self.tokens_total
+    def total_hardware_flops(self) -> int | None:
+        return None if self.tokens_total is None else self.flops.hardware * self.tokens_total
 
     @property
     def static_bytes(self) -> int:
@@ -448,10 +463,10 @@ def plan_training(spec: ModelSpec, accelerator: Accelerator, layout: Parallel, *
     """Plan training ``spec`` (see the module docstring). ``base_format``: the frozen base of a
     LoRA run, a dtype (bf16 by default) or a quantization format (QLoRA: bnb-nf4)."""
     from specsheet.errors import did_you_mean
-    from specsheet.model.flops import ATTENTION, RECOMPUTE
+    from specsheet.model.flops import RECOMPUTE
 
     for name, value, allowed in (("recompute", recompute, RECOMPUTE),
-                                 ("attention", attention, ATTENTION)):
+                                 ("attention", attention, TRAIN_ATTENTION)):
         if value not in allowed:
             raise SpecError(f"expected one of {', '.join(allowed)}, got {value!r}"
                             f"{did_you_mean(value, allowed)}", field=name, value=value)
@@ -505,18 +520,31 @@ def plan_training(spec: ModelSpec, accelerator: Accelerator, layout: Parallel, *
                            f"frozen in {base_format}; adapters follow the {precision} recipe; "
                            "FLOPs are those of full training (a LoRA step skips the frozen "
                            "weights' gradients, about a third of them)")
-    flops = training_flops(spec, seq, recompute, attention)
-    default_tokens = tokens_total is None
-    tokens = CHINCHILLA_TOKENS_PER_PARAM * params.total if tokens_total is None \
-        else tokens_total
+    flops = training_flops(spec, seq, recompute, "causal" if attention == "causal" else "full")
+    default_tokens = tokens_total is None and not lora_rank
+    tokens: int | None = tokens_total
     if default_tokens:
+        tokens = CHINCHILLA_TOKENS_PER_PARAM * params.total
         assumptions.append("tokens: the Chinchilla-optimal 20 x N (Hoffmann et al. 2022), N "
                            "the total parameters")
+    elif tokens is None:
+        assumptions.append("tokens: none given for this fine-tuning run, so one step is "
+                           "reported (memory, time per step, tokens/s) and no total")
     n = params.active - params.embeddings
     peak = accelerator.peak(recipe.compute_dtype)
-    seconds = flops.model * tokens / (layout.gpus * peak * mfu)
-    gpu_hours = seconds * layout.gpus / 3600
-    flash = attention == "causal"
+    rate = layout.gpus * peak * mfu  # model FLOP/s of the whole run
+    step_tokens = micro_batch * seq * layout.dp
+    step_seconds = flops.model * step_tokens / rate
+    step = Step(tokens=step_tokens, seconds=step_seconds,
+                tokens_per_second=step_tokens / step_seconds,
+                tokens_per_second_per_gpu=step_tokens / step_seconds / layout.gpus)
+    time = None
+    if tokens is not None:
+        seconds = flops.model * tokens / rate
+        gpu_hours = seconds * layout.gpus / 3600
+        time = Time(seconds=seconds, gpu_hours=gpu_hours, days=seconds / 86400,
+                    usd=None if price is None else gpu_hours * price, price=price)
+    flash = attention != "full"
     assumptions += [
         f"time: model FLOPs at {mfu:.0%} MFU of the {recipe.compute_dtype} dense peak"
         + (" (the default)" if mfu == DEFAULT_MFU else ""),
@@ -524,8 +552,12 @@ def plan_training(spec: ModelSpec, accelerator: Accelerator, layout: Parallel, *
         "(vocabulary padded to 64); ZeRO shards over dp; activations with 1F1B pipelining "
         "(the first stage holds L layers' worth)",
         "activations: Korthikanti et al. 2022, 16-bit values with dropout masks; "
-        + ("causal attention runs a FlashAttention kernel: no s^2 term" if flash
-           else "full attention stores the s x s scores (the 5 a s^2 term)"),
+        + {"flash": "attention runs a FlashAttention / SDPA kernel: no s x s scores are kept "
+                    "(no 5 a s^2 term); its FLOPs are counted without causal halving, the "
+                    "convention MFU is quoted in",
+           "causal": "causal attention runs a FlashAttention kernel: no s^2 term, and half "
+                     "the score FLOPs counted",
+           "full": "full attention stores the s x s scores (the 5 a s^2 term)"}[attention],
         "not counted: temporary buffers, communication buckets, the allocator's fragmentation, "
         "the CUDA context",
     ]
@@ -548,9 +580,7 @@ def plan_training(spec: ModelSpec, accelerator: Accelerator, layout: Parallel, *
         approx_megatron=megatron_estimate(spec, seq, recompute == "full"),
         accelerator=accelerator, layout=layout, recipe=recipe, optimizer=optimizer, mfu=mfu,
         peak_flops_per_s=peak,
-        time=Time(seconds=seconds, gpu_hours=gpu_hours, days=seconds / 86400,
-                  usd=None if price is None else gpu_hours * price, price=price),
-        micro_batch=micro_batch, seq_len=seq,
+        time=time, step=step, attention=attention, micro_batch=micro_batch, seq_len=seq,
         states=model_states(spec, params, recipe, optimizer, layout, lora_rank, lora_targets,
                             base_format or "bf16"),
         activations=activations(spec, seq, micro_batch, layout, recompute, flash),

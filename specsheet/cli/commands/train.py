@@ -43,10 +43,17 @@ def train(
     hf: HfOpt = None,
     tokens_total: Annotated[str | None, typer.Option(
         "--tokens-total", "-D", help="Tokens to train on: 300B, 15.6T, 2e12 [default: the "
-        "Chinchilla-optimal 20 x parameters].", show_default=False, rich_help_panel=RUN)] = None,
+        "Chinchilla-optimal 20 x parameters; with --lora-rank none: one step is reported].",
+        show_default=False, rich_help_panel=RUN)] = None,
+    epochs: Annotated[float | None, typer.Option(
+        "--epochs", help="Epochs over --dataset-tokens (tokens = epochs x dataset tokens).",
+        show_default=False, rich_help_panel=RUN)] = None,
+    dataset_tokens: Annotated[str | None, typer.Option(
+        "--dataset-tokens", help="Tokens in the dataset, with --epochs: 50M, 1.2B.",
+        show_default=False, rich_help_panel=RUN)] = None,
     seq_len: Annotated[int | None, typer.Option(
         "--seq-len", "-s", parser=parse_tokens, metavar="S",
-        help="Sequence length s: 4096 or 4k [default: the model's context].",
+        help="Sequence length s: 4096 or 4k [default: the model's context, at most 8k].",
         show_default=False, rich_help_panel=RUN)] = None,
     micro_batch: Annotated[int, typer.Option(
         "--micro-batch", "-b", help="Sequences per GPU per step, b.", rich_help_panel=RUN)] = 1,
@@ -62,13 +69,15 @@ def train(
     price: Annotated[float | None, typer.Option(
         "--price", help="Dollars per GPU-hour, for the cost.", show_default=False,
         rich_help_panel=RUN)] = None,
-    recompute: Annotated[str, typer.Option(
+    recompute: Annotated[str | None, typer.Option(
         "--recompute", help="Activation recomputation: none, selective (the attention core) "
-        "or full (every layer).", rich_help_panel=RUN)] = "none",
+        "or full (every layer) [default: none; full with --lora-rank, as peft does].",
+        show_default=False, rich_help_panel=RUN)] = None,
     attention: Annotated[str, typer.Option(
-        "--attention", help="full: every s x s score, as count and FlopCounterMode; causal: the "
-        "half a causal FlashAttention kernel computes (and no s^2 activations).",
-        rich_help_panel=RUN)] = "full",
+        "--attention", help="flash: a FlashAttention / SDPA kernel (no s x s activations; "
+        "FLOPs counted in full, the MFU convention); full: every s x s score kept, as eager "
+        "attention; causal: flash, counting only the causal half of the score FLOPs.",
+        rich_help_panel=RUN)] = "flash",
     precision: Annotated[str, typer.Option(
         "--precision", help="bf16-mixed (bf16 weights, fp32 gradients and master weights), "
         "fp16-mixed (the ZeRO paper's 2 + 2 + 12 bytes), bf16 (pure) or fp32.",
@@ -76,9 +85,10 @@ def train(
     optimizer: Annotated[str, typer.Option(
         "--optimizer", help="adamw, adamw-8bit, sgd-momentum or adafactor.",
         rich_help_panel=MEMORY)] = "adamw",
-    zero: Annotated[int, typer.Option(
+    zero: Annotated[int | None, typer.Option(
         "--zero", help="ZeRO stage over the data-parallel ranks: 0 none, 1 optimizer states, "
-        "2 + gradients, 3 + weights.", rich_help_panel=PARALLEL)] = 0,
+        "2 + gradients, 3 + weights [default: 0; with no layout given and a full run one GPU "
+        "cannot hold: 8 GPUs with 3].", show_default=False, rich_help_panel=PARALLEL)] = None,
     fsdp: Annotated[bool, typer.Option(
         "--fsdp", help="Fully sharded data parallel: the same as --zero 3.",
         rich_help_panel=PARALLEL)] = False,
@@ -126,7 +136,8 @@ def train(
     from specsheet.sources.resolve import resolve
 
     request = TrainRequest(
-        tokens_total=tokens_total, seq_len=seq_len, micro_batch=micro_batch, gpu=gpu, gpus=gpus,
+        tokens_total=tokens_total, epochs=epochs, dataset_tokens=dataset_tokens,
+        seq_len=seq_len, micro_batch=micro_batch, gpu=gpu, gpus=gpus,
         mfu=mfu, price=price, recompute=recompute, attention=attention, precision=precision,
         optimizer=optimizer, zero=zero, fsdp=fsdp, dp=dp, tp=tp, pp=pp, sp=sp,
         lora_rank=lora_rank, lora_targets=lora_targets, qlora=qlora, quant=quant)
@@ -145,6 +156,6 @@ def train(
     def views() -> list[TableView]:
         from specsheet.views.train import train_views
 
-        return train_views(*training)
+        return train_views(training.model, training.plan, training.suggestions)
 
     emit(output, document, [document], views)
