@@ -52,6 +52,16 @@ class TrainRequest(NamedTuple):
     quant: str | None = None  # the frozen base's format with lora_rank
     epochs: float | None = None  # with dataset_tokens: tokens_total = epochs x dataset_tokens
     dataset_tokens: int | str | None = None
+    cp: int = 1  # context-parallel ranks (gpus = dp x tp x pp x cp)
+    ep: int = 1  # expert-parallel ranks, within dp x cp x tp
+    vpp: int = 1  # virtual pipeline stages a GPU (schedule interleaved)
+    schedule: str = "1f1b"  # 1f1b, interleaved, zero-bubble
+    shard_group: int | None = None  # HSDP: ZeRO shards within groups of this many ranks
+    offload: str = "none"  # none, optimizer (its states in host memory)
+    grad_accum: int | None = None  # micro-batches a step (default: pp, 1 without a pipeline)
+    step_time: float | None = None  # a measured step, seconds: the MFU it implies
+    tokens_per_second: float | None = None  # a measured rate: the MFU it implies
+    per_gpu: bool = False  # tokens_per_second is per GPU (else for the whole run)
 
 
 class Suggestion(NamedTuple):
@@ -86,13 +96,14 @@ class Training(NamedTuple):
     model: Model
     plan: TrainingPlan
     suggestions: tuple[Suggestion, ...] = ()  # when the step does not fit: what would
+    measured: dict[str, Any] | None = None  # a measured step time or rate, and its MFU
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document ``specsheet train --json`` writes for the same inputs."""
         from specsheet.views.train import train_document
 
         return train_document(self.model, self.plan,
-                              [s.to_dict() for s in self.suggestions])
+                              [s.to_dict() for s in self.suggestions], self.measured)
 
 
 def train(model: Model, **options: Any) -> Training:
@@ -157,7 +168,8 @@ def _tokens(request: TrainRequest) -> int | None:
 
 def _layout_given(request: TrainRequest) -> bool:
     return not (request.gpus is None and request.dp is None and request.zero is None
-                and not request.fsdp and request.tp == 1 and request.pp == 1)
+                and not request.fsdp and request.tp == 1 and request.pp == 1
+                and request.cp == 1 and request.ep == 1)
 
 
 def resolved(model: Model, request: TrainRequest) -> TrainRequest:
@@ -169,18 +181,22 @@ def resolved(model: Model, request: TrainRequest) -> TrainRequest:
     recompute = request.recompute if request.recompute is not None \
         else "full" if request.lora_rank else "none"
     return request._replace(seq_len=seq, recompute=recompute,
-                            zero=3 if request.fsdp else request.zero or 0, fsdp=False)
+                            zero=3 if request.fsdp else request.zero or 0, fsdp=False,
+                            grad_accum=request.grad_accum or request.pp)
 
 
 def _plan(model: Model, request: TrainRequest) -> TrainingPlan:
     """The plan of a resolved request."""
     from specsheet.api.hardware import load_gpu
+    from specsheet.plan.lora import DEFAULT_LORA_TARGETS
     from specsheet.plan.parallel import check_training_parallel
     from specsheet.plan.training import plan_training
 
     accelerator = load_gpu(request.gpu)
-    layout = check_training_parallel(model.spec, request.gpus, request.dp, request.tp,
-                                     request.pp, request.sp, request.zero or 0)
+    layout = check_training_parallel(
+        model.spec, request.gpus, request.dp, request.tp, request.pp, request.sp,
+        request.zero or 0, cp=request.cp, ep=request.ep, vpp=request.vpp,
+        schedule=request.schedule, shard_group=request.shard_group, offload=request.offload)
     targets = request.lora_targets
     if isinstance(targets, str):
         targets = tuple(t.strip() for t in targets.split(","))
@@ -196,8 +212,8 @@ def _plan(model: Model, request: TrainRequest) -> TrainingPlan:
         precision=request.precision, optimizer=request.optimizer,
         recompute=request.recompute or "none", attention=request.attention, mfu=request.mfu,
         price=request.price, lora_rank=0 if rank is None else rank,
-        **({"lora_targets": targets} if targets else {}), qlora=request.qlora,
-        base_format=request.quant)
+        lora_targets=targets or DEFAULT_LORA_TARGETS, qlora=request.qlora,
+        base_format=request.quant, micro_batches=request.grad_accum or 1)
 
 
 def plan_train(model: Model, request: TrainRequest) -> Training:
@@ -221,6 +237,9 @@ def plan_train(model: Model, request: TrainRequest) -> Training:
                         else "recompute none")
     if request.attention == "flash":
         defaults.append("attention flash")
+    if request.grad_accum is None and run.pp > 1:
+        defaults.append(f"{run.grad_accum} micro-batches a step (pp, the fewest that fill the "
+                        "pipeline)")
     if auto:
         defaults.append(f"{NODE_GPUS} GPUs (one node) with ZeRO-3 (FSDP), as one GPU "
                         "cannot hold the step")
@@ -228,8 +247,51 @@ def plan_train(model: Model, request: TrainRequest) -> Training:
         defaults.append("1 GPU, no ZeRO")
     plan = plan._replace(assumptions=("defaults: " + ", ".join(defaults),
                                       *plan.assumptions))
+    measured = None
+    if request.step_time is not None or request.tokens_per_second is not None:
+        measured, plan = _measured(model, run, plan, request)
     suggestions = () if plan.fits else suggest(model, run, plan, auto)
-    return Training(model, plan, suggestions)
+    return Training(model, plan, suggestions, measured)
+
+
+def _measured(model: Model, run: TrainRequest, plan: TrainingPlan,
+              request: TrainRequest) -> tuple[dict[str, Any], TrainingPlan]:
+    """The MFU a measured step time or rate implies (model FLOPs over the GPUs' dense peak),
+    and the plan again at that MFU: its total time and cost at the measured rate."""
+    if request.step_time is not None and request.tokens_per_second is not None:
+        raise SpecError("give a step time or a rate, not both", field="tokens_per_second",
+                        value=request.tokens_per_second)
+    layout = plan.layout
+    capacity = layout.gpus * plan.peak_flops_per_s  # FLOP/s at 100% MFU
+    if request.step_time is not None:
+        seconds = request.step_time
+        if not (math.isfinite(seconds) and seconds > 0):
+            raise SpecError(f"expected a positive number of seconds, got {seconds}",
+                            field="step_time", value=seconds)
+        rate = plan.step.tokens / seconds
+        field, value = "step_time", seconds
+    else:
+        value = request.tokens_per_second or 0.0
+        if not (math.isfinite(value) and value > 0):
+            raise SpecError(f"expected a positive number of tokens a second, got {value}",
+                            field="tokens_per_second", value=value)
+        rate = value * layout.gpus if request.per_gpu else value
+        field = "tokens_per_second"
+    mfu = plan.flops.model * rate / capacity
+    if mfu > 1:
+        raise SpecError(f"{value:,} implies {mfu:.0%} MFU: more model FLOPs than the "
+                        f"{layout.gpus} GPUs' dense peak", field=field, value=value)
+    again = _plan(model, run._replace(mfu=mfu))
+    basis = ("a step of " f"{request.step_time:,} s" if request.step_time is not None else
+             f"{value:,} tokens/s " + ("per GPU" if request.per_gpu else "in total"))
+    again = again._replace(assumptions=(
+        *plan.assumptions[:1], f"MFU {mfu:.1%}: implied by the measured {basis} "
+        f"({rate:,.0f} tokens/s in total, {rate / layout.gpus:,.0f} per GPU)",
+        *plan.assumptions[1:]))
+    return ({"step_time": request.step_time, "tokens_per_second": rate,
+             "tokens_per_second_per_gpu": rate / layout.gpus, "given": field,
+             "per_gpu": request.per_gpu if field == "tokens_per_second" else None,
+             "mfu": mfu}, again)
 
 
 def _candidates(run: TrainRequest, plan: TrainingPlan) -> list[dict[str, Any]]:
@@ -250,6 +312,8 @@ def _candidates(run: TrainRequest, plan: TrainingPlan) -> list[dict[str, Any]]:
         out.append({"qlora": True})
     out.append({"tp": layout.tp * 2})
     out.append({"pp": layout.pp * 2})
+    if run.seq_len and run.seq_len % (layout.cp * 2) == 0:
+        out.append({"cp": layout.cp * 2})
     if (run.zero or 0) and run.dp is None:
         out.append({"gpus": layout.gpus * 2})  # twice the data-parallel ranks sharding
     return out
@@ -264,7 +328,7 @@ def suggest(model: Model, run: TrainRequest, plan: TrainingPlan,
     tried: list[tuple[dict[str, Any], TrainingPlan]] = []
     for change in _candidates(run, plan):
         fields = dict(change)
-        if "tp" in fields or "pp" in fields:
+        if {"tp", "pp", "cp"} & fields.keys():
             if not keep_gpus:
                 fields["dp"] = plan.layout.dp  # more GPUs, the data-parallel ranks kept
             elif plan.layout.dp % 2:
@@ -303,8 +367,8 @@ def _pruned(model: Model, run: TrainRequest, combined: dict[str, Any],
         if name == "dp":
             continue
         fewer = {k: v for k, v in combined.items()
-                 if k != name and not (name in ("tp", "pp") and k == "dp"
-                                       and not {"tp", "pp"} - {name} & combined.keys())}
+                 if k != name and not (name in ("tp", "pp", "cp") and k == "dp"
+                                       and not {"tp", "pp", "cp"} - {name} & combined.keys())}
         try:
             plan = _plan(model, run._replace(**fewer))
         except SpecError:

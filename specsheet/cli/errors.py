@@ -59,6 +59,7 @@ FIELD_OPTIONS: dict[str, str] = {
     "shard_group": "--shard-group",
     "offload": "--offload",
     "step_time": "--step-time",
+    "grad_accum": "--grad-accum",
     "tokens_per_second": "--tokens-per-second",
     "seq_len": "--seq-len",
     "micro_batch": "--micro-batch",

@@ -33,16 +33,25 @@ from specsheet.model.flops import (
 )
 from specsheet.model.params import ParamBreakdown, count_params
 from specsheet.model.spec import ModelSpec
+from specsheet.plan.lora import (
+    DEFAULT_LORA_TARGETS,
+    LORA_TARGETS,
+    Matrix,
+    check_lora_targets,
+    lora_params,
+    model_matrices,
+)
 from specsheet.plan.parallel import Parallel
+from specsheet.plan.schedules import Traffic, bubble_fraction, traffic
 
 if TYPE_CHECKING:
     from specsheet.quant.tensors import Tensor
 
+__all__ = ["DEFAULT_LORA_TARGETS", "LORA_TARGETS", "Matrix", "check_lora_targets",
+           "lora_params", "model_matrices"]  # re-exported from plan.lora, with what follows
+
 PRECISIONS = ("bf16-mixed", "fp16-mixed", "bf16", "fp32")
 OPTIMIZERS = ("adamw", "adamw-8bit", "sgd-momentum", "adafactor")
-LORA_TARGETS = ("q", "k", "v", "o", "gate", "up", "down", "experts")
-# the attention and MLP projections; an MoE layer's MLP projections are its experts'
-DEFAULT_LORA_TARGETS = ("q", "k", "v", "o", "gate", "up", "down", "experts")
 QLORA_BASES = ("bnb-nf4", "bnb-nf4-dq")  # the 4-bit formats QLoRA trains on
 CHINCHILLA_TOKENS_PER_PARAM = 20  # Hoffmann et al. 2022: about 20 tokens a parameter
 DEFAULT_MFU = 0.40
@@ -73,87 +82,6 @@ RECIPES: dict[str, Recipe] = {
     "bf16": Recipe("bf16", 2, 2, 0, 2, "bf16"),
     "fp32": Recipe("fp32", 4, 4, 0, 4, "fp32"),
 }
-
-
-# ---- the matrices of a model (for LoRA and Adafactor) --------------------------------------
-
-class Matrix(NamedTuple):
-    """``count`` linear layers of in_features x out_features, under a LoRA target name."""
-
-    target: str  # q, k, v, o, gate, up, down, experts; "" outside the blocks
-    in_features: int
-    out_features: int
-    copies: int  # how many in the whole model
-
-
-def _layer_mlp(spec: ModelSpec, width: int, copies: int, target: str | None = None
-               ) -> list[Matrix]:
-    d = spec.d_model
-    names = ("gate", "up") if spec.mlp == "gated" else ("up",)
-    rows = [Matrix(target or name, d, width, copies) for name in names]
-    return [*rows, Matrix(target or "down", width, d, copies)]
-
-
-def model_matrices(spec: ModelSpec) -> list[Matrix]:
-    """Every matrix of the model, grouped by shape: blocks, embeddings, head, router."""
-    d, h, e, L = spec.d_model, spec.heads, spec.embedding_dim, spec.layers
-    rows: list[Matrix] = []
-    if spec.latent_attention:
-        if spec.q_lora_rank:
-            rows += [Matrix("q", d, spec.q_lora_rank, L),
-                     Matrix("q", spec.q_lora_rank, h * spec.head_dim, L)]
-        else:
-            rows.append(Matrix("q", d, h * spec.head_dim, L))
-        kv_b = h * (spec.head_dim - spec.qk_rope_head_dim + spec.v_head_dim)
-        rows += [Matrix("k", d, spec.kv_lora_rank + spec.qk_rope_head_dim, L),
-                 Matrix("v", spec.kv_lora_rank, kv_b, L)]
-    else:
-        kv = spec.kv_heads
-        rows += [Matrix("q", d, h * spec.head_dim, L), Matrix("k", d, kv * spec.head_dim, L),
-                 Matrix("v", d, kv * spec.v_head_dim, L)]
-    rows.append(Matrix("o", h * spec.v_head_dim, d, L))
-    if spec.dense_mlp_layers:
-        rows += _layer_mlp(spec, spec.d_ff, spec.dense_mlp_layers)
-    if spec.moe_layers:
-        rows.append(Matrix("", d, spec.experts, spec.moe_layers))  # the router
-        rows += _layer_mlp(spec, spec.expert_d_ff, spec.moe_layers * spec.experts, "experts")
-        if spec.shared_d_ff:
-            rows += _layer_mlp(spec, spec.shared_d_ff, spec.moe_layers)
-        if spec.shared_expert_gate:
-            rows.append(Matrix("", d, 1, spec.moe_layers))
-    rows.append(Matrix("", spec.vocab, e, 1))  # token embedding (the tied head too)
-    if not spec.tied_embeddings:
-        rows.append(Matrix("", e, spec.vocab, 1))
-    if spec.positions == "learned":
-        rows.append(Matrix("", spec.context + spec.position_offset, d, 1))
-    if e != d:
-        rows += [Matrix("", e, d, 1), Matrix("", d, e, 1)]
-    return rows
-
-
-def check_lora_targets(targets: tuple[str, ...]) -> tuple[str, ...]:
-    from specsheet.errors import did_you_mean
-
-    if not targets:
-        raise SpecError(f"expected some of {', '.join(LORA_TARGETS)}", field="lora_targets",
-                        value=targets)
-    for target in targets:
-        if target not in LORA_TARGETS:
-            raise SpecError(f"unknown target {target!r}{did_you_mean(target, LORA_TARGETS)}; "
-                            f"expected some of {', '.join(LORA_TARGETS)}",
-                            field="lora_targets", value=targets)
-    return tuple(dict.fromkeys(targets))
-
-
-def lora_params(spec: ModelSpec, rank: int, targets: tuple[str, ...]) -> int:
-    """LoRA's trainable parameters: r x (in + out) for every targeted matrix (A is in x r, B is
-    r x out; Hu et al. 2021). In MLA, k stands for kv_a and v for kv_b; ``experts`` adapts
-    every routed expert's matrices."""
-    if rank < 1:
-        raise SpecError(f"expected a rank of 1 or more, got {rank}", field="lora_rank",
-                        value=rank)
-    return sum(rank * (m.in_features + m.out_features) * m.copies
-               for m in model_matrices(spec) if m.target and m.target in targets)
 
 
 # ---- model states ------------------------------------------------------------------------
@@ -203,7 +131,7 @@ def busiest_gpu_tensors(spec: ModelSpec, layout: Parallel) -> tuple[Tensor, ...]
     split, norms and routers whole, the embedding on the first stage and the head on the last,
     the vocabulary padded to 64); None without model parallelism (every GPU holds the whole
     model)."""
-    if layout.tp * layout.pp == 1:
+    if layout.tp * layout.pp * layout.ep == 1:
         return None
     from specsheet.plan.sharding import stage_tensors
 
@@ -222,9 +150,11 @@ def model_states(spec: ModelSpec, params: ParamBreakdown, recipe: Recipe, optimi
     the weights (3, FSDP). Adafactor's factored states, and LoRA's adapters, are split in the
     proportion of the parameters. A LoRA run trains only the adapters; its frozen base is held
     in ``base_format`` (a dtype or a quantization format), the busiest GPU's tensors of it."""
-    dp = layout.dp
+    dp = layout.zero_ranks  # dp x cp, or the HSDP shard group
     held = busiest_gpu_tensors(spec, layout)
     on_gpu = params.total if held is None else sum(t.elements for t in held)
+    if layout.ep > 1 and not lora_rank and held is not None:
+        return _expert_parallel_states(params, recipe, optimizer, layout, held, spec)
     if lora_rank:
         trained = lora_params(spec, lora_rank, lora_targets)
         trained_here = _share(trained, layout.tp * layout.pp)
@@ -241,6 +171,8 @@ def model_states(spec: ModelSpec, params: ParamBreakdown, recipe: Recipe, optimi
             optimizer_here = optimizer_bytes(recipe, optimizer, on_gpu)
         frozen = 0
     frozen = _share(frozen, dp if layout.zero >= 3 else 1)
+    if layout.offload == "optimizer":
+        optimizer_here = 0  # in host memory (DeepSpeed's offload_optimizer)
     return ModelStates(
         trainable_params=trained,
         frozen_bytes=frozen,
@@ -249,6 +181,33 @@ def model_states(spec: ModelSpec, params: ParamBreakdown, recipe: Recipe, optimi
         gradients_bytes=_share(recipe.gradients * trained_here, dp if layout.zero >= 2 else 1),
         optimizer_bytes=_share(optimizer_here, dp if layout.zero >= 1 else 1),
     )
+
+
+def _expert_parallel_states(params: ParamBreakdown, recipe: Recipe, optimizer: str,
+                            layout: Parallel, held: tuple[Tensor, ...],
+                            spec: ModelSpec) -> ModelStates:
+    """Full training under expert parallelism: the routed experts' weights, gradients and
+    optimizer states sharded by ZeRO over the expert data-parallel ranks, the rest over dp x
+    cp (Megatron Core's distributed optimizer, one instance a parameter group)."""
+    experts = sum(t.elements for t in held if t.name.split(".")[2:3] and
+                  t.name.split(".")[2].endswith("_exps"))
+    dense = sum(t.elements for t in held) - experts
+    totals = [0, 0, 0]
+    for elements, ranks in ((dense, layout.zero_ranks), (experts, layout.expert_zero_ranks)):
+        if optimizer == "adafactor":
+            whole = optimizer_bytes(recipe, optimizer, params.total, model_matrices(spec),
+                                    params.total)
+            state = -(-whole * elements // params.total)
+        else:
+            state = optimizer_bytes(recipe, optimizer, elements)
+        for i, (value, stage) in enumerate(((recipe.weights * elements, 3),
+                                            (recipe.gradients * elements, 2), (state, 1))):
+            totals[i] += _share(value, ranks if layout.zero >= stage else 1)
+    if layout.offload == "optimizer":
+        totals[2] = 0
+    return ModelStates(trainable_params=params.total, frozen_bytes=0,
+                       weights_bytes=totals[0], gradients_bytes=totals[1],
+                       optimizer_bytes=totals[2])
 
 
 # ---- activations -------------------------------------------------------------------------
@@ -336,22 +295,28 @@ def activations(spec: ModelSpec, seq: int, micro_batch: int, layout: Parallel,
     worth (Korthikanti et al., section 4.2.3), the same as without a pipeline. The last stage's
     output (final norm input 2sh, fp32 logits 4sV, split over t) is added when there is a single
     stage, where it shares a GPU with the layers."""
+    from specsheet.plan.schedules import in_flight_layers
+
+    local = seq // layout.cp  # context parallelism: each rank holds seq / cp of a sequence
     kinds = []
     if spec.dense_mlp_layers or not spec.moe_layers:  # (a model without MLPs: Mamba-2)
-        kinds.append(activation_terms(spec, seq, moe_layer=False))
+        kinds.append(activation_terms(spec, local, moe_layer=False))
     if spec.moe_layers:
-        kinds.append(activation_terms(spec, seq, moe_layer=True))
+        kinds.append(activation_terms(spec, local, moe_layer=True))
+    if layout.cp > 1:  # local queries against the whole sequence's keys: 5 a (s / cp) s
+        kinds = [t._replace(scores=t.scores * layout.cp) for t in kinds]
     per_layer = max(layer_activation_bytes(t, layout.tp, layout.sp, recompute, flash)
                     for t in kinds)
-    output = _share(2 * seq * spec.d_model + 4 * seq * spec.vocab, layout.tp) \
+    output = _share(2 * local * spec.d_model + 4 * local * spec.vocab, layout.tp) \
         if layout.pp == 1 else 0
-    per_sequence = per_layer * spec.layers + output
+    held = in_flight_layers(spec, layout)
+    per_sequence = -(-per_layer * held.numerator // held.denominator) + output
     form = {"none": "sp" if layout.sp else "tp" if layout.tp > 1 else "plain",
             "selective": "selective + sp" if layout.sp else "selective",
             "full": "full + sp" if layout.sp else "full"}[recompute]
     if flash and recompute == "none":
         form += ", FlashAttention (no s^2 term)"
-    return Activations(per_layer=per_layer, layers_held=spec.layers, output=output,
+    return Activations(per_layer=per_layer, layers_held=math.ceil(held), output=output,
                        per_sequence=per_sequence, micro_batch=micro_batch,
                        total=per_sequence * micro_batch, form=form)
 
@@ -393,6 +358,9 @@ class TrainingPlan(NamedTuple):
     peak_flops_per_s: int  # one GPU, the recipe's compute type
     time: Time | None  # None without a total
     step: Step
+    micro_batches: int  # micro-batches a step (gradient accumulation; the pipeline's m)
+    bubble: float  # the pipeline bubble over the ideal step time (an estimate)
+    traffic: Traffic  # expert and context parallelism's bytes a GPU sends a step
     attention: str  # the kernel for memory: flash, full or causal
     micro_batch: int
     seq_len: int
@@ -459,7 +427,7 @@ def plan_training(spec: ModelSpec, accelerator: Accelerator, layout: Parallel, *
                   optimizer: str = "adamw", recompute: str = "none", attention: str = "full",
                   mfu: float = DEFAULT_MFU, price: float | None = None, lora_rank: int = 0,
                   lora_targets: tuple[str, ...] = DEFAULT_LORA_TARGETS, qlora: bool = False,
-                  base_format: str | None = None) -> TrainingPlan:
+                  base_format: str | None = None, micro_batches: int = 1) -> TrainingPlan:
     """Plan training ``spec`` (see the module docstring). ``base_format``: the frozen base of a
     LoRA run, a dtype (bf16 by default) or a quantization format (QLoRA: bnb-nf4)."""
     from specsheet.errors import did_you_mean
@@ -492,6 +460,12 @@ def plan_training(spec: ModelSpec, accelerator: Accelerator, layout: Parallel, *
     if seq > spec.context:
         raise SpecError(f"{seq:,} exceeds the model's context ({spec.context:,} tokens)",
                         field="seq_len", value=seq)
+    if seq % layout.cp:
+        raise SpecError(f"{layout.cp} context-parallel ranks do not divide the sequence of "
+                        f"{seq:,} tokens", field="cp", value=layout.cp)
+    if micro_batches < 1:
+        raise SpecError(f"expected 1 or more micro-batches a step, got {micro_batches}",
+                        field="grad_accum", value=micro_batches)
     if tokens_total is not None and tokens_total < 1:
         raise SpecError(f"expected a positive number of tokens, got {tokens_total}",
                         field="tokens_total", value=tokens_total)
@@ -533,7 +507,7 @@ def plan_training(spec: ModelSpec, accelerator: Accelerator, layout: Parallel, *
     n = params.active - params.embeddings
     peak = accelerator.peak(recipe.compute_dtype)
     rate = layout.gpus * peak * mfu  # model FLOP/s of the whole run
-    step_tokens = micro_batch * seq * layout.dp
+    step_tokens = micro_batch * micro_batches * seq * layout.dp
     step_seconds = flops.model * step_tokens / rate
     step = Step(tokens=step_tokens, seconds=step_seconds,
                 tokens_per_second=step_tokens / step_seconds,
@@ -580,7 +554,10 @@ def plan_training(spec: ModelSpec, accelerator: Accelerator, layout: Parallel, *
         approx_megatron=megatron_estimate(spec, seq, recompute == "full"),
         accelerator=accelerator, layout=layout, recipe=recipe, optimizer=optimizer, mfu=mfu,
         peak_flops_per_s=peak,
-        time=time, step=step, attention=attention, micro_batch=micro_batch, seq_len=seq,
+        time=time, step=step, micro_batches=micro_batches,
+        bubble=bubble_fraction(layout, micro_batches),
+        traffic=traffic(spec, layout, seq, micro_batch, micro_batches), attention=attention,
+        micro_batch=micro_batch, seq_len=seq,
         states=model_states(spec, params, recipe, optimizer, layout, lora_rank, lora_targets,
                             base_format or "bf16"),
         activations=activations(spec, seq, micro_batch, layout, recompute, flash),

@@ -13,7 +13,8 @@ if TYPE_CHECKING:
 
 
 def train_document(model: Model, plan: TrainingPlan,
-                   suggestions: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+                   suggestions: list[dict[str, Any]] | None = None,
+                   measured: dict[str, Any] | None = None) -> dict[str, Any]:
     """The document of ``train``: FLOPs per token and in total (exact, and three estimates),
     time and cost, one step, the memory of a step on one GPU, and when it does not fit, the
     changes that would (``suggestions``, spelled by the api)."""
@@ -65,7 +66,14 @@ def train_document(model: Model, plan: TrainingPlan,
                  "tokens_per_second_per_gpu": plan.step.tokens_per_second_per_gpu},
         "attention": plan.attention,
         "parallelism": {"gpus": layout.gpus, "dp": layout.dp, "tp": layout.tp,
-                        "pp": layout.pp, "sp": layout.sp, "zero": layout.zero},
+                        "pp": layout.pp, "sp": layout.sp, "zero": layout.zero,
+                        "cp": layout.cp, "ep": layout.ep, "vpp": layout.vpp,
+                        "schedule": layout.schedule, "shard_group": layout.shard_group,
+                        "offload": layout.offload, "micro_batches": plan.micro_batches,
+                        "bubble_fraction": plan.bubble,
+                        "all_to_all_bytes_per_gpu": plan.traffic.all_to_all_bytes,
+                        "ring_bytes_per_gpu": plan.traffic.ring_bytes},
+        "measured": measured,
         "precision": plan.recipe.precision,
         "optimizer": plan.optimizer,
         "lora": {"rank": plan.lora_rank, "targets": list(plan.lora_targets),
@@ -95,6 +103,7 @@ def train_document(model: Model, plan: TrainingPlan,
 def schemas() -> dict[str, Any]:
     """The schema of ``train_document``."""
     from specsheet.model.flops import ATTENTION, RECOMPUTE
+    from specsheet.plan.parallel import OFFLOADS, SCHEDULES
     from specsheet.plan.training import LORA_TARGETS, OPTIMIZERS, PRECISIONS, TRAIN_ATTENTION
     from specsheet.views.schema import VERSION, obj, ref
 
@@ -143,7 +152,19 @@ def schemas() -> dict[str, Any]:
         "attention": {"enum": list(TRAIN_ATTENTION)},
         "parallelism": obj({"gpus": positive, "dp": positive, "tp": positive, "pp": positive,
                             "sp": {"type": "boolean"},
-                            "zero": {"type": "integer", "minimum": 0, "maximum": 3}}),
+                            "zero": {"type": "integer", "minimum": 0, "maximum": 3},
+                            "cp": positive, "ep": positive, "vpp": positive,
+                            "schedule": {"enum": list(SCHEDULES)}, "shard_group": count,
+                            "offload": {"enum": list(OFFLOADS)}, "micro_batches": positive,
+                            "bubble_fraction": {"type": "number", "minimum": 0},
+                            "all_to_all_bytes_per_gpu": count, "ring_bytes_per_gpu": count},
+                           "The layout; bubble and traffic a step are estimates."),
+        "measured": {"oneOf": [{"type": "null"}, obj({
+            "step_time": {"type": ["number", "null"]}, "tokens_per_second": {"type": "number"},
+            "tokens_per_second_per_gpu": {"type": "number"},
+            "given": {"enum": ["step_time", "tokens_per_second"]},
+            "per_gpu": {"type": ["boolean", "null"]},
+            "mfu": {"type": "number"}}, "A measured step time or rate and the MFU it implies.")]},
         "precision": {"enum": list(PRECISIONS)},
         "optimizer": {"enum": list(OPTIMIZERS)},
         "lora": {"oneOf": [{"type": "null"}, obj({
@@ -275,10 +296,15 @@ def _train_memory_view(model: Model, plan: TrainingPlan) -> TableView:
 
     layout, states, act = plan.layout, plan.states, plan.activations
     parts = [f"dp {layout.dp}", f"tp {layout.tp}", f"pp {layout.pp}"]
+    if layout.cp > 1:
+        parts.append(f"cp {layout.cp}")
+    if layout.ep > 1:
+        parts.append(f"ep {layout.ep}")
     if layout.sp:
         parts.append("sp")
     if layout.zero:
-        parts.append(f"ZeRO-{layout.zero}")
+        parts.append(f"ZeRO-{layout.zero}" + (f" in groups of {layout.shard_group}"
+                                               if layout.shard_group else ""))
     view = TableView(
         title=f"{model.name}: memory per GPU ({', '.join(parts)}; {plan.recipe.precision}, "
               f"{plan.optimizer})",
@@ -296,8 +322,9 @@ def _train_memory_view(model: Model, plan: TrainingPlan) -> TableView:
         view.add("Weights", human_bytes(states.weights_bytes), f"{exact(states.weights_bytes)} B")
     view.add("Gradients", human_bytes(states.gradients_bytes),
              f"{exact(states.gradients_bytes)} B")
-    view.add("Optimizer states (with master weights)", human_bytes(states.optimizer_bytes),
-             f"{exact(states.optimizer_bytes)} B")
+    offloaded = ", in host memory" if layout.offload == "optimizer" else ""
+    view.add(f"Optimizer states (with master weights{offloaded})",
+             human_bytes(states.optimizer_bytes), f"{exact(states.optimizer_bytes)} B")
     view.add(f"Activations (micro-batch {exact(act.micro_batch)}, {act.form})",
              human_bytes(act.total), f"{exact(act.total)} B")
     view.add("  per layer, one sequence", human_bytes(act.per_layer),
@@ -308,6 +335,16 @@ def _train_memory_view(model: Model, plan: TrainingPlan) -> TableView:
     view.add(f"  {plan.accelerator.label} holds ({verdict})", human_bytes(plan.capacity_bytes),
              f"{exact(plan.capacity_bytes)} B", style="sub")
     view.add("  largest micro-batch that fits", exact(plan.max_micro_batch), "", style="sub")
+    if layout.pp > 1:
+        view.add(f"Pipeline bubble ({layout.schedule}, {plan.micro_batches} micro-batches; "
+                 "estimate)", f"{plan.bubble:.1%}", "")
+    if plan.traffic.all_to_all_bytes:
+        view.add("Expert all-to-all a step, sent per GPU (estimate)",
+                 human_bytes(plan.traffic.all_to_all_bytes),
+                 f"{exact(plan.traffic.all_to_all_bytes)} B")
+    if plan.traffic.ring_bytes:
+        view.add("Context-parallel ring a step, sent per GPU (estimate)",
+                 human_bytes(plan.traffic.ring_bytes), f"{exact(plan.traffic.ring_bytes)} B")
     view.caption = "Sizes in SI units (1 GB = 10^9 bytes)."
     return view
 

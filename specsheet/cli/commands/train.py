@@ -101,6 +101,35 @@ def train(
                                     rich_help_panel=PARALLEL)] = 1,
     sp: Annotated[bool, typer.Option("--sp", help="Sequence parallelism (with --tp).",
                                      rich_help_panel=PARALLEL)] = False,
+    cp: Annotated[int, typer.Option(
+        "--cp", help="Context-parallel ranks: each sequence split cp ways (ring attention); "
+        "gpus = dp x tp x pp x cp.", rich_help_panel=PARALLEL)] = 1,
+    ep: Annotated[int, typer.Option(
+        "--ep", help="Expert-parallel ranks: the routed experts sharded over ep of the "
+        "dp x cp x tp ranks.", rich_help_panel=PARALLEL)] = 1,
+    schedule: Annotated[str, typer.Option(
+        "--schedule", help="Pipeline schedule: 1f1b, interleaved (with --vpp) or zero-bubble "
+        "(ZB-H1).", rich_help_panel=PARALLEL)] = "1f1b",
+    vpp: Annotated[int, typer.Option(
+        "--vpp", help="Virtual pipeline stages a GPU (--schedule interleaved).",
+        rich_help_panel=PARALLEL)] = 1,
+    grad_accum: Annotated[int | None, typer.Option(
+        "--grad-accum", help="Micro-batches a step (gradient accumulation) [default: pp].",
+        show_default=False, rich_help_panel=PARALLEL)] = None,
+    shard_group: Annotated[int | None, typer.Option(
+        "--shard-group", help="HSDP: ZeRO shards within groups of N data-parallel ranks and "
+        "replicates across them.", show_default=False, rich_help_panel=PARALLEL)] = None,
+    offload: Annotated[str, typer.Option(
+        "--offload", help="none, or optimizer: its states and master weights in host memory "
+        "(with --zero 1 or more).", rich_help_panel=MEMORY)] = "none",
+    step_time: Annotated[float | None, typer.Option(
+        "--step-time", help="A measured step, in seconds: the MFU it implies, and the run's "
+        "time and cost at that rate.", show_default=False, rich_help_panel=RUN)] = None,
+    tokens_per_second: Annotated[float | None, typer.Option(
+        "--tokens-per-second", help="A measured rate, for the whole run (or per GPU with "
+        "--per-gpu): the MFU it implies.", show_default=False, rich_help_panel=RUN)] = None,
+    per_gpu: Annotated[bool, typer.Option(
+        "--per-gpu", help="--tokens-per-second is per GPU.", rich_help_panel=RUN)] = False,
     lora_rank: Annotated[int | None, typer.Option(
         "--lora-rank", help="Train LoRA adapters of rank r on a frozen base.",
         show_default=False, rich_help_panel=FINE_TUNE)] = None,
@@ -140,7 +169,10 @@ def train(
         seq_len=seq_len, micro_batch=micro_batch, gpu=gpu, gpus=gpus,
         mfu=mfu, price=price, recompute=recompute, attention=attention, precision=precision,
         optimizer=optimizer, zero=zero, fsdp=fsdp, dp=dp, tp=tp, pp=pp, sp=sp,
-        lora_rank=lora_rank, lora_targets=lora_targets, qlora=qlora, quant=quant)
+        lora_rank=lora_rank, lora_targets=lora_targets, qlora=qlora, quant=quant, cp=cp,
+        ep=ep, vpp=vpp, schedule=schedule, shard_group=shard_group, offload=offload,
+        grad_accum=grad_accum, step_time=step_time, tokens_per_second=tokens_per_second,
+        per_gpu=per_gpu)
     notes: list[str] = []
     try:
         with as_options({"zero": "option --fsdp"} if fsdp else None):
