@@ -21,6 +21,8 @@ TABLE_COMMANDS = [
     ["train", "llama3-8b", "--seq-len", "8k", "--gpus", "8"],
     ["sweep", "llama3.1-8b", "--tokens", "1k:128k:x2", "--gpu", "h100-sxm"],
     ["train", "llama3-8b", "--gpus", "1"],  # with the table of what would fit
+    ["train", "mixtral-8x7b", "--gpus", "16", "--pp", "2", "--ep", "8", "--cp", "2",
+     "--zero", "1", "--seq-len", "4k"],  # bubble, all-to-all and ring rows
 ]
 FORMATS = [[], ["--json"], ["--format", "csv"], ["--format", "markdown"]]
 

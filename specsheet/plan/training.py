@@ -42,7 +42,7 @@ from specsheet.plan.lora import (
     model_matrices,
 )
 from specsheet.plan.parallel import Parallel
-from specsheet.plan.schedules import Traffic, bubble_fraction, traffic
+from specsheet.plan.schedules import Traffic, bubble_fraction, in_flight_layers, traffic
 
 if TYPE_CHECKING:
     from specsheet.quant.tensors import Tensor
@@ -295,8 +295,6 @@ def activations(spec: ModelSpec, seq: int, micro_batch: int, layout: Parallel,
     worth (Korthikanti et al., section 4.2.3), the same as without a pipeline. The last stage's
     output (final norm input 2sh, fp32 logits 4sV, split over t) is added when there is a single
     stage, where it shares a GPU with the layers."""
-    from specsheet.plan.schedules import in_flight_layers
-
     local = seq // layout.cp  # context parallelism: each rank holds seq / cp of a sequence
     kinds = []
     if spec.dense_mlp_layers or not spec.moe_layers:  # (a model without MLPs: Mamba-2)
@@ -523,8 +521,12 @@ def plan_training(spec: ModelSpec, accelerator: Accelerator, layout: Parallel, *
         f"time: model FLOPs at {mfu:.0%} MFU of the {recipe.compute_dtype} dense peak"
         + (" (the default)" if mfu == DEFAULT_MFU else ""),
         "memory: the busiest GPU's parameters under tp x pp, cut as vLLM's layers cut them "
-        "(vocabulary padded to 64); ZeRO shards over dp; activations with 1F1B pipelining "
-        "(the first stage holds L layers' worth)",
+        "(vocabulary padded to 64); ZeRO shards over dp x cp"
+        + (" (the experts' states over the expert data-parallel ranks)" if layout.ep > 1
+           else "")
+        + ("" if layout.pp == 1 else
+           f"; activations of the {layout.schedule} schedule's busiest stage "
+           f"({activations_held(spec, layout)} layers' worth in flight)"),
         "activations: Korthikanti et al. 2022, 16-bit values with dropout masks; "
         + {"flash": "attention runs a FlashAttention / SDPA kernel: no s x s scores are kept "
                     "(no 5 a s^2 term); its FLOPs are counted without causal halving, the "
@@ -564,6 +566,12 @@ def plan_training(spec: ModelSpec, accelerator: Accelerator, layout: Parallel, *
         lora_rank=lora_rank, lora_targets=lora_targets if lora_rank else (), qlora=qlora,
         base_format=base_format or precision, assumptions=tuple(assumptions),
     )
+
+
+def activations_held(spec: ModelSpec, layout: Parallel) -> str:
+    """The layers' worth of activations in flight, as a person reads it (44, or 44.5)."""
+    held = in_flight_layers(spec, layout)
+    return f"{held.numerator}" if held.denominator == 1 else f"{float(held):.4g}"
 
 
 def _frozen_bytes(spec: ModelSpec, params: ParamBreakdown, base_format: str,
