@@ -16,6 +16,7 @@ from specsheet.cli.app import app
 
 runner = CliRunner()
 RUNS = yaml.safe_load((Path(__file__).parent / "data" / "training_runs.yaml").read_text())
+NAMED = {r["name"]: r for r in RUNS}
 
 
 def run(*argv: str) -> Any:
@@ -41,10 +42,19 @@ def test_the_deepseek_layout_shows_what_would_fit() -> None:
 
 
 def test_the_long_context_stage_is_memory_per_gpu_in_gb() -> None:
-    doc = run(*RUNS[2]["args"])
+    doc = run(*NAMED["llama 3.1 405B long-context stage (128k, CP 16)"]["args"])
     assert doc["parallelism"]["gpus"] == 16384 and doc["parallelism"]["cp"] == 16
     assert doc["flops"]["seq_len"] == 131072
     assert 85e9 < doc["memory_per_gpu"]["total_bytes"] < 1e12
+
+
+def test_deepseeks_recomputation_per_layer() -> None:
+    base = RUNS[0]["args"]
+    plain = run(*base)["memory_per_gpu"]["activations_per_layer_bytes"]
+    recomputed = run(*RUNS[1]["args"])["memory_per_gpu"]["activations_per_layer_bytes"]
+    s, d, heads, qk, v = 4096, 7168, 128, 192, 128
+    # the norms' outputs (2 s d each, two norms) and MLA's q, k, v (2 s a (2 qk + v)) go
+    assert plain - recomputed == 4 * s * d + 2 * s * heads * (2 * qk + v)
 
 
 # ---- context parallelism ---------------------------------------------------------------------

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from specsheet.errors import SpecError
 
 if TYPE_CHECKING:
-    from specsheet.model.spec import Model
+    from specsheet.model.spec import Model, ModelSpec
     from specsheet.plan.training import TrainingPlan
 
 DEFAULT_GPU = "h100-sxm"
@@ -36,6 +36,8 @@ class TrainRequest(NamedTuple):
     mfu: float = DEFAULT_MFU
     price: float | None = None  # US dollars per GPU-hour
     recompute: str | None = None  # none, selective, full (default: none; full with LoRA)
+    recompute_modules: tuple[str, ...] | str | None = None  # selective: core_attn (default),
+    # layernorm, mla_up_proj, moe_act (Megatron Core's recompute_modules)
     attention: str = "flash"  # flash (no s x s scores), full (every score), causal
     precision: str = "bf16-mixed"
     optimizer: str = "adamw"
@@ -79,7 +81,8 @@ class Suggestion(NamedTuple):
 # the CLI's words for a request field (cli/errors.py maps fields to options for errors)
 _WORDS = {"recompute": "--recompute", "micro_batch": "--micro-batch", "zero": "--zero",
           "tp": "--tp", "pp": "--pp", "optimizer": "--optimizer", "qlora": "--qlora",
-          "gpus": "--gpus", "dp": "--dp", "cp": "--cp", "seq_len": "--seq-len"}
+          "gpus": "--gpus", "dp": "--dp", "cp": "--cp", "seq_len": "--seq-len",
+          "recompute_modules": "--recompute-modules"}
 
 
 def spell(fields: dict[str, Any]) -> str:
@@ -185,6 +188,14 @@ def resolved(model: Model, request: TrainRequest) -> TrainRequest:
                             grad_accum=request.grad_accum or request.pp)
 
 
+def _modules(value: tuple[str, ...] | str | None) -> tuple[str, ...]:
+    if value is None:
+        return ("core_attn",)
+    if isinstance(value, str):
+        value = tuple(m.strip() for m in value.split(","))
+    return tuple(dict.fromkeys(value))
+
+
 def _plan(model: Model, request: TrainRequest) -> TrainingPlan:
     """The plan of a resolved request."""
     from specsheet.api.hardware import load_gpu
@@ -213,7 +224,8 @@ def _plan(model: Model, request: TrainRequest) -> TrainingPlan:
         recompute=request.recompute or "none", attention=request.attention, mfu=request.mfu,
         price=request.price, lora_rank=0 if rank is None else rank,
         lora_targets=targets or DEFAULT_LORA_TARGETS, qlora=request.qlora,
-        base_format=request.quant, micro_batches=request.grad_accum or 1)
+        base_format=request.quant, micro_batches=request.grad_accum or 1,
+        recompute_modules=_modules(request.recompute_modules))
 
 
 def plan_train(model: Model, request: TrainRequest) -> Training:
@@ -294,12 +306,20 @@ def _measured(model: Model, run: TrainRequest, plan: TrainingPlan,
              "mfu": mfu}, again)
 
 
-def _candidates(run: TrainRequest, plan: TrainingPlan) -> list[dict[str, Any]]:
+def _candidates(spec: ModelSpec, run: TrainRequest,
+                plan: TrainingPlan) -> list[dict[str, Any]]:
     """Single changes that shrink a step, cheapest first."""
     layout = plan.layout
     out: list[dict[str, Any]] = []
     if run.recompute == "none":
         out.append({"recompute": "selective"})
+    if run.recompute != "full" and run.recompute_modules is None:
+        modules = ["core_attn", "layernorm"]  # the modules that apply to this model
+        if spec.latent_attention:
+            modules.append("mla_up_proj")
+        if spec.experts:
+            modules.append("moe_act")
+        out.append({"recompute": "selective", "recompute_modules": ",".join(modules)})
     if run.recompute != "full":
         out.append({"recompute": "full"})
     if run.micro_batch > 1:
@@ -326,7 +346,7 @@ def suggest(model: Model, run: TrainRequest, plan: TrainingPlan,
     keep_gpus = run.gpus is not None
     found: list[Suggestion] = []
     tried: list[tuple[dict[str, Any], TrainingPlan]] = []
-    for change in _candidates(run, plan):
+    for change in _candidates(model.spec, run, plan):
         fields = dict(change)
         if {"tp", "pp", "cp"} & fields.keys():
             if not keep_gpus:
@@ -347,6 +367,8 @@ def suggest(model: Model, run: TrainRequest, plan: TrainingPlan,
         current = plan
         for fields, _ in tried:
             attempt = {**combined, **fields}
+            if "recompute" in fields and "recompute_modules" not in fields:
+                attempt.pop("recompute_modules", None)  # full recomputation replaces them
             try:
                 changed = _plan(model, run._replace(**attempt))
             except SpecError:

@@ -60,6 +60,7 @@ FIELD_OPTIONS: dict[str, str] = {
     "offload": "--offload",
     "step_time": "--step-time",
     "grad_accum": "--grad-accum",
+    "recompute_modules": "--recompute-modules",
     "tokens_per_second": "--tokens-per-second",
     "seq_len": "--seq-len",
     "micro_batch": "--micro-batch",

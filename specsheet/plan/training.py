@@ -287,8 +287,30 @@ def layer_activation_bytes(terms: ActivationTerms, tp: int, sp: bool, recompute:
     return terms.outside_tp + _share(terms.inside_tp + scores, tp)
 
 
+RECOMPUTE_MODULES = ("core_attn", "layernorm", "mla_up_proj", "moe_act")  # Megatron Core's
+
+
+def without_modules(spec: ModelSpec, terms: ActivationTerms, seq: int,
+                    modules: tuple[str, ...], moe_layer: bool) -> ActivationTerms:
+    """The terms less what selective recomputation of ``modules`` stops keeping (Megatron
+    Core's recompute_modules; core_attn is the s^2 term, taken out by the selective form):
+    layernorm, the norms' outputs (the attention and MLP inputs, 2 s h each), rebuilt from
+    their inputs; mla_up_proj, MLA's decompressed q, k and v (2 s (q + k + v)), rebuilt from the
+    latents; moe_act, the routed experts' activation outputs (2 s k f), rebuilt from gate and
+    up."""
+    outside, inside = terms.outside_tp, terms.inside_tp
+    if "layernorm" in modules:
+        outside -= 4 * seq * spec.d_model
+    if "mla_up_proj" in modules and spec.latent_attention:
+        inside -= 2 * seq * spec.heads * (2 * spec.head_dim + spec.v_head_dim)
+    if "moe_act" in modules and moe_layer:
+        inside -= 2 * seq * spec.experts_per_token * spec.expert_d_ff
+    return terms._replace(outside_tp=outside, inside_tp=inside)
+
+
 def activations(spec: ModelSpec, seq: int, micro_batch: int, layout: Parallel,
-                recompute: str, flash: bool) -> Activations:
+                recompute: str, flash: bool,
+                modules: tuple[str, ...] = ("core_attn",)) -> Activations:
     """Activations of the busiest pipeline stage for a micro-batch.
 
     With 1F1B pipelining the first stage holds pp micro-batches of its L / pp layers: L layers'
@@ -303,14 +325,18 @@ def activations(spec: ModelSpec, seq: int, micro_batch: int, layout: Parallel,
         kinds.append(activation_terms(spec, local, moe_layer=True))
     if layout.cp > 1:  # local queries against the whole sequence's keys: 5 a (s / cp) s
         kinds = [t._replace(scores=t.scores * layout.cp) for t in kinds]
+    if recompute == "selective" and set(modules) - {"core_attn"}:
+        kinds = [without_modules(spec, t, local, modules, moe_layer=i == len(kinds) - 1
+                                 and bool(spec.moe_layers)) for i, t in enumerate(kinds)]
     per_layer = max(layer_activation_bytes(t, layout.tp, layout.sp, recompute, flash)
                     for t in kinds)
     output = _share(2 * local * spec.d_model + 4 * local * spec.vocab, layout.tp) \
         if layout.pp == 1 else 0
     held = in_flight_layers(spec, layout)
     per_sequence = -(-per_layer * held.numerator // held.denominator) + output
+    chosen = "selective" if modules == ("core_attn",) else f"selective: {', '.join(modules)}"
     form = {"none": "sp" if layout.sp else "tp" if layout.tp > 1 else "plain",
-            "selective": "selective + sp" if layout.sp else "selective",
+            "selective": f"{chosen} + sp" if layout.sp else chosen,
             "full": "full + sp" if layout.sp else "full"}[recompute]
     if flash and recompute == "none":
         form += ", FlashAttention (no s^2 term)"
@@ -425,7 +451,8 @@ def plan_training(spec: ModelSpec, accelerator: Accelerator, layout: Parallel, *
                   optimizer: str = "adamw", recompute: str = "none", attention: str = "full",
                   mfu: float = DEFAULT_MFU, price: float | None = None, lora_rank: int = 0,
                   lora_targets: tuple[str, ...] = DEFAULT_LORA_TARGETS, qlora: bool = False,
-                  base_format: str | None = None, micro_batches: int = 1) -> TrainingPlan:
+                  base_format: str | None = None, micro_batches: int = 1,
+                  recompute_modules: tuple[str, ...] = ("core_attn",)) -> TrainingPlan:
     """Plan training ``spec`` (see the module docstring). ``base_format``: the frozen base of a
     LoRA run, a dtype (bf16 by default) or a quantization format (QLoRA: bnb-nf4)."""
     from specsheet.errors import did_you_mean
@@ -458,6 +485,25 @@ def plan_training(spec: ModelSpec, accelerator: Accelerator, layout: Parallel, *
     if seq > spec.context:
         raise SpecError(f"{seq:,} exceeds the model's context ({spec.context:,} tokens)",
                         field="seq_len", value=seq)
+    assumptions: list[str] = []
+    for module in recompute_modules:
+        if module not in RECOMPUTE_MODULES:
+            raise SpecError(f"unknown module {module!r}; expected some of "
+                            f"{', '.join(RECOMPUTE_MODULES)}", field="recompute_modules",
+                            value=module)
+    if recompute_modules != ("core_attn",):
+        if recompute != "selective":
+            raise SpecError("modules to recompute are for selective recomputation",
+                            field="recompute_modules", value=recompute_modules)
+        if "mla_up_proj" in recompute_modules and not spec.latent_attention:
+            raise SpecError("mla_up_proj is multi-head latent attention's; this model has none",
+                            field="recompute_modules", value=recompute_modules)
+        if "moe_act" in recompute_modules and not spec.experts:
+            raise SpecError("moe_act is the routed experts'; this model has none",
+                            field="recompute_modules", value=recompute_modules)
+        assumptions.append(f"recompute: {', '.join(recompute_modules)} rebuilt in the "
+                           "backward (Megatron Core's recompute_modules); the hardware FLOPs "
+                           "count the attention core again, not the up-projections")
     if seq % layout.cp:
         raise SpecError(f"{layout.cp} context-parallel ranks do not divide the sequence of "
                         f"{seq:,} tokens", field="cp", value=layout.cp)
@@ -467,7 +513,6 @@ def plan_training(spec: ModelSpec, accelerator: Accelerator, layout: Parallel, *
     if tokens_total is not None and tokens_total < 1:
         raise SpecError(f"expected a positive number of tokens, got {tokens_total}",
                         field="tokens_total", value=tokens_total)
-    assumptions: list[str] = []
     lora_targets = check_lora_targets(lora_targets)
     if qlora and not lora_rank:
         raise SpecError("QLoRA trains LoRA adapters on a 4-bit base; give a LoRA rank",
@@ -562,7 +607,8 @@ def plan_training(spec: ModelSpec, accelerator: Accelerator, layout: Parallel, *
         micro_batch=micro_batch, seq_len=seq,
         states=model_states(spec, params, recipe, optimizer, layout, lora_rank, lora_targets,
                             base_format or "bf16"),
-        activations=activations(spec, seq, micro_batch, layout, recompute, flash),
+        activations=activations(spec, seq, micro_batch, layout, recompute, flash,
+                                recompute_modules),
         lora_rank=lora_rank, lora_targets=lora_targets if lora_rank else (), qlora=qlora,
         base_format=base_format or precision, assumptions=tuple(assumptions),
     )

@@ -73,6 +73,11 @@ def train(
         "--recompute", help="Activation recomputation: none, selective (the attention core) "
         "or full (every layer) [default: none; full with --lora-rank, as peft does].",
         show_default=False, rich_help_panel=RUN)] = None,
+    recompute_modules: Annotated[str | None, typer.Option(
+        "--recompute-modules", help="With --recompute selective, what is rebuilt in the "
+        "backward (Megatron Core's): core_attn, layernorm, mla_up_proj, moe_act, "
+        "comma-separated [default: core_attn].", show_default=False,
+        rich_help_panel=RUN)] = None,
     attention: Annotated[str, typer.Option(
         "--attention", help="flash: a FlashAttention / SDPA kernel (no s x s activations; "
         "FLOPs counted in full, the MFU convention); full: every s x s score kept, as eager "
@@ -172,7 +177,7 @@ def train(
         lora_rank=lora_rank, lora_targets=lora_targets, qlora=qlora, quant=quant, cp=cp,
         ep=ep, vpp=vpp, schedule=schedule, shard_group=shard_group, offload=offload,
         grad_accum=grad_accum, step_time=step_time, tokens_per_second=tokens_per_second,
-        per_gpu=per_gpu)
+        per_gpu=per_gpu, recompute_modules=recompute_modules)
     notes: list[str] = []
     try:
         with as_options({"zero": "option --fsdp"} if fsdp else None):
