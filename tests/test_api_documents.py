@@ -66,6 +66,12 @@ TRAIN = [
      ["--lora-rank", "16", "--qlora", "--seq-len", "4k", "--gpu", "rtx-4090"]),
     ("mixtral-8x7b", {"fsdp": True, "gpus": 64, "recompute": "full", "price": 2.0},
      ["--fsdp", "--gpus", "64", "--recompute", "full", "--price", "2"]),
+    ("mixtral-8x7b", {"gpus": 32, "pp": 4, "ep": 8, "cp": 2, "zero": 1, "seq_len": 4096,
+                      "schedule": "interleaved", "vpp": 2, "tokens_per_second": 2000.0,
+                      "per_gpu": True},
+     ["--gpus", "32", "--pp", "4", "--ep", "8", "--cp", "2", "--zero", "1", "--seq-len", "4k",
+      "--schedule", "interleaved", "--vpp", "2", "--tokens-per-second", "2000", "--per-gpu"]),
+    ("llama3-8b", {"gpus": 1}, ["--gpus", "1"]),  # with suggestions
 ]
 
 

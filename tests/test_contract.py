@@ -22,6 +22,9 @@ TABLE_COMMANDS = [
     ["sweep", "llama3.1-8b", "--tokens", "1k:128k:x2", "--gpu", "h100-sxm"],
     ["fit", "qwen3-30b-a3b", "--gpu", "rtx-4090,rtx-3090", "--ctx", "32k", "--n-cpu-moe", "4",
      "-ctk", "q8_0", "-ctv", "q8_0"],
+    ["train", "llama3-8b", "--gpus", "1"],  # with the table of what would fit
+    ["train", "mixtral-8x7b", "--gpus", "16", "--pp", "2", "--ep", "8", "--cp", "2",
+     "--zero", "1", "--seq-len", "4k"],  # bubble, all-to-all and ring rows
 ]
 FORMATS = [[], ["--json"], ["--format", "csv"], ["--format", "markdown"]]
 

@@ -15,29 +15,34 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from specsheet.errors import SpecError
 
 if TYPE_CHECKING:
-    from specsheet.model.spec import Model
+    from specsheet.model.spec import Model, ModelSpec
     from specsheet.plan.training import TrainingPlan
 
 DEFAULT_GPU = "h100-sxm"
 DEFAULT_MFU = 0.40  # plan.training.DEFAULT_MFU, without importing the plan at start-up
+DEFAULT_SEQ_CAP = 8192  # the default sequence: the model's context, at most 8k (Llama 3's)
+NODE_GPUS = 8  # one node: the layout a full run defaults to when one GPU cannot hold it
 
 
 class TrainRequest(NamedTuple):
     """A training run: the data, the GPUs and their layout, the memory recipe and fine-tuning.
     The defaults are the CLI's."""
 
-    tokens_total: int | str | None = None  # 300B, 15.6T (default: 20 x parameters)
-    seq_len: int | None = None  # default: the model's context
+    tokens_total: int | str | None = None  # 300B, 15.6T (default: 20 x parameters; LoRA: none)
+    seq_len: int | None = None  # default: the model's context, at most 8,192
     micro_batch: int = 1  # sequences per GPU per step
     gpu: str = DEFAULT_GPU  # a catalog name or a hardware YAML file
     gpus: int | None = None  # = dp x tp x pp
     mfu: float = DEFAULT_MFU
     price: float | None = None  # US dollars per GPU-hour
-    recompute: str = "none"  # none, selective, full
-    attention: str = "full"  # full (every s x s score), causal (FlashAttention's half)
+    recompute: str | None = None  # none, selective, full (default: none; full with LoRA)
+    recompute_modules: tuple[str, ...] | str | None = None  # selective: core_attn (default),
+    # layernorm, mla_up_proj, moe_act (Megatron Core's recompute_modules)
+    attention: str = "flash"  # flash (no s x s scores), full (every score), causal
     precision: str = "bf16-mixed"
     optimizer: str = "adamw"
-    zero: int = 0  # ZeRO stage over the data-parallel ranks
+    zero: int | None = None  # ZeRO stage over the data-parallel ranks (default: 0, or 3
+    # on one node when one GPU cannot hold a full run and no layout is given)
     fsdp: bool = False  # the same as zero 3
     dp: int | None = None  # default: gpus / (tp x pp)
     tp: int = 1
@@ -47,6 +52,45 @@ class TrainRequest(NamedTuple):
     lora_targets: tuple[str, ...] | str | None = None  # q, k, v, o, gate, up, down, experts
     qlora: bool = False
     quant: str | None = None  # the frozen base's format with lora_rank
+    epochs: float | None = None  # with dataset_tokens: tokens_total = epochs x dataset_tokens
+    dataset_tokens: int | str | None = None
+    cp: int = 1  # context-parallel ranks (gpus = dp x tp x pp x cp)
+    ep: int = 1  # expert-parallel ranks, within dp x cp x tp
+    vpp: int = 1  # virtual pipeline stages a GPU (schedule interleaved)
+    schedule: str = "1f1b"  # 1f1b, interleaved, zero-bubble
+    shard_group: int | None = None  # HSDP: ZeRO shards within groups of this many ranks
+    offload: str = "none"  # none, optimizer (its states in host memory)
+    grad_accum: int | None = None  # micro-batches a step (default: pp, 1 without a pipeline)
+    step_time: float | None = None  # a measured step, seconds: the MFU it implies
+    tokens_per_second: float | None = None  # a measured rate: the MFU it implies
+    per_gpu: bool = False  # tokens_per_second is per GPU (else for the whole run)
+
+
+class Suggestion(NamedTuple):
+    """A change that makes a step that does not fit smaller, checked by planning it."""
+
+    change: str  # the change in the CLI's words ("--recompute full")
+    fields: dict[str, Any]  # the request's fields it changes
+    bytes_per_gpu: int
+    fits: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"change": self.change, "bytes_per_gpu": self.bytes_per_gpu, "fits": self.fits}
+
+
+# the CLI's words for a request field (cli/errors.py maps fields to options for errors)
+_WORDS = {"recompute": "--recompute", "micro_batch": "--micro-batch", "zero": "--zero",
+          "tp": "--tp", "pp": "--pp", "optimizer": "--optimizer", "qlora": "--qlora",
+          "gpus": "--gpus", "dp": "--dp", "cp": "--cp", "seq_len": "--seq-len",
+          "recompute_modules": "--recompute-modules"}
+
+
+def spell(fields: dict[str, Any]) -> str:
+    """A request change in the CLI's words: ``{"recompute": "full"}`` -> ``--recompute full``."""
+    words = []
+    for name, value in fields.items():
+        words.append(_WORDS[name] if value is True else f"{_WORDS[name]} {value}")
+    return " ".join(words)
 
 
 class Training(NamedTuple):
@@ -54,12 +98,15 @@ class Training(NamedTuple):
 
     model: Model
     plan: TrainingPlan
+    suggestions: tuple[Suggestion, ...] = ()  # when the step does not fit: what would
+    measured: dict[str, Any] | None = None  # a measured step time or rate, and its MFU
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document ``specsheet train --json`` writes for the same inputs."""
         from specsheet.views.train import train_document
 
-        return train_document(self.model, self.plan)
+        return train_document(self.model, self.plan,
+                              [s.to_dict() for s in self.suggestions], self.measured)
 
 
 def train(model: Model, **options: Any) -> Training:
@@ -83,12 +130,24 @@ def check_request(request: TrainRequest) -> None:
         if value is not None and not math.isfinite(value):
             raise SpecError(f"expected a finite number, got {value}", field=name, value=value)
     tokens_of(request.tokens_total)
-    if request.fsdp and request.zero not in (0, 3):
+    tokens_of(request.dataset_tokens, "dataset_tokens")
+    if (request.epochs is None) != (request.dataset_tokens is None):
+        field = "epochs" if request.epochs is None else "dataset_tokens"
+        raise SpecError("epochs and dataset tokens go together (tokens = epochs x dataset "
+                        "tokens)", field=field)
+    if request.epochs is not None:
+        if not (math.isfinite(request.epochs) and request.epochs > 0):
+            raise SpecError(f"expected a positive number of epochs, got {request.epochs}",
+                            field="epochs", value=request.epochs)
+        if request.tokens_total is not None:
+            raise SpecError("give the tokens in total or as epochs x dataset tokens, not both",
+                            field="tokens_total", value=request.tokens_total)
+    if request.fsdp and request.zero not in (None, 0, 3):
         raise SpecError(f"ZeRO stage 3 (what --fsdp means) contradicts --zero {request.zero}",
                         field="zero", value=request.zero)
 
 
-def tokens_of(value: int | str | None) -> int | None:
+def tokens_of(value: int | str | None, field: str = "tokens_total") -> int | None:
     """A token count: an int, or text such as 300B, 15.6T, 2e12, 1,000,000 (B is a billion,
     as for parameters)."""
     if value is None or isinstance(value, int):
@@ -96,22 +155,59 @@ def tokens_of(value: int | str | None) -> int | None:
     from specsheet.units import parse_quantity
 
     try:
-        return parse_quantity(value.removesuffix("tokens").strip(), "count", "tokens_total")
+        return parse_quantity(value.removesuffix("tokens").strip(), "count", field)
     except SpecError:
         raise SpecError(f"{value!r} is not a token count; expected a number with an optional "
-                        "K, M, B (or G) or T: 300B, 15.6T, 2e12", field="tokens_total",
+                        "K, M, B (or G) or T: 300B, 15.6T, 2e12", field=field,
                         value=value) from None
 
 
-def plan_train(model: Model, request: TrainRequest) -> Training:
-    """The training plan of ``model`` under ``request``."""
+def _tokens(request: TrainRequest) -> int | None:
+    if request.epochs is not None:
+        dataset = tokens_of(request.dataset_tokens, "dataset_tokens") or 0
+        return max(1, round(request.epochs * dataset))
+    return tokens_of(request.tokens_total)
+
+
+def _layout_given(request: TrainRequest) -> bool:
+    return not (request.gpus is None and request.dp is None and request.zero is None
+                and not request.fsdp and request.tp == 1 and request.pp == 1
+                and request.cp == 1 and request.ep == 1)
+
+
+def resolved(model: Model, request: TrainRequest) -> TrainRequest:
+    """The request with its defaults filled in as the plan uses them: the sequence (the
+    model's context, at most 8,192), recompute (full with LoRA, as peft's
+    prepare_model_for_kbit_training turns gradient checkpointing on; else none), ZeRO 0."""
+    seq = request.seq_len if request.seq_len is not None \
+        else min(model.spec.context, DEFAULT_SEQ_CAP)
+    recompute = request.recompute if request.recompute is not None \
+        else "full" if request.lora_rank else "none"
+    return request._replace(seq_len=seq, recompute=recompute,
+                            zero=3 if request.fsdp else request.zero or 0, fsdp=False,
+                            grad_accum=request.grad_accum or request.pp)
+
+
+def _modules(value: tuple[str, ...] | str | None) -> tuple[str, ...]:
+    if value is None:
+        return ("core_attn",)
+    if isinstance(value, str):
+        value = tuple(m.strip() for m in value.split(","))
+    return tuple(dict.fromkeys(value))
+
+
+def _plan(model: Model, request: TrainRequest) -> TrainingPlan:
+    """The plan of a resolved request."""
     from specsheet.api.hardware import load_gpu
+    from specsheet.plan.lora import DEFAULT_LORA_TARGETS
     from specsheet.plan.parallel import check_training_parallel
     from specsheet.plan.training import plan_training
 
     accelerator = load_gpu(request.gpu)
-    layout = check_training_parallel(model.spec, request.gpus, request.dp, request.tp, request.pp,
-                         request.sp, 3 if request.fsdp else request.zero)
+    layout = check_training_parallel(
+        model.spec, request.gpus, request.dp, request.tp, request.pp, request.sp,
+        request.zero or 0, cp=request.cp, ep=request.ep, vpp=request.vpp,
+        schedule=request.schedule, shard_group=request.shard_group, offload=request.offload)
     targets = request.lora_targets
     if isinstance(targets, str):
         targets = tuple(t.strip() for t in targets.split(","))
@@ -121,12 +217,191 @@ def plan_train(model: Model, request: TrainRequest) -> Training:
     if rank is not None and rank < 1:
         raise SpecError(f"expected a rank of 1 or more, got {rank}", field="lora_rank",
                         value=rank)
-    plan = plan_training(
+    return plan_training(
         model.spec, accelerator, layout, seq_len=request.seq_len,
-        micro_batch=request.micro_batch, tokens_total=tokens_of(request.tokens_total),
-        precision=request.precision, optimizer=request.optimizer, recompute=request.recompute,
-        attention=request.attention, mfu=request.mfu, price=request.price,
-        lora_rank=0 if rank is None else rank,
-        **({"lora_targets": targets} if targets else {}), qlora=request.qlora,
-        base_format=request.quant)
-    return Training(model, plan)
+        micro_batch=request.micro_batch, tokens_total=_tokens(request),
+        precision=request.precision, optimizer=request.optimizer,
+        recompute=request.recompute or "none", attention=request.attention, mfu=request.mfu,
+        price=request.price, lora_rank=0 if rank is None else rank,
+        lora_targets=targets or DEFAULT_LORA_TARGETS, qlora=request.qlora,
+        base_format=request.quant, micro_batches=request.grad_accum or 1,
+        recompute_modules=_modules(request.recompute_modules))
+
+
+def plan_train(model: Model, request: TrainRequest) -> Training:
+    """The training plan of ``model`` under ``request``, its defaults named in the plan's
+    assumptions, and when the step does not fit, the changes that would make it fit."""
+    run = resolved(model, request)
+    plan = _plan(model, run)
+    auto = False
+    if not plan.fits and not _layout_given(request) and not request.lora_rank:
+        node = _plan(model, run._replace(gpus=NODE_GPUS, zero=3))
+        auto, run, plan = True, run._replace(gpus=NODE_GPUS, zero=3), node
+    defaults = []
+    if request.seq_len is None:
+        defaults.append(f"sequence length {run.seq_len:,} (the model's context, at most "
+                        f"{DEFAULT_SEQ_CAP:,})")
+    defaults.append(f"micro-batch {run.micro_batch}"
+                    + (" (the default)" if request.micro_batch == 1 else ""))
+    if request.recompute is None:
+        defaults.append("recompute full (gradient checkpointing, as peft turns it on for "
+                        "LoRA and QLoRA)" if run.recompute == "full"
+                        else "recompute none")
+    if request.attention == "flash":
+        defaults.append("attention flash")
+    if request.grad_accum is None and run.pp > 1:
+        defaults.append(f"{run.grad_accum} micro-batches a step (pp, the fewest that fill the "
+                        "pipeline)")
+    if auto:
+        defaults.append(f"{NODE_GPUS} GPUs (one node) with ZeRO-3 (FSDP), as one GPU "
+                        "cannot hold the step")
+    elif not _layout_given(request):
+        defaults.append("1 GPU, no ZeRO")
+    plan = plan._replace(assumptions=("defaults: " + ", ".join(defaults),
+                                      *plan.assumptions))
+    measured = None
+    if request.step_time is not None or request.tokens_per_second is not None:
+        measured, plan = _measured(model, run, plan, request)
+    suggestions = () if plan.fits else suggest(model, run, plan, auto)
+    return Training(model, plan, suggestions, measured)
+
+
+def _measured(model: Model, run: TrainRequest, plan: TrainingPlan,
+              request: TrainRequest) -> tuple[dict[str, Any], TrainingPlan]:
+    """The MFU a measured step time or rate implies (model FLOPs over the GPUs' dense peak),
+    and the plan again at that MFU: its total time and cost at the measured rate."""
+    if request.step_time is not None and request.tokens_per_second is not None:
+        raise SpecError("give a step time or a rate, not both", field="tokens_per_second",
+                        value=request.tokens_per_second)
+    layout = plan.layout
+    capacity = layout.gpus * plan.peak_flops_per_s  # FLOP/s at 100% MFU
+    if request.step_time is not None:
+        seconds = request.step_time
+        if not (math.isfinite(seconds) and seconds > 0):
+            raise SpecError(f"expected a positive number of seconds, got {seconds}",
+                            field="step_time", value=seconds)
+        rate = plan.step.tokens / seconds
+        field, value = "step_time", seconds
+    else:
+        value = request.tokens_per_second or 0.0
+        if not (math.isfinite(value) and value > 0):
+            raise SpecError(f"expected a positive number of tokens a second, got {value}",
+                            field="tokens_per_second", value=value)
+        rate = value * layout.gpus if request.per_gpu else value
+        field = "tokens_per_second"
+    mfu = plan.flops.model * rate / capacity
+    if mfu > 1:
+        raise SpecError(f"{value:,} implies {mfu:.0%} MFU: more model FLOPs than the "
+                        f"{layout.gpus} GPUs' dense peak", field=field, value=value)
+    again = _plan(model, run._replace(mfu=mfu))
+    basis = ("a step of " f"{request.step_time:,} s" if request.step_time is not None else
+             f"{value:,} tokens/s " + ("per GPU" if request.per_gpu else "in total"))
+    again = again._replace(assumptions=(
+        *plan.assumptions[:1], f"MFU {mfu:.1%}: implied by the measured {basis} "
+        f"({rate:,.0f} tokens/s in total, {rate / layout.gpus:,.0f} per GPU)",
+        *plan.assumptions[1:]))
+    return ({"step_time": request.step_time, "tokens_per_second": rate,
+             "tokens_per_second_per_gpu": rate / layout.gpus, "given": field,
+             "per_gpu": request.per_gpu if field == "tokens_per_second" else None,
+             "mfu": mfu}, again)
+
+
+def _candidates(spec: ModelSpec, run: TrainRequest,
+                plan: TrainingPlan) -> list[dict[str, Any]]:
+    """Single changes that shrink a step, cheapest first."""
+    layout = plan.layout
+    out: list[dict[str, Any]] = []
+    if run.recompute == "none":
+        out.append({"recompute": "selective"})
+    if run.recompute != "full" and run.recompute_modules is None:
+        modules = ["core_attn", "layernorm"]  # the modules that apply to this model
+        if spec.latent_attention:
+            modules.append("mla_up_proj")
+        if spec.experts:
+            modules.append("moe_act")
+        out.append({"recompute": "selective", "recompute_modules": ",".join(modules)})
+    if run.recompute != "full":
+        out.append({"recompute": "full"})
+    if run.micro_batch > 1:
+        out.append({"micro_batch": 1})
+    if (run.zero or 0) < 3 and layout.dp > 1:
+        out.append({"zero": (run.zero or 0) + 1})
+    if run.optimizer == "adamw":
+        out.append({"optimizer": "adamw-8bit"})
+    if run.lora_rank and not run.qlora and run.quant is None:
+        out.append({"qlora": True})
+    out.append({"tp": layout.tp * 2})
+    out.append({"pp": layout.pp * 2})
+    if run.seq_len and run.seq_len % (layout.cp * 2) == 0:
+        out.append({"cp": layout.cp * 2})
+    if (run.zero or 0) and run.dp is None:
+        out.append({"gpus": layout.gpus * 2})  # twice the data-parallel ranks sharding
+    return out
+
+
+def suggest(model: Model, run: TrainRequest, plan: TrainingPlan,
+            auto: bool = False) -> tuple[Suggestion, ...]:
+    """The single changes to ``run`` that shrink its step (each planned), those that fit
+    first; when none fits, the smallest set of them, applied in turn, that does."""
+    keep_gpus = run.gpus is not None
+    found: list[Suggestion] = []
+    tried: list[tuple[dict[str, Any], TrainingPlan]] = []
+    for change in _candidates(model.spec, run, plan):
+        fields = dict(change)
+        if {"tp", "pp", "cp"} & fields.keys():
+            if not keep_gpus:
+                fields["dp"] = plan.layout.dp  # more GPUs, the data-parallel ranks kept
+            elif plan.layout.dp % 2:
+                fields["gpus"] = plan.layout.gpus * 2  # dp cannot halve: twice the GPUs
+        try:
+            changed = _plan(model, run._replace(**fields))
+        except SpecError:
+            continue
+        if changed.total_bytes >= plan.total_bytes:
+            continue
+        tried.append((fields, changed))
+    for fields, changed in tried:
+        found.append(_suggestion(fields, changed, auto, run))
+    if not any(s.fits for s in found):
+        combined: dict[str, Any] = {}
+        current = plan
+        for fields, _ in tried:
+            attempt = {**combined, **fields}
+            if "recompute" in fields and "recompute_modules" not in fields:
+                attempt.pop("recompute_modules", None)  # full recomputation replaces them
+            try:
+                changed = _plan(model, run._replace(**attempt))
+            except SpecError:
+                continue
+            if changed.total_bytes < current.total_bytes:
+                combined, current = attempt, changed
+            if current.fits:
+                combined, current = _pruned(model, run, combined, current)
+                found.append(_suggestion(combined, current, auto, run))
+                break
+    return tuple(sorted(found, key=lambda s: not s.fits))
+
+
+def _pruned(model: Model, run: TrainRequest, combined: dict[str, Any],
+            current: TrainingPlan) -> tuple[dict[str, Any], TrainingPlan]:
+    """``combined`` without the changes it still fits without (the first kept first)."""
+    for name in list(reversed(combined)):
+        if name == "dp":
+            continue
+        fewer = {k: v for k, v in combined.items()
+                 if k != name and not (name in ("tp", "pp", "cp") and k == "dp"
+                                       and not {"tp", "pp", "cp"} - {name} & combined.keys())}
+        try:
+            plan = _plan(model, run._replace(**fewer))
+        except SpecError:
+            continue
+        if plan.fits:
+            combined, current = fewer, plan
+    return combined, current
+
+
+def _suggestion(fields: dict[str, Any], changed: TrainingPlan, auto: bool,
+                run: TrainRequest) -> Suggestion:
+    # a default layout chosen for the run is spelled out, so the change reproduces the plan
+    spelled = {**({"gpus": run.gpus, "zero": run.zero} if auto else {}), **fields}
+    return Suggestion(spell(spelled), fields, changed.total_bytes, changed.fits)

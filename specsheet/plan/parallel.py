@@ -19,8 +19,12 @@ from specsheet.model.spec import ModelSpec
 VOCAB_PADDING = 64  # vocab_parallel_embedding.DEFAULT_VOCAB_PADDING_SIZE
 
 
+SCHEDULES = ("1f1b", "interleaved", "zero-bubble")  # pipeline schedules (training)
+OFFLOADS = ("none", "optimizer")  # what lives in host memory (training)
+
+
 class Parallel(NamedTuple):
-    """How the GPUs are arranged: gpus = dp x tp x pp."""
+    """How the GPUs are arranged: gpus = dp x tp x pp (x cp in training)."""
 
     gpus: int
     tp: int  # tensor-parallel ranks: each layer's matrices split tp ways
@@ -29,6 +33,26 @@ class Parallel(NamedTuple):
     ep: int = 1  # expert-parallel ranks (serving): tp with expert parallelism, else 1
     sp: bool = False  # sequence parallelism along the tensor-parallel ranks (training)
     zero: int = 0  # ZeRO stage (training): 1 optimizer states, 2 + gradients, 3 + weights (FSDP)
+    # training only, below: serving leaves them at their defaults
+    cp: int = 1  # context-parallel ranks: each sequence split cp ways (ring attention)
+    vpp: int = 1  # virtual pipeline stages per GPU (the interleaved schedule)
+    schedule: str = "1f1b"  # the pipeline schedule: 1f1b, interleaved, zero-bubble
+    shard_group: int = 0  # HSDP: ZeRO shards within groups of this many ranks (0: all dp x cp)
+    offload: str = "none"  # optimizer: its states (and master weights) in host memory
+
+    @property
+    def zero_ranks(self) -> int:
+        """The ranks ZeRO shards the dense parameters' states over: dp x cp (Megatron's
+        data-and-context-parallel group), or the HSDP shard group."""
+        return self.shard_group or self.dp * self.cp
+
+    @property
+    def expert_zero_ranks(self) -> int:
+        """The ranks ZeRO shards the routed experts' states over: the expert data-parallel
+        group, zero_ranks x tp / ep (experts are not tensor-split under ep)."""
+        if self.ep <= 1:
+            return self.zero_ranks
+        return max(1, self.zero_ranks * self.tp // self.ep)
 
 
 def pad_vocab(vocab: int) -> int:
@@ -165,10 +189,16 @@ def check_parallel(spec: ModelSpec, gpus: int | None, tp: int | None, pp: int | 
 
 
 def check_training_parallel(spec: ModelSpec, gpus: int | None, dp: int | None, tp: int, pp: int,
-                            sp: bool, zero: int) -> Parallel:
-    """The training layout, checked and completed: dp = gpus / (tp x pp) when only gpus is
-    given, gpus = dp x tp x pp when it is not. A tensor-parallel rank holds whole heads."""
-    for name, value in (("tp", tp), ("pp", pp)):
+                            sp: bool, zero: int, *, cp: int = 1, ep: int = 1, vpp: int = 1,
+                            schedule: str = "1f1b", shard_group: int | None = None,
+                            offload: str = "none") -> Parallel:
+    """The training layout, checked and completed: dp = gpus / (tp x pp x cp) when only gpus is
+    given, gpus = dp x tp x pp x cp when it is not. A tensor-parallel rank holds whole heads;
+    expert parallelism shards the routed experts over ep of the dp x cp x tp ranks (Megatron
+    Core's expert-model-parallel group, experts not tensor-split); the interleaved schedule
+    needs pp > 1 and vpp > 1 dividing each stage's layers; HSDP's shard group divides dp x cp;
+    optimizer offload needs ZeRO 1 or more (DeepSpeed's offload_optimizer)."""
+    for name, value in (("tp", tp), ("pp", pp), ("cp", cp), ("ep", ep), ("vpp", vpp)):
         if value < 1:
             raise SpecError(f"expected a positive number of ranks, got {value}", field=name,
                             value=value)
@@ -188,14 +218,65 @@ def check_training_parallel(spec: ModelSpec, gpus: int | None, dp: int | None, t
     if gpus is not None and gpus < 1:
         raise SpecError(f"expected a positive number of GPUs, got {gpus}", field="gpus",
                         value=gpus)
+    model = tp * pp * cp
     if gpus is None:
-        gpus = (dp or 1) * tp * pp
+        gpus = (dp or 1) * model
     if dp is None:
-        if gpus % (tp * pp):
-            raise SpecError(f"{gpus} GPUs is not dp x tp x pp for tp {tp} and pp {pp}; give a "
-                            f"multiple of {tp * pp}", field="gpus", value=gpus)
-        dp = gpus // (tp * pp)
-    if gpus != dp * tp * pp:
-        raise SpecError(f"{gpus} GPUs is not dp x tp x pp = {dp} x {tp} x {pp} = "
-                        f"{dp * tp * pp}", field="gpus", value=gpus)
-    return Parallel(gpus=gpus, tp=tp, pp=pp, dp=dp, sp=sp, zero=zero)
+        if gpus % model:
+            raise SpecError(f"{gpus} GPUs is not dp x tp x pp x cp for tp {tp}, pp {pp} and cp "
+                            f"{cp}; give a multiple of {model}"
+                            if cp > 1 else
+                            f"{gpus} GPUs is not dp x tp x pp for tp {tp} and pp {pp}; give a "
+                            f"multiple of {model}", field="gpus", value=gpus)
+        dp = gpus // model
+    if gpus != dp * model:
+        raise SpecError(f"{gpus} GPUs is not dp x tp x pp x cp = {dp} x {tp} x {pp} x {cp} = "
+                        f"{dp * model}" if cp > 1 else
+                        f"{gpus} GPUs is not dp x tp x pp = {dp} x {tp} x {pp} = "
+                        f"{dp * model}", field="gpus", value=gpus)
+    if ep > 1:
+        if not spec.experts:
+            raise SpecError("expert parallelism shards the routed experts; this model is "
+                            "dense (no experts)", field="ep", value=ep)
+        if spec.experts % ep:
+            raise SpecError(f"{ep} does not divide the {spec.experts} routed experts",
+                            field="ep", value=ep)
+        if (dp * cp * tp) % ep:
+            raise SpecError(f"{ep} expert-parallel ranks do not divide dp x cp x tp = "
+                            f"{dp * cp * tp}, the ranks experts are spread over", field="ep",
+                            value=ep)
+    _check_schedule(spec, pp, vpp, schedule)
+    if shard_group is not None and (shard_group < 1 or (dp * cp) % shard_group):
+        raise SpecError(f"a shard group of {shard_group} does not divide the {dp * cp} "
+                        "data-parallel ranks", field="shard_group", value=shard_group)
+    if shard_group is not None and zero < 1:
+        raise SpecError("a shard group is where ZeRO shards; give a ZeRO stage",
+                        field="shard_group", value=shard_group)
+    if offload not in OFFLOADS:
+        raise SpecError(f"expected one of {', '.join(OFFLOADS)}, got {offload!r}",
+                        field="offload", value=offload)
+    if offload == "optimizer" and zero < 1:
+        raise SpecError("DeepSpeed offloads the optimizer with ZeRO stage 1, 2 or 3 only "
+                        "(offload_optimizer); give a ZeRO stage", field="offload",
+                        value=offload)
+    return Parallel(gpus=gpus, tp=tp, pp=pp, dp=dp, ep=ep, sp=sp, zero=zero, cp=cp, vpp=vpp,
+                    schedule=schedule, shard_group=shard_group or 0, offload=offload)
+
+
+def _check_schedule(spec: ModelSpec, pp: int, vpp: int, schedule: str) -> None:
+    if schedule not in SCHEDULES:
+        raise SpecError(f"expected one of {', '.join(SCHEDULES)}, got {schedule!r}",
+                        field="schedule", value=schedule)
+    if schedule != "1f1b" and pp == 1:
+        raise SpecError(f"the {schedule} schedule is a pipeline schedule; it needs pp above 1",
+                        field="schedule", value=schedule)
+    if vpp > 1 and schedule != "interleaved":
+        raise SpecError("virtual pipeline stages are the interleaved schedule's",
+                        field="vpp", value=vpp)
+    if schedule == "interleaved":
+        if vpp == 1:
+            raise SpecError("the interleaved schedule needs 2 or more virtual stages a GPU",
+                            field="vpp", value=vpp)
+        if spec.layers % (pp * vpp):
+            raise SpecError(f"pp {pp} x vpp {vpp} = {pp * vpp} model chunks do not divide the "
+                            f"{spec.layers} layers", field="vpp", value=vpp)

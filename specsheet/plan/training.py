@@ -33,19 +33,32 @@ from specsheet.model.flops import (
 )
 from specsheet.model.params import ParamBreakdown, count_params
 from specsheet.model.spec import ModelSpec
+from specsheet.plan.lora import (
+    DEFAULT_LORA_TARGETS,
+    LORA_TARGETS,
+    Matrix,
+    check_lora_targets,
+    lora_params,
+    model_matrices,
+)
 from specsheet.plan.parallel import Parallel
+from specsheet.plan.schedules import Traffic, bubble_fraction, in_flight_layers, traffic
 
 if TYPE_CHECKING:
     from specsheet.quant.tensors import Tensor
 
+__all__ = ["DEFAULT_LORA_TARGETS", "LORA_TARGETS", "Matrix", "check_lora_targets",
+           "lora_params", "model_matrices"]  # re-exported from plan.lora, with what follows
+
 PRECISIONS = ("bf16-mixed", "fp16-mixed", "bf16", "fp32")
 OPTIMIZERS = ("adamw", "adamw-8bit", "sgd-momentum", "adafactor")
-LORA_TARGETS = ("q", "k", "v", "o", "gate", "up", "down", "experts")
-# the attention and MLP projections; an MoE layer's MLP projections are its experts'
-DEFAULT_LORA_TARGETS = ("q", "k", "v", "o", "gate", "up", "down", "experts")
 QLORA_BASES = ("bnb-nf4", "bnb-nf4-dq")  # the 4-bit formats QLoRA trains on
 CHINCHILLA_TOKENS_PER_PARAM = 20  # Hoffmann et al. 2022: about 20 tokens a parameter
 DEFAULT_MFU = 0.40
+# attention kernels for training: flash (FlashAttention / SDPA: no s x s activations, FLOPs
+# counted without causal halving, the convention MFU uses), full (materialized scores),
+# causal (a causal FlashAttention kernel: no s x s activations, half the score FLOPs counted)
+TRAIN_ATTENTION = ("flash", "full", "causal")
 ADAM_8BIT_BLOCK = 2048  # values that share one fp32 absmax (Dettmers et al. 2022, block-wise)
 
 
@@ -69,87 +82,6 @@ RECIPES: dict[str, Recipe] = {
     "bf16": Recipe("bf16", 2, 2, 0, 2, "bf16"),
     "fp32": Recipe("fp32", 4, 4, 0, 4, "fp32"),
 }
-
-
-# ---- the matrices of a model (for LoRA and Adafactor) --------------------------------------
-
-class Matrix(NamedTuple):
-    """``count`` linear layers of in_features x out_features, under a LoRA target name."""
-
-    target: str  # q, k, v, o, gate, up, down, experts; "" outside the blocks
-    in_features: int
-    out_features: int
-    copies: int  # how many in the whole model
-
-
-def _layer_mlp(spec: ModelSpec, width: int, copies: int, target: str | None = None
-               ) -> list[Matrix]:
-    d = spec.d_model
-    names = ("gate", "up") if spec.mlp == "gated" else ("up",)
-    rows = [Matrix(target or name, d, width, copies) for name in names]
-    return [*rows, Matrix(target or "down", width, d, copies)]
-
-
-def model_matrices(spec: ModelSpec) -> list[Matrix]:
-    """Every matrix of the model, grouped by shape: blocks, embeddings, head, router."""
-    d, h, e, L = spec.d_model, spec.heads, spec.embedding_dim, spec.layers
-    rows: list[Matrix] = []
-    if spec.latent_attention:
-        if spec.q_lora_rank:
-            rows += [Matrix("q", d, spec.q_lora_rank, L),
-                     Matrix("q", spec.q_lora_rank, h * spec.head_dim, L)]
-        else:
-            rows.append(Matrix("q", d, h * spec.head_dim, L))
-        kv_b = h * (spec.head_dim - spec.qk_rope_head_dim + spec.v_head_dim)
-        rows += [Matrix("k", d, spec.kv_lora_rank + spec.qk_rope_head_dim, L),
-                 Matrix("v", spec.kv_lora_rank, kv_b, L)]
-    else:
-        kv = spec.kv_heads
-        rows += [Matrix("q", d, h * spec.head_dim, L), Matrix("k", d, kv * spec.head_dim, L),
-                 Matrix("v", d, kv * spec.v_head_dim, L)]
-    rows.append(Matrix("o", h * spec.v_head_dim, d, L))
-    if spec.dense_mlp_layers:
-        rows += _layer_mlp(spec, spec.d_ff, spec.dense_mlp_layers)
-    if spec.moe_layers:
-        rows.append(Matrix("", d, spec.experts, spec.moe_layers))  # the router
-        rows += _layer_mlp(spec, spec.expert_d_ff, spec.moe_layers * spec.experts, "experts")
-        if spec.shared_d_ff:
-            rows += _layer_mlp(spec, spec.shared_d_ff, spec.moe_layers)
-        if spec.shared_expert_gate:
-            rows.append(Matrix("", d, 1, spec.moe_layers))
-    rows.append(Matrix("", spec.vocab, e, 1))  # token embedding (the tied head too)
-    if not spec.tied_embeddings:
-        rows.append(Matrix("", e, spec.vocab, 1))
-    if spec.positions == "learned":
-        rows.append(Matrix("", spec.context + spec.position_offset, d, 1))
-    if e != d:
-        rows += [Matrix("", e, d, 1), Matrix("", d, e, 1)]
-    return rows
-
-
-def check_lora_targets(targets: tuple[str, ...]) -> tuple[str, ...]:
-    from specsheet.errors import did_you_mean
-
-    if not targets:
-        raise SpecError(f"expected some of {', '.join(LORA_TARGETS)}", field="lora_targets",
-                        value=targets)
-    for target in targets:
-        if target not in LORA_TARGETS:
-            raise SpecError(f"unknown target {target!r}{did_you_mean(target, LORA_TARGETS)}; "
-                            f"expected some of {', '.join(LORA_TARGETS)}",
-                            field="lora_targets", value=targets)
-    return tuple(dict.fromkeys(targets))
-
-
-def lora_params(spec: ModelSpec, rank: int, targets: tuple[str, ...]) -> int:
-    """LoRA's trainable parameters: r x (in + out) for every targeted matrix (A is in x r, B is
-    r x out; Hu et al. 2021). In MLA, k stands for kv_a and v for kv_b; ``experts`` adapts
-    every routed expert's matrices."""
-    if rank < 1:
-        raise SpecError(f"expected a rank of 1 or more, got {rank}", field="lora_rank",
-                        value=rank)
-    return sum(rank * (m.in_features + m.out_features) * m.copies
-               for m in model_matrices(spec) if m.target and m.target in targets)
 
 
 # ---- model states ------------------------------------------------------------------------
@@ -199,7 +131,7 @@ def busiest_gpu_tensors(spec: ModelSpec, layout: Parallel) -> tuple[Tensor, ...]
     split, norms and routers whole, the embedding on the first stage and the head on the last,
     the vocabulary padded to 64); None without model parallelism (every GPU holds the whole
     model)."""
-    if layout.tp * layout.pp == 1:
+    if layout.tp * layout.pp * layout.ep == 1:
         return None
     from specsheet.plan.sharding import stage_tensors
 
@@ -218,9 +150,11 @@ def model_states(spec: ModelSpec, params: ParamBreakdown, recipe: Recipe, optimi
     the weights (3, FSDP). Adafactor's factored states, and LoRA's adapters, are split in the
     proportion of the parameters. A LoRA run trains only the adapters; its frozen base is held
     in ``base_format`` (a dtype or a quantization format), the busiest GPU's tensors of it."""
-    dp = layout.dp
+    dp = layout.zero_ranks  # dp x cp, or the HSDP shard group
     held = busiest_gpu_tensors(spec, layout)
     on_gpu = params.total if held is None else sum(t.elements for t in held)
+    if layout.ep > 1 and not lora_rank and held is not None:
+        return _expert_parallel_states(params, recipe, optimizer, layout, held, spec)
     if lora_rank:
         trained = lora_params(spec, lora_rank, lora_targets)
         trained_here = _share(trained, layout.tp * layout.pp)
@@ -237,6 +171,8 @@ def model_states(spec: ModelSpec, params: ParamBreakdown, recipe: Recipe, optimi
             optimizer_here = optimizer_bytes(recipe, optimizer, on_gpu)
         frozen = 0
     frozen = _share(frozen, dp if layout.zero >= 3 else 1)
+    if layout.offload == "optimizer":
+        optimizer_here = 0  # in host memory (DeepSpeed's offload_optimizer)
     return ModelStates(
         trainable_params=trained,
         frozen_bytes=frozen,
@@ -245,6 +181,33 @@ def model_states(spec: ModelSpec, params: ParamBreakdown, recipe: Recipe, optimi
         gradients_bytes=_share(recipe.gradients * trained_here, dp if layout.zero >= 2 else 1),
         optimizer_bytes=_share(optimizer_here, dp if layout.zero >= 1 else 1),
     )
+
+
+def _expert_parallel_states(params: ParamBreakdown, recipe: Recipe, optimizer: str,
+                            layout: Parallel, held: tuple[Tensor, ...],
+                            spec: ModelSpec) -> ModelStates:
+    """Full training under expert parallelism: the routed experts' weights, gradients and
+    optimizer states sharded by ZeRO over the expert data-parallel ranks, the rest over dp x
+    cp (Megatron Core's distributed optimizer, one instance a parameter group)."""
+    experts = sum(t.elements for t in held if t.name.split(".")[2:3] and
+                  t.name.split(".")[2].endswith("_exps"))
+    dense = sum(t.elements for t in held) - experts
+    totals = [0, 0, 0]
+    for elements, ranks in ((dense, layout.zero_ranks), (experts, layout.expert_zero_ranks)):
+        if optimizer == "adafactor":
+            whole = optimizer_bytes(recipe, optimizer, params.total, model_matrices(spec),
+                                    params.total)
+            state = -(-whole * elements // params.total)
+        else:
+            state = optimizer_bytes(recipe, optimizer, elements)
+        for i, (value, stage) in enumerate(((recipe.weights * elements, 3),
+                                            (recipe.gradients * elements, 2), (state, 1))):
+            totals[i] += _share(value, ranks if layout.zero >= stage else 1)
+    if layout.offload == "optimizer":
+        totals[2] = 0
+    return ModelStates(trainable_params=params.total, frozen_bytes=0,
+                       weights_bytes=totals[0], gradients_bytes=totals[1],
+                       optimizer_bytes=totals[2])
 
 
 # ---- activations -------------------------------------------------------------------------
@@ -324,30 +287,60 @@ def layer_activation_bytes(terms: ActivationTerms, tp: int, sp: bool, recompute:
     return terms.outside_tp + _share(terms.inside_tp + scores, tp)
 
 
+RECOMPUTE_MODULES = ("core_attn", "layernorm", "mla_up_proj", "moe_act")  # Megatron Core's
+
+
+def without_modules(spec: ModelSpec, terms: ActivationTerms, seq: int,
+                    modules: tuple[str, ...], moe_layer: bool) -> ActivationTerms:
+    """The terms less what selective recomputation of ``modules`` stops keeping (Megatron
+    Core's recompute_modules; core_attn is the s^2 term, taken out by the selective form):
+    layernorm, the norms' outputs (the attention and MLP inputs, 2 s h each), rebuilt from
+    their inputs; mla_up_proj, MLA's decompressed q, k and v (2 s (q + k + v)), rebuilt from the
+    latents; moe_act, the routed experts' activation outputs (2 s k f), rebuilt from gate and
+    up."""
+    outside, inside = terms.outside_tp, terms.inside_tp
+    if "layernorm" in modules:
+        outside -= 4 * seq * spec.d_model
+    if "mla_up_proj" in modules and spec.latent_attention:
+        inside -= 2 * seq * spec.heads * (2 * spec.head_dim + spec.v_head_dim)
+    if "moe_act" in modules and moe_layer:
+        inside -= 2 * seq * spec.experts_per_token * spec.expert_d_ff
+    return terms._replace(outside_tp=outside, inside_tp=inside)
+
+
 def activations(spec: ModelSpec, seq: int, micro_batch: int, layout: Parallel,
-                recompute: str, flash: bool) -> Activations:
+                recompute: str, flash: bool,
+                modules: tuple[str, ...] = ("core_attn",)) -> Activations:
     """Activations of the busiest pipeline stage for a micro-batch.
 
     With 1F1B pipelining the first stage holds pp micro-batches of its L / pp layers: L layers'
     worth (Korthikanti et al., section 4.2.3), the same as without a pipeline. The last stage's
     output (final norm input 2sh, fp32 logits 4sV, split over t) is added when there is a single
     stage, where it shares a GPU with the layers."""
+    local = seq // layout.cp  # context parallelism: each rank holds seq / cp of a sequence
     kinds = []
     if spec.dense_mlp_layers or not spec.moe_layers:  # (a model without MLPs: Mamba-2)
-        kinds.append(activation_terms(spec, seq, moe_layer=False))
+        kinds.append(activation_terms(spec, local, moe_layer=False))
     if spec.moe_layers:
-        kinds.append(activation_terms(spec, seq, moe_layer=True))
+        kinds.append(activation_terms(spec, local, moe_layer=True))
+    if layout.cp > 1:  # local queries against the whole sequence's keys: 5 a (s / cp) s
+        kinds = [t._replace(scores=t.scores * layout.cp) for t in kinds]
+    if recompute == "selective" and set(modules) - {"core_attn"}:
+        kinds = [without_modules(spec, t, local, modules, moe_layer=i == len(kinds) - 1
+                                 and bool(spec.moe_layers)) for i, t in enumerate(kinds)]
     per_layer = max(layer_activation_bytes(t, layout.tp, layout.sp, recompute, flash)
                     for t in kinds)
-    output = _share(2 * seq * spec.d_model + 4 * seq * spec.vocab, layout.tp) \
+    output = _share(2 * local * spec.d_model + 4 * local * spec.vocab, layout.tp) \
         if layout.pp == 1 else 0
-    per_sequence = per_layer * spec.layers + output
+    held = in_flight_layers(spec, layout)
+    per_sequence = -(-per_layer * held.numerator // held.denominator) + output
+    chosen = "selective" if modules == ("core_attn",) else f"selective: {', '.join(modules)}"
     form = {"none": "sp" if layout.sp else "tp" if layout.tp > 1 else "plain",
-            "selective": "selective + sp" if layout.sp else "selective",
+            "selective": f"{chosen} + sp" if layout.sp else chosen,
             "full": "full + sp" if layout.sp else "full"}[recompute]
     if flash and recompute == "none":
         form += ", FlashAttention (no s^2 term)"
-    return Activations(per_layer=per_layer, layers_held=spec.layers, output=output,
+    return Activations(per_layer=per_layer, layers_held=math.ceil(held), output=output,
                        per_sequence=per_sequence, micro_batch=micro_batch,
                        total=per_sequence * micro_batch, form=form)
 
@@ -362,12 +355,21 @@ class Time(NamedTuple):
     price: float | None  # dollars per GPU-hour
 
 
+class Step(NamedTuple):
+    """One optimizer step of one micro-batch on every data-parallel rank (no accumulation)."""
+
+    tokens: int  # micro_batch x seq_len x dp (the tokens the step trains on)
+    seconds: float  # model FLOPs of those tokens / (gpus x peak x MFU)
+    tokens_per_second: float  # in total, over all the GPUs
+    tokens_per_second_per_gpu: float
+
+
 class TrainingPlan(NamedTuple):
     """Every figure of ``specsheet train``."""
 
     params: ParamBreakdown
     flops: TrainingFlops  # per token
-    tokens_total: int
+    tokens_total: int | None  # None: a LoRA run given no data reports one step
     tokens_default: bool  # the Chinchilla-optimal 20 x N
     approx_6n: int  # per token
     approx_palm: int
@@ -378,7 +380,12 @@ class TrainingPlan(NamedTuple):
     optimizer: str
     mfu: float
     peak_flops_per_s: int  # one GPU, the recipe's compute type
-    time: Time
+    time: Time | None  # None without a total
+    step: Step
+    micro_batches: int  # micro-batches a step (gradient accumulation; the pipeline's m)
+    bubble: float  # the pipeline bubble over the ideal step time (an estimate)
+    traffic: Traffic  # expert and context parallelism's bytes a GPU sends a step
+    attention: str  # the kernel for memory: flash, full or causal
     micro_batch: int
     seq_len: int
     states: ModelStates
@@ -390,12 +397,12 @@ class TrainingPlan(NamedTuple):
     assumptions: tuple[str, ...]
 
     @property
-    def total_model_flops(self) -> int:
-        return self.flops.model * self.tokens_total
+    def total_model_flops(self) -> int | None:
+        return None if self.tokens_total is None else self.flops.model * self.tokens_total
 
     @property
-    def total_hardware_flops(self) -> int:
-        return self.flops.hardware * self.tokens_total
+    def total_hardware_flops(self) -> int | None:
+        return None if self.tokens_total is None else self.flops.hardware * self.tokens_total
 
     @property
     def static_bytes(self) -> int:
@@ -444,14 +451,15 @@ def plan_training(spec: ModelSpec, accelerator: Accelerator, layout: Parallel, *
                   optimizer: str = "adamw", recompute: str = "none", attention: str = "full",
                   mfu: float = DEFAULT_MFU, price: float | None = None, lora_rank: int = 0,
                   lora_targets: tuple[str, ...] = DEFAULT_LORA_TARGETS, qlora: bool = False,
-                  base_format: str | None = None) -> TrainingPlan:
+                  base_format: str | None = None, micro_batches: int = 1,
+                  recompute_modules: tuple[str, ...] = ("core_attn",)) -> TrainingPlan:
     """Plan training ``spec`` (see the module docstring). ``base_format``: the frozen base of a
     LoRA run, a dtype (bf16 by default) or a quantization format (QLoRA: bnb-nf4)."""
     from specsheet.errors import did_you_mean
-    from specsheet.model.flops import ATTENTION, RECOMPUTE
+    from specsheet.model.flops import RECOMPUTE
 
     for name, value, allowed in (("recompute", recompute, RECOMPUTE),
-                                 ("attention", attention, ATTENTION)):
+                                 ("attention", attention, TRAIN_ATTENTION)):
         if value not in allowed:
             raise SpecError(f"expected one of {', '.join(allowed)}, got {value!r}"
                             f"{did_you_mean(value, allowed)}", field=name, value=value)
@@ -477,10 +485,34 @@ def plan_training(spec: ModelSpec, accelerator: Accelerator, layout: Parallel, *
     if seq > spec.context:
         raise SpecError(f"{seq:,} exceeds the model's context ({spec.context:,} tokens)",
                         field="seq_len", value=seq)
+    assumptions: list[str] = []
+    for module in recompute_modules:
+        if module not in RECOMPUTE_MODULES:
+            raise SpecError(f"unknown module {module!r}; expected some of "
+                            f"{', '.join(RECOMPUTE_MODULES)}", field="recompute_modules",
+                            value=module)
+    if recompute_modules != ("core_attn",):
+        if recompute != "selective":
+            raise SpecError("modules to recompute are for selective recomputation",
+                            field="recompute_modules", value=recompute_modules)
+        if "mla_up_proj" in recompute_modules and not spec.latent_attention:
+            raise SpecError("mla_up_proj is multi-head latent attention's; this model has none",
+                            field="recompute_modules", value=recompute_modules)
+        if "moe_act" in recompute_modules and not spec.experts:
+            raise SpecError("moe_act is the routed experts'; this model has none",
+                            field="recompute_modules", value=recompute_modules)
+        assumptions.append(f"recompute: {', '.join(recompute_modules)} rebuilt in the "
+                           "backward (Megatron Core's recompute_modules); the hardware FLOPs "
+                           "count the attention core again, not the up-projections")
+    if seq % layout.cp:
+        raise SpecError(f"{layout.cp} context-parallel ranks do not divide the sequence of "
+                        f"{seq:,} tokens", field="cp", value=layout.cp)
+    if micro_batches < 1:
+        raise SpecError(f"expected 1 or more micro-batches a step, got {micro_batches}",
+                        field="grad_accum", value=micro_batches)
     if tokens_total is not None and tokens_total < 1:
         raise SpecError(f"expected a positive number of tokens, got {tokens_total}",
                         field="tokens_total", value=tokens_total)
-    assumptions: list[str] = []
     lora_targets = check_lora_targets(lora_targets)
     if qlora and not lora_rank:
         raise SpecError("QLoRA trains LoRA adapters on a 4-bit base; give a LoRA rank",
@@ -505,27 +537,48 @@ def plan_training(spec: ModelSpec, accelerator: Accelerator, layout: Parallel, *
                            f"frozen in {base_format}; adapters follow the {precision} recipe; "
                            "FLOPs are those of full training (a LoRA step skips the frozen "
                            "weights' gradients, about a third of them)")
-    flops = training_flops(spec, seq, recompute, attention)
-    default_tokens = tokens_total is None
-    tokens = CHINCHILLA_TOKENS_PER_PARAM * params.total if tokens_total is None \
-        else tokens_total
+    flops = training_flops(spec, seq, recompute, "causal" if attention == "causal" else "full")
+    default_tokens = tokens_total is None and not lora_rank
+    tokens: int | None = tokens_total
     if default_tokens:
+        tokens = CHINCHILLA_TOKENS_PER_PARAM * params.total
         assumptions.append("tokens: the Chinchilla-optimal 20 x N (Hoffmann et al. 2022), N "
                            "the total parameters")
+    elif tokens is None:
+        assumptions.append("tokens: none given for this fine-tuning run, so one step is "
+                           "reported (memory, time per step, tokens/s) and no total")
     n = params.active - params.embeddings
     peak = accelerator.peak(recipe.compute_dtype)
-    seconds = flops.model * tokens / (layout.gpus * peak * mfu)
-    gpu_hours = seconds * layout.gpus / 3600
-    flash = attention == "causal"
+    rate = layout.gpus * peak * mfu  # model FLOP/s of the whole run
+    step_tokens = micro_batch * micro_batches * seq * layout.dp
+    step_seconds = flops.model * step_tokens / rate
+    step = Step(tokens=step_tokens, seconds=step_seconds,
+                tokens_per_second=step_tokens / step_seconds,
+                tokens_per_second_per_gpu=step_tokens / step_seconds / layout.gpus)
+    time = None
+    if tokens is not None:
+        seconds = flops.model * tokens / rate
+        gpu_hours = seconds * layout.gpus / 3600
+        time = Time(seconds=seconds, gpu_hours=gpu_hours, days=seconds / 86400,
+                    usd=None if price is None else gpu_hours * price, price=price)
+    flash = attention != "full"
     assumptions += [
         f"time: model FLOPs at {mfu:.0%} MFU of the {recipe.compute_dtype} dense peak"
         + (" (the default)" if mfu == DEFAULT_MFU else ""),
         "memory: the busiest GPU's parameters under tp x pp, cut as vLLM's layers cut them "
-        "(vocabulary padded to 64); ZeRO shards over dp; activations with 1F1B pipelining "
-        "(the first stage holds L layers' worth)",
+        "(vocabulary padded to 64); ZeRO shards over dp x cp"
+        + (" (the experts' states over the expert data-parallel ranks)" if layout.ep > 1
+           else "")
+        + ("" if layout.pp == 1 else
+           f"; activations of the {layout.schedule} schedule's busiest stage "
+           f"({activations_held(spec, layout)} layers' worth in flight)"),
         "activations: Korthikanti et al. 2022, 16-bit values with dropout masks; "
-        + ("causal attention runs a FlashAttention kernel: no s^2 term" if flash
-           else "full attention stores the s x s scores (the 5 a s^2 term)"),
+        + {"flash": "attention runs a FlashAttention / SDPA kernel: no s x s scores are kept "
+                    "(no 5 a s^2 term); its FLOPs are counted without causal halving, the "
+                    "convention MFU is quoted in",
+           "causal": "causal attention runs a FlashAttention kernel: no s^2 term, and half "
+                     "the score FLOPs counted",
+           "full": "full attention stores the s x s scores (the 5 a s^2 term)"}[attention],
         "not counted: temporary buffers, communication buckets, the allocator's fragmentation, "
         "the CUDA context",
     ]
@@ -548,15 +601,23 @@ def plan_training(spec: ModelSpec, accelerator: Accelerator, layout: Parallel, *
         approx_megatron=megatron_estimate(spec, seq, recompute == "full"),
         accelerator=accelerator, layout=layout, recipe=recipe, optimizer=optimizer, mfu=mfu,
         peak_flops_per_s=peak,
-        time=Time(seconds=seconds, gpu_hours=gpu_hours, days=seconds / 86400,
-                  usd=None if price is None else gpu_hours * price, price=price),
+        time=time, step=step, micro_batches=micro_batches,
+        bubble=bubble_fraction(layout, micro_batches),
+        traffic=traffic(spec, layout, seq, micro_batch, micro_batches), attention=attention,
         micro_batch=micro_batch, seq_len=seq,
         states=model_states(spec, params, recipe, optimizer, layout, lora_rank, lora_targets,
                             base_format or "bf16"),
-        activations=activations(spec, seq, micro_batch, layout, recompute, flash),
+        activations=activations(spec, seq, micro_batch, layout, recompute, flash,
+                                recompute_modules),
         lora_rank=lora_rank, lora_targets=lora_targets if lora_rank else (), qlora=qlora,
         base_format=base_format or precision, assumptions=tuple(assumptions),
     )
+
+
+def activations_held(spec: ModelSpec, layout: Parallel) -> str:
+    """The layers' worth of activations in flight, as a person reads it (44, or 44.5)."""
+    held = in_flight_layers(spec, layout)
+    return f"{held.numerator}" if held.denominator == 1 else f"{float(held):.4g}"
 
 
 def _frozen_bytes(spec: ModelSpec, params: ParamBreakdown, base_format: str,

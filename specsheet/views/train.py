@@ -12,9 +12,12 @@ if TYPE_CHECKING:
     from specsheet.views.table import TableView
 
 
-def train_document(model: Model, plan: TrainingPlan) -> dict[str, Any]:
+def train_document(model: Model, plan: TrainingPlan,
+                   suggestions: list[dict[str, Any]] | None = None,
+                   measured: dict[str, Any] | None = None) -> dict[str, Any]:
     """The document of ``train``: FLOPs per token and in total (exact, and three estimates),
-    time and cost, and the memory of a step on one GPU."""
+    time and cost, one step, the memory of a step on one GPU, and when it does not fit, the
+    changes that would (``suggestions``, spelled by the api)."""
     from specsheet.plan.training import estimate_errors
 
     fl, layout, states, act = plan.flops, plan.layout, plan.states, plan.activations
@@ -38,7 +41,7 @@ def train_document(model: Model, plan: TrainingPlan) -> dict[str, Any]:
     }
     for name, per_token in estimates.items():
         flops[f"{name}_per_token"] = per_token
-        flops[f"{name}_total"] = per_token * tokens
+        flops[f"{name}_total"] = None if tokens is None else per_token * tokens
         flops[f"{name}_error_percent"] = errors[name]
     acc = plan.accelerator
     return {
@@ -55,10 +58,22 @@ def train_document(model: Model, plan: TrainingPlan) -> dict[str, Any]:
         "hardware": {"gpu": acc.name, "label": acc.label, "gpus": layout.gpus,
                      "dtype": plan.recipe.compute_dtype,
                      "peak_flops_per_s": plan.peak_flops_per_s, "mfu": plan.mfu},
-        "time": {"seconds": plan.time.seconds, "gpu_hours": plan.time.gpu_hours,
-                 "days": plan.time.days, "usd": plan.time.usd},
+        "time": None if plan.time is None else {
+            "seconds": plan.time.seconds, "gpu_hours": plan.time.gpu_hours,
+            "days": plan.time.days, "usd": plan.time.usd},
+        "step": {"tokens": plan.step.tokens, "seconds": plan.step.seconds,
+                 "tokens_per_second": plan.step.tokens_per_second,
+                 "tokens_per_second_per_gpu": plan.step.tokens_per_second_per_gpu},
+        "attention": plan.attention,
         "parallelism": {"gpus": layout.gpus, "dp": layout.dp, "tp": layout.tp,
-                        "pp": layout.pp, "sp": layout.sp, "zero": layout.zero},
+                        "pp": layout.pp, "sp": layout.sp, "zero": layout.zero,
+                        "cp": layout.cp, "ep": layout.ep, "vpp": layout.vpp,
+                        "schedule": layout.schedule, "shard_group": layout.shard_group,
+                        "offload": layout.offload, "micro_batches": plan.micro_batches,
+                        "bubble_fraction": plan.bubble,
+                        "all_to_all_bytes_per_gpu": plan.traffic.all_to_all_bytes,
+                        "ring_bytes_per_gpu": plan.traffic.ring_bytes},
+        "measured": measured,
         "precision": plan.recipe.precision,
         "optimizer": plan.optimizer,
         "lora": {"rank": plan.lora_rank, "targets": list(plan.lora_targets),
@@ -79,6 +94,7 @@ def train_document(model: Model, plan: TrainingPlan) -> dict[str, Any]:
         },
         "fits": plan.fits,
         "max_micro_batch": plan.max_micro_batch,
+        "suggestions": list(suggestions or []),
         "assumptions": list(plan.assumptions),
     }
 
@@ -87,7 +103,8 @@ def train_document(model: Model, plan: TrainingPlan) -> dict[str, Any]:
 def schemas() -> dict[str, Any]:
     """The schema of ``train_document``."""
     from specsheet.model.flops import ATTENTION, RECOMPUTE
-    from specsheet.plan.training import LORA_TARGETS, OPTIMIZERS, PRECISIONS
+    from specsheet.plan.parallel import OFFLOADS, SCHEDULES
+    from specsheet.plan.training import LORA_TARGETS, OPTIMIZERS, PRECISIONS, TRAIN_ATTENTION
     from specsheet.views.schema import VERSION, obj, ref
 
     count = {"type": "integer", "minimum": 0}
@@ -99,11 +116,13 @@ def schemas() -> dict[str, Any]:
         **dict.fromkeys(("forward_per_token", "backward_per_token", "ssm_backward_per_token",
                          "recomputed_per_token",
                          "attention_core_per_token", "per_token_model", "per_token_hardware",
-                         "total_model", "total_hardware"), count),
+                         ), count),
+        **dict.fromkeys(("total_model", "total_hardware"), {"type": ["integer", "null"],
+                                                            "minimum": 0}),
     }
     for name in ("approx_6n", "approx_palm", "approx_megatron"):
         flops[f"{name}_per_token"] = count
-        flops[f"{name}_total"] = count
+        flops[f"{name}_total"] = {"type": ["integer", "null"], "minimum": 0}
         flops[f"{name}_error_percent"] = {"type": "number"}
     return {"train": obj({
         "schema_version": VERSION,
@@ -114,19 +133,38 @@ def schemas() -> dict[str, Any]:
                        "trainable": positive}, "Parameters; trainable: all, or LoRA's."),
         "flops": obj(flops, "Training FLOPs per token at seq_len and in total (model: forward "
                             "+ backward; hardware: + recomputation), and three estimates."),
-        "tokens_total": positive,
+        "tokens_total": {"type": ["integer", "null"], "minimum": 1,
+                         "description": "null: a fine-tuning run given no data (one step)"},
         "tokens_default": {"type": "boolean",
                            "description": "tokens_total is the Chinchilla-optimal 20 x N"},
         "hardware": obj({"gpu": {"type": "string"}, "label": {"type": "string"},
                          "gpus": positive, "dtype": {"type": "string"},
                          "peak_flops_per_s": positive,
                          "mfu": {"type": "number", "exclusiveMinimum": 0, "maximum": 1}}),
-        "time": obj({"seconds": {"type": "number"}, "gpu_hours": {"type": "number"},
-                     "days": {"type": "number"}, "usd": {"type": ["number", "null"]}},
-                    "Wall-clock and GPU time at the MFU; usd with a price."),
+        "time": {"oneOf": [{"type": "null"}, obj(
+            {"seconds": {"type": "number"}, "gpu_hours": {"type": "number"},
+             "days": {"type": "number"}, "usd": {"type": ["number", "null"]}},
+            "Wall-clock and GPU time at the MFU; usd with a price.")]},
+        "step": obj({"tokens": positive, "seconds": {"type": "number"},
+                     "tokens_per_second": {"type": "number"},
+                     "tokens_per_second_per_gpu": {"type": "number"}},
+                    "One step: a micro-batch on every data-parallel rank, at the MFU."),
+        "attention": {"enum": list(TRAIN_ATTENTION)},
         "parallelism": obj({"gpus": positive, "dp": positive, "tp": positive, "pp": positive,
                             "sp": {"type": "boolean"},
-                            "zero": {"type": "integer", "minimum": 0, "maximum": 3}}),
+                            "zero": {"type": "integer", "minimum": 0, "maximum": 3},
+                            "cp": positive, "ep": positive, "vpp": positive,
+                            "schedule": {"enum": list(SCHEDULES)}, "shard_group": count,
+                            "offload": {"enum": list(OFFLOADS)}, "micro_batches": positive,
+                            "bubble_fraction": {"type": "number", "minimum": 0},
+                            "all_to_all_bytes_per_gpu": count, "ring_bytes_per_gpu": count},
+                           "The layout; bubble and traffic a step are estimates."),
+        "measured": {"oneOf": [{"type": "null"}, obj({
+            "step_time": {"type": ["number", "null"]}, "tokens_per_second": {"type": "number"},
+            "tokens_per_second_per_gpu": {"type": "number"},
+            "given": {"enum": ["step_time", "tokens_per_second"]},
+            "per_gpu": {"type": ["boolean", "null"]},
+            "mfu": {"type": "number"}}, "A measured step time or rate and the MFU it implies.")]},
         "precision": {"enum": list(PRECISIONS)},
         "optimizer": {"enum": list(OPTIMIZERS)},
         "lora": {"oneOf": [{"type": "null"}, obj({
@@ -143,13 +181,36 @@ def schemas() -> dict[str, Any]:
         }, "One GPU's memory for a training step, in bytes."),
         "fits": {"type": "boolean"},
         "max_micro_batch": count,
+        "suggestions": {"type": "array", "items": obj(
+            {"change": {"type": "string"}, "bytes_per_gpu": count, "fits": {"type": "boolean"}},
+            "A change in the CLI's words and the step's bytes per GPU with it, planned.")},
         "assumptions": {"type": "array", "items": {"type": "string"}},
     })}
 
 
-def train_views(model: Model, plan: TrainingPlan) -> list[TableView]:
-    """``train``: FLOPs and time, then memory per GPU."""
-    return [_train_compute_view(model, plan), _train_memory_view(model, plan)]
+def train_views(model: Model, plan: TrainingPlan,
+                suggestions: tuple[Any, ...] = ()) -> list[TableView]:
+    """``train``: FLOPs and time, then memory per GPU, then what would fit when it does not
+    (``suggestions``: the api's, each with ``change``, ``bytes_per_gpu`` and ``fits``)."""
+    views = [_train_compute_view(model, plan), _train_memory_view(model, plan)]
+    if suggestions:
+        views.append(_suggestions_view(model, plan, suggestions))
+    return views
+
+
+def _suggestions_view(model: Model, plan: TrainingPlan,
+                      suggestions: tuple[Any, ...]) -> TableView:
+    from specsheet.units import exact, human_bytes
+    from specsheet.views.table import TableView
+
+    view = TableView(title=f"{model.name}: what would make the step fit",
+                     headers=("Change", "Per GPU", "Fits"), numeric=(False, True, False))
+    for s in suggestions:
+        view.add(s.change, human_bytes(s.bytes_per_gpu), "yes" if s.fits else "no")
+    view.caption = (f"Each change planned by the same arithmetic; the step now takes "
+                    f"{human_bytes(plan.total_bytes)} of {human_bytes(plan.capacity_bytes)} "
+                    f"({exact(plan.total_bytes)} B).")
+    return view
 
 
 def _train_compute_view(model: Model, plan: TrainingPlan) -> TableView:
@@ -159,9 +220,9 @@ def _train_compute_view(model: Model, plan: TrainingPlan) -> TableView:
 
     fl, tokens, layout = plan.flops, plan.tokens_total, plan.layout
     errors = estimate_errors(plan)
+    on = "one step" if tokens is None else f"{human_count(tokens)} tokens"
     view = TableView(
-        title=f"{model.name}: training on {human_count(tokens)} tokens of sequence length "
-              f"{exact(fl.tokens)}",
+        title=f"{model.name}: training on {on} of sequence length {exact(fl.tokens)}",
         headers=("Figure", "Value", "Exact"), numeric=(False, True, True),
         optional=(False, True, False))
     view.add("Training FLOPs per token (model: forward + backward)", human_flops(fl.model),
@@ -183,11 +244,24 @@ def _train_compute_view(model: Model, plan: TrainingPlan) -> TableView:
                  exact(fl.recomputed), style="sub")
         view.add("  hardware FLOPs per token", human_flops(fl.hardware), exact(fl.hardware),
                  style="sub")
+    step = plan.step
+    view.add(f"Step: micro-batch {plan.micro_batch} x {exact(plan.seq_len)} tokens x dp "
+             f"{layout.dp}", human_count(step.tokens), exact(step.tokens))
+    view.add(f"  time per step at {plan.mfu:.0%} MFU", "", f"{step.seconds:,.3f} s",
+             style="sub")
+    view.add("  tokens/s, all GPUs (per GPU)", human_count(round(step.tokens_per_second)),
+             f"{step.tokens_per_second:,.0f} ({step.tokens_per_second_per_gpu:,.0f})",
+             style="sub")
+    if tokens is None or plan.total_model_flops is None or plan.time is None:
+        view.caption = ("FLOPs: matrix multiplications only, a multiply-add is 2 FLOPs; MFU "
+                        "counts model FLOPs, never recomputation. "
+                        + "; ".join(plan.assumptions) + ".")
+        return view
     default = " (20 x N, Chinchilla)" if plan.tokens_default else ""
     view.add(f"Tokens{default}", human_count(tokens), exact(tokens))
     view.add("Training FLOPs, total (model)", human_flops(plan.total_model_flops),
              exact(plan.total_model_flops))
-    if fl.recomputed:
+    if fl.recomputed and plan.total_hardware_flops is not None:
         view.add("  hardware, with recomputation", human_flops(plan.total_hardware_flops),
                  exact(plan.total_hardware_flops), style="sub")
     megatron = "Megatron, full recompute; of hardware FLOPs" if fl.recompute == "full" \
@@ -222,10 +296,15 @@ def _train_memory_view(model: Model, plan: TrainingPlan) -> TableView:
 
     layout, states, act = plan.layout, plan.states, plan.activations
     parts = [f"dp {layout.dp}", f"tp {layout.tp}", f"pp {layout.pp}"]
+    if layout.cp > 1:
+        parts.append(f"cp {layout.cp}")
+    if layout.ep > 1:
+        parts.append(f"ep {layout.ep}")
     if layout.sp:
         parts.append("sp")
     if layout.zero:
-        parts.append(f"ZeRO-{layout.zero}")
+        parts.append(f"ZeRO-{layout.zero}" + (f" in groups of {layout.shard_group}"
+                                               if layout.shard_group else ""))
     view = TableView(
         title=f"{model.name}: memory per GPU ({', '.join(parts)}; {plan.recipe.precision}, "
               f"{plan.optimizer})",
@@ -243,8 +322,9 @@ def _train_memory_view(model: Model, plan: TrainingPlan) -> TableView:
         view.add("Weights", human_bytes(states.weights_bytes), f"{exact(states.weights_bytes)} B")
     view.add("Gradients", human_bytes(states.gradients_bytes),
              f"{exact(states.gradients_bytes)} B")
-    view.add("Optimizer states (with master weights)", human_bytes(states.optimizer_bytes),
-             f"{exact(states.optimizer_bytes)} B")
+    offloaded = ", in host memory" if layout.offload == "optimizer" else ""
+    view.add(f"Optimizer states (with master weights{offloaded})",
+             human_bytes(states.optimizer_bytes), f"{exact(states.optimizer_bytes)} B")
     view.add(f"Activations (micro-batch {exact(act.micro_batch)}, {act.form})",
              human_bytes(act.total), f"{exact(act.total)} B")
     view.add("  per layer, one sequence", human_bytes(act.per_layer),
@@ -255,6 +335,16 @@ def _train_memory_view(model: Model, plan: TrainingPlan) -> TableView:
     view.add(f"  {plan.accelerator.label} holds ({verdict})", human_bytes(plan.capacity_bytes),
              f"{exact(plan.capacity_bytes)} B", style="sub")
     view.add("  largest micro-batch that fits", exact(plan.max_micro_batch), "", style="sub")
+    if layout.pp > 1:
+        view.add(f"Pipeline bubble ({layout.schedule}, {plan.micro_batches} micro-batches; "
+                 "estimate)", f"{plan.bubble:.1%}", "")
+    if plan.traffic.all_to_all_bytes:
+        view.add("Expert all-to-all a step, sent per GPU (estimate)",
+                 human_bytes(plan.traffic.all_to_all_bytes),
+                 f"{exact(plan.traffic.all_to_all_bytes)} B")
+    if plan.traffic.ring_bytes:
+        view.add("Context-parallel ring a step, sent per GPU (estimate)",
+                 human_bytes(plan.traffic.ring_bytes), f"{exact(plan.traffic.ring_bytes)} B")
     view.caption = "Sizes in SI units (1 GB = 10^9 bytes)."
     return view
 

@@ -43,10 +43,17 @@ def train(
     hf: HfOpt = None,
     tokens_total: Annotated[str | None, typer.Option(
         "--tokens-total", "-D", help="Tokens to train on: 300B, 15.6T, 2e12 [default: the "
-        "Chinchilla-optimal 20 x parameters].", show_default=False, rich_help_panel=RUN)] = None,
+        "Chinchilla-optimal 20 x parameters; with --lora-rank none: one step is reported].",
+        show_default=False, rich_help_panel=RUN)] = None,
+    epochs: Annotated[float | None, typer.Option(
+        "--epochs", help="Epochs over --dataset-tokens (tokens = epochs x dataset tokens).",
+        show_default=False, rich_help_panel=RUN)] = None,
+    dataset_tokens: Annotated[str | None, typer.Option(
+        "--dataset-tokens", help="Tokens in the dataset, with --epochs: 50M, 1.2B.",
+        show_default=False, rich_help_panel=RUN)] = None,
     seq_len: Annotated[int | None, typer.Option(
         "--seq-len", "-s", parser=parse_tokens, metavar="S",
-        help="Sequence length s: 4096 or 4k [default: the model's context].",
+        help="Sequence length s: 4096 or 4k [default: the model's context, at most 8k].",
         show_default=False, rich_help_panel=RUN)] = None,
     micro_batch: Annotated[int, typer.Option(
         "--micro-batch", "-b", help="Sequences per GPU per step, b.", rich_help_panel=RUN)] = 1,
@@ -62,13 +69,20 @@ def train(
     price: Annotated[float | None, typer.Option(
         "--price", help="Dollars per GPU-hour, for the cost.", show_default=False,
         rich_help_panel=RUN)] = None,
-    recompute: Annotated[str, typer.Option(
+    recompute: Annotated[str | None, typer.Option(
         "--recompute", help="Activation recomputation: none, selective (the attention core) "
-        "or full (every layer).", rich_help_panel=RUN)] = "none",
+        "or full (every layer) [default: none; full with --lora-rank, as peft does].",
+        show_default=False, rich_help_panel=RUN)] = None,
+    recompute_modules: Annotated[str | None, typer.Option(
+        "--recompute-modules", help="With --recompute selective, what is rebuilt in the "
+        "backward (Megatron Core's): core_attn, layernorm, mla_up_proj, moe_act, "
+        "comma-separated [default: core_attn].", show_default=False,
+        rich_help_panel=RUN)] = None,
     attention: Annotated[str, typer.Option(
-        "--attention", help="full: every s x s score, as count and FlopCounterMode; causal: the "
-        "half a causal FlashAttention kernel computes (and no s^2 activations).",
-        rich_help_panel=RUN)] = "full",
+        "--attention", help="flash: a FlashAttention / SDPA kernel (no s x s activations; "
+        "FLOPs counted in full, the MFU convention); full: every s x s score kept, as eager "
+        "attention; causal: flash, counting only the causal half of the score FLOPs.",
+        rich_help_panel=RUN)] = "flash",
     precision: Annotated[str, typer.Option(
         "--precision", help="bf16-mixed (bf16 weights, fp32 gradients and master weights), "
         "fp16-mixed (the ZeRO paper's 2 + 2 + 12 bytes), bf16 (pure) or fp32.",
@@ -76,9 +90,10 @@ def train(
     optimizer: Annotated[str, typer.Option(
         "--optimizer", help="adamw, adamw-8bit, sgd-momentum or adafactor.",
         rich_help_panel=MEMORY)] = "adamw",
-    zero: Annotated[int, typer.Option(
+    zero: Annotated[int | None, typer.Option(
         "--zero", help="ZeRO stage over the data-parallel ranks: 0 none, 1 optimizer states, "
-        "2 + gradients, 3 + weights.", rich_help_panel=PARALLEL)] = 0,
+        "2 + gradients, 3 + weights [default: 0; with no layout given and a full run one GPU "
+        "cannot hold: 8 GPUs with 3].", show_default=False, rich_help_panel=PARALLEL)] = None,
     fsdp: Annotated[bool, typer.Option(
         "--fsdp", help="Fully sharded data parallel: the same as --zero 3.",
         rich_help_panel=PARALLEL)] = False,
@@ -91,6 +106,35 @@ def train(
                                     rich_help_panel=PARALLEL)] = 1,
     sp: Annotated[bool, typer.Option("--sp", help="Sequence parallelism (with --tp).",
                                      rich_help_panel=PARALLEL)] = False,
+    cp: Annotated[int, typer.Option(
+        "--cp", help="Context-parallel ranks: each sequence split cp ways (ring attention); "
+        "gpus = dp x tp x pp x cp.", rich_help_panel=PARALLEL)] = 1,
+    ep: Annotated[int, typer.Option(
+        "--ep", help="Expert-parallel ranks: the routed experts sharded over ep of the "
+        "dp x cp x tp ranks.", rich_help_panel=PARALLEL)] = 1,
+    schedule: Annotated[str, typer.Option(
+        "--schedule", help="Pipeline schedule: 1f1b, interleaved (with --vpp) or zero-bubble "
+        "(ZB-H1).", rich_help_panel=PARALLEL)] = "1f1b",
+    vpp: Annotated[int, typer.Option(
+        "--vpp", help="Virtual pipeline stages a GPU (--schedule interleaved).",
+        rich_help_panel=PARALLEL)] = 1,
+    grad_accum: Annotated[int | None, typer.Option(
+        "--grad-accum", help="Micro-batches a step (gradient accumulation) [default: pp].",
+        show_default=False, rich_help_panel=PARALLEL)] = None,
+    shard_group: Annotated[int | None, typer.Option(
+        "--shard-group", help="HSDP: ZeRO shards within groups of N data-parallel ranks and "
+        "replicates across them.", show_default=False, rich_help_panel=PARALLEL)] = None,
+    offload: Annotated[str, typer.Option(
+        "--offload", help="none, or optimizer: its states and master weights in host memory "
+        "(with --zero 1 or more).", rich_help_panel=MEMORY)] = "none",
+    step_time: Annotated[float | None, typer.Option(
+        "--step-time", help="A measured step, in seconds: the MFU it implies, and the run's "
+        "time and cost at that rate.", show_default=False, rich_help_panel=RUN)] = None,
+    tokens_per_second: Annotated[float | None, typer.Option(
+        "--tokens-per-second", help="A measured rate, for the whole run (or per GPU with "
+        "--per-gpu): the MFU it implies.", show_default=False, rich_help_panel=RUN)] = None,
+    per_gpu: Annotated[bool, typer.Option(
+        "--per-gpu", help="--tokens-per-second is per GPU.", rich_help_panel=RUN)] = False,
     lora_rank: Annotated[int | None, typer.Option(
         "--lora-rank", help="Train LoRA adapters of rank r on a frozen base.",
         show_default=False, rich_help_panel=FINE_TUNE)] = None,
@@ -126,10 +170,14 @@ def train(
     from specsheet.sources.resolve import resolve
 
     request = TrainRequest(
-        tokens_total=tokens_total, seq_len=seq_len, micro_batch=micro_batch, gpu=gpu, gpus=gpus,
+        tokens_total=tokens_total, epochs=epochs, dataset_tokens=dataset_tokens,
+        seq_len=seq_len, micro_batch=micro_batch, gpu=gpu, gpus=gpus,
         mfu=mfu, price=price, recompute=recompute, attention=attention, precision=precision,
         optimizer=optimizer, zero=zero, fsdp=fsdp, dp=dp, tp=tp, pp=pp, sp=sp,
-        lora_rank=lora_rank, lora_targets=lora_targets, qlora=qlora, quant=quant)
+        lora_rank=lora_rank, lora_targets=lora_targets, qlora=qlora, quant=quant, cp=cp,
+        ep=ep, vpp=vpp, schedule=schedule, shard_group=shard_group, offload=offload,
+        grad_accum=grad_accum, step_time=step_time, tokens_per_second=tokens_per_second,
+        per_gpu=per_gpu, recompute_modules=recompute_modules)
     notes: list[str] = []
     try:
         with as_options({"zero": "option --fsdp"} if fsdp else None):
@@ -145,6 +193,6 @@ def train(
     def views() -> list[TableView]:
         from specsheet.views.train import train_views
 
-        return train_views(*training)
+        return train_views(training.model, training.plan, training.suggestions)
 
     emit(output, document, [document], views)

@@ -1,0 +1,139 @@
+"""``specsheet train`` as runs are set up: FlashAttention's memory by default, LoRA reported as
+one step, the defaults named, and when a step does not fit, the changes that would (each
+checked by planning it again through the CLI)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from specsheet.cli.app import app
+
+runner = CliRunner()
+
+
+def run(*argv: str) -> Any:
+    result = runner.invoke(app, ["train", *argv, "--json"])
+    assert result.exit_code == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+# ---- 1. defaults that match practice ---------------------------------------------------------
+
+README_QLORA = ("llama3-8b", "--lora-rank", "16", "--qlora", "--gpu", "rtx-4090",
+                "--seq-len", "4k")
+
+
+def test_the_readmes_qlora_example_fits_by_default() -> None:
+    doc = run(*README_QLORA)
+    s, h, L, V = 4096, 4096, 32, 128256
+    # LoRA r (in + out) on q, k, v, o, gate, up, down of 32 layers (k and v 1,024 wide)
+    adapters = 16 * ((h + h) + 2 * (h + 1024) + (h + h) + 2 * (h + 14336) + (14336 + h)) * L
+    assert doc["params"]["trainable"] == adapters == 41_943_040
+    mem = doc["memory_per_gpu"]
+    assert mem["gradients_bytes"] == 4 * adapters  # fp32 gradients (bf16-mixed)
+    assert mem["optimizer_bytes"] == 12 * adapters  # fp32 master, m and v
+    # gradient checkpointing (peft's default for QLoRA): each layer keeps its input, 2 s h;
+    # the head keeps the final norm's input (2 s h) and fp32 logits (4 s V)
+    assert mem["activations_bytes"] == L * 2 * s * h + 2 * s * h + 4 * s * V == 3_208_642_560
+    assert mem["frozen_bytes"] == 6_027_780_128  # bnb-nf4, as `count --quant bnb-nf4` stores it
+    assert mem["total_bytes"] == 9_991_397_408 and doc["fits"]
+    assert doc["flops"]["recompute"] == "full" and doc["attention"] == "flash"
+    # no data given: one step, no total, no Chinchilla
+    assert doc["tokens_total"] is None and doc["time"] is None and not doc["tokens_default"]
+    step = doc["step"]
+    assert step["tokens"] == s
+    peak = doc["hardware"]["peak_flops_per_s"]
+    assert step["seconds"] == pytest.approx(doc["flops"]["per_token_model"] * s / (peak * 0.4))
+    assert step["tokens_per_second"] == pytest.approx(s / step["seconds"])
+    assert doc["suggestions"] == []
+    assert any(a.startswith("defaults: micro-batch 1") and "recompute full" in a
+               for a in doc["assumptions"])
+
+
+def test_the_readmes_qlora_example_as_a_table() -> None:
+    result = runner.invoke(app, ["train", *README_QLORA])
+    assert result.exit_code == 0, result.stderr
+    assert "training on one step of sequence length 4,096" in result.stdout
+    assert "9,991,397,408 B" in result.stdout and "(fits)" in result.stdout
+    assert "Chinchilla" not in result.stdout
+
+
+def test_a_bare_run_is_a_plan_a_practitioner_recognises() -> None:
+    doc = run("llama3.1-8b")
+    assert doc["flops"]["seq_len"] == 8192  # the context (128k) capped at 8k
+    assert doc["parallelism"]["gpus"] == 8 and doc["parallelism"]["zero"] == 3
+    mem = doc["memory_per_gpu"]
+    n = doc["params"]["total"]
+    assert mem["weights_bytes"] == -(-2 * n // 8)  # ZeRO-3: bf16 weights over 8 ranks
+    assert mem["optimizer_bytes"] == -(-12 * n // 8)
+    assert 50e9 < mem["total_bytes"] < 80e9 and doc["fits"]  # GB, not TB
+    defaults = doc["assumptions"][0]
+    for named in ("sequence length 8,192", "micro-batch 1", "recompute none", "attention flash",
+                  "8 GPUs (one node) with ZeRO-3"):
+        assert named in defaults
+
+
+def test_a_model_one_gpu_holds_stays_on_one_gpu() -> None:
+    doc = run("gpt2-small")
+    assert doc["parallelism"]["gpus"] == 1 and doc["fits"]
+    assert "1 GPU, no ZeRO" in doc["assumptions"][0]
+
+
+def test_attention_full_keeps_the_scores_and_flash_drops_them() -> None:
+    s, a = 1024, 12  # gpt2-small, one layer: 5 a s^2 bytes of scores
+    flash = run("gpt2-small", "--seq-len", "1k")["memory_per_gpu"]
+    full = run("gpt2-small", "--seq-len", "1k", "--attention", "full")["memory_per_gpu"]
+    assert full["activations_per_layer_bytes"] - flash["activations_per_layer_bytes"] \
+        == 5 * a * s * s
+    # the FLOP convention is the same for both: no causal halving
+    assert run("gpt2-small", "--seq-len", "1k")["flops"]["per_token_model"] == \
+        run("gpt2-small", "--seq-len", "1k", "--attention", "full")["flops"]["per_token_model"]
+
+
+def test_epochs_over_a_dataset() -> None:
+    doc = run("llama3-8b", "--lora-rank", "8", "--epochs", "3", "--dataset-tokens", "50M")
+    assert doc["tokens_total"] == 150_000_000 and doc["time"] is not None
+
+
+# ---- 2. when a step does not fit, what would ---------------------------------------------
+
+GRID = [
+    "llama3-8b --gpus 1",
+    "llama3-8b --gpus 8 --zero 1 --micro-batch 4",
+    "llama3-70b --gpus 64 --tp 8 --seq-len 8k --attention full",
+    "llama3.1-70b",
+    "llama3-8b --lora-rank 16 --gpu rtx-4090 --recompute none",
+    "mixtral-8x7b --gpus 16 --zero 2",
+    "gpt2-xl --gpu rtx-4090 --seq-len 1k --micro-batch 8",
+]
+
+
+@pytest.mark.parametrize("argv", GRID)
+def test_every_suggestion_is_a_plan_run_with_that_change(argv: str) -> None:
+    doc = run(*shlex.split(argv))
+    assert not doc["fits"]
+    suggestions = doc["suggestions"]
+    assert any(s["fits"] for s in suggestions), suggestions
+    assert [s["fits"] for s in suggestions] == sorted((s["fits"] for s in suggestions),
+                                                      reverse=True)
+    for s in suggestions:
+        changed = run(*shlex.split(argv), *shlex.split(s["change"]))
+        assert changed["memory_per_gpu"]["total_bytes"] == s["bytes_per_gpu"], s
+        assert changed["fits"] == s["fits"]
+        assert s["bytes_per_gpu"] < doc["memory_per_gpu"]["total_bytes"]
+
+
+def test_the_suggestions_table() -> None:
+    result = runner.invoke(app, ["train", "llama3-8b", "--gpus", "1"])
+    assert result.exit_code == 0, result.stderr
+    assert "what would make the step fit" in result.stdout
+    assert "--optimizer adamw-8bit" in result.stdout or "--recompute full" in result.stdout
+
+
+def test_a_step_that_fits_suggests_nothing() -> None:
+    assert run("gpt2-small")["suggestions"] == []
