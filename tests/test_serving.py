@@ -292,7 +292,14 @@ def test_compare_with_a_gpu_adds_the_serve_rows() -> None:
     assert result.exit_code == 0, result.stderr
     doc = json.loads(result.stdout)
     assert [s["model"]["name"] for s in doc["serve"]] == ["llama3-8b", "mistral-7b"]
-    assert doc["serve"][1]["kv_blocks"]["blocks_per_request"] == 769
+    # both at 8,192 tokens, the shortest context: mistral's 4,096-token window holds
+    # cdiv(min(4095 + 8192 batched, 8192), 16) + 1 = 513 blocks (vLLM's SlidingWindowSpec)
+    assert {s["request"]["max_model_len"] for s in doc["serve"]} == {8192}
+    assert doc["serve"][1]["kv_blocks"]["blocks_per_request"] == 513
+    alone = json.loads(runner.invoke(app, ["compare", "mistral-7b", "--gpu", "h100-sxm",
+                                           "--json"]).stdout)
+    # at its own 32,768: cdiv(4095 + 8192, 16) + 1 = 769
+    assert alone["serve"][0]["kv_blocks"]["blocks_per_request"] == 769
     table = runner.invoke(app, ["compare", "llama3-8b", "mistral-7b", "--gpu", "h100-sxm"])
     assert "Served on 1 x h100-sxm" in table.stdout
 

@@ -9,32 +9,15 @@ from typing import Annotated, Any
 import typer
 
 from specsheet.api.spec import DEFAULT_DTYPE, REQUIRED_FIELDS
+from specsheet.cli.model_source import NO_SOURCE, ModelSource, model_options
 from specsheet.cli.options import (
     DTYPES,
-    AttnBiasOpt,
-    ContextOpt,
-    DffOpt,
-    DModelOpt,
-    HeadDimOpt,
-    HeadsOpt,
     KvDtypeOpt,
-    KvHeadsOpt,
-    LayersOpt,
-    MlpBiasOpt,
-    MlpOpt,
-    NormOpt,
-    PositionsOpt,
-    SetOpt,
-    TiedOpt,
-    TimeoutOpt,
     TokensOpt,
-    VocabOpt,
     complete_preset,
-    overrides,
     reports,
 )
 from specsheet.errors import SpecError
-from specsheet.sources import DEFAULT_TIMEOUT
 
 SETTINGS: dict[str, Any] = {}
 INSTALL = "pip install 'specsheet[explore]'"
@@ -42,6 +25,7 @@ MISSING = f"explore needs Textual, an optional extra: {INSTALL}"
 START = "gpt2-small"  # the lessons' worked example
 
 
+@model_options
 def explore(
     model: Annotated[str | None, typer.Argument(
         help=f"Where to start: a preset name, a preset YAML file, a config.json or a model "
@@ -55,22 +39,7 @@ def explore(
     output: Annotated[str | None, typer.Option(
         "--output", "-o", help="The file ctrl+s saves the design to [default: NAME.yaml].",
         show_default=False)] = None,
-    timeout: TimeoutOpt = DEFAULT_TIMEOUT,
-    layers: LayersOpt = None,
-    d_model: DModelOpt = None,
-    heads: HeadsOpt = None,
-    vocab: VocabOpt = None,
-    context: ContextOpt = None,
-    kv_heads: KvHeadsOpt = None,
-    head_dim: HeadDimOpt = None,
-    d_ff: DffOpt = None,
-    mlp: MlpOpt = None,
-    norm: NormOpt = None,
-    attn_bias: AttnBiasOpt = None,
-    mlp_bias: MlpBiasOpt = None,
-    positions: PositionsOpt = None,
-    tied: TiedOpt = None,
-    settings: SetOpt = None,
+    src: ModelSource = NO_SOURCE,
 ) -> None:
     """Design a model in the terminal and watch its figures follow every keystroke.
 
@@ -82,12 +51,12 @@ def explore(
 
     if importlib.util.find_spec("textual") is None:
         raise SpecError(MISSING)
-    given = overrides(settings, locals())
+    given = src.overrides()
     ref = model
     if model is None and not set(REQUIRED_FIELDS) <= set(given):
         ref = START  # without the five numbers, options edit the lessons' example
     (start,) = reports([ref], given, tokens, dtype, kv_dtype,
-                       "lower --tokens or raise the context with --context", timeout=timeout)
+                       "lower --tokens or raise the context with --context", timeout=src.timeout)
     if not (_is_terminal(0) and _is_terminal(1)):
         raise SpecError("explore is interactive: run it in a terminal ('specsheet count' "
                         "writes the figures to a pipe or a file)")
