@@ -177,3 +177,26 @@ def test_the_issues_examples_in_real_processes() -> None:
     assert document["serve"]["max_concurrency"] == 54
     over = specsheet("check", "llama3.1-8b", "--gpu", "h100-sxm", "--min-concurrency", "10")
     assert over.returncode == 1
+
+
+def test_a_hub_name_a_preset_was_built_from_answers_offline(tmp_path: Path) -> None:
+    """meta-llama/Llama-3.1-8B is the source of the llama3.1-8b preset: with HF_HUB_OFFLINE
+    set and an empty cache, or with a Hub that does not answer, the preset answers, and one
+    note on stderr says so."""
+    from tests.commands import specsheet
+
+    offline = specsheet("count", LLAMA, "--json", HF_HUB_OFFLINE="1", HF_HOME=str(tmp_path))
+    assert offline.returncode == 0, offline.stderr
+    assert json.loads(offline.stdout)["params"]["total"] == TOTAL
+    assert offline.stderr == (f"specsheet: note: {LLAMA}: HF_HUB_OFFLINE is set; answered from "
+                              "the shipped preset llama3.1-8b, built from its config.json at "
+                              "main\n")
+    down = specsheet("serve", f"hf:{LLAMA}", "--gpu", "h100-sxm", "--json", HF_HUB_OFFLINE=None,
+                     HF_HOME=str(tmp_path), HF_ENDPOINT="http://127.0.0.1:9", HF_TOKEN=None)
+    assert down.returncode == 0, down.stderr
+    assert "the Hub cannot be reached; answered from the shipped preset llama3.1-8b" \
+        in down.stderr
+    # a revision other than main is not what the preset was built from
+    pinned = specsheet("count", f"{LLAMA}@v1", HF_HUB_OFFLINE="1", HF_HOME=str(tmp_path))
+    assert pinned.returncode == 2
+    assert "HF_HUB_OFFLINE is set" in pinned.stderr

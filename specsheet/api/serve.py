@@ -141,6 +141,11 @@ def check_request(request: ServeRequest) -> None:
         raise SpecError("used only with --text", field="tokenizer")
 
 
+# the most layers a serving plan walks (its stages, KV groups and tensors are per layer): about
+# 5 s at this many; the largest published model has 126
+MAX_PLANNED_LAYERS = 10_000
+
+
 def plan_serve(report: Report, request: ServeRequest, group_size: int | None = None
                ) -> Serving:
     """The plan of ``report``'s model under ``request``, its estimates and costs."""
@@ -151,6 +156,10 @@ def plan_serve(report: Report, request: ServeRequest, group_size: int | None = N
     check_request(request)
     hardware = load_gpu(request.gpu)
     spec = report.model.spec
+    if spec.layers > MAX_PLANNED_LAYERS:  # before any list of layers is built
+        raise SpecError(f"{report.model.name} has {spec.layers:,} layers; a serving plan walks "
+                        f"the layers one by one and takes at most {MAX_PLANNED_LAYERS:,} (count "
+                        "answers any number)", field="layers", value=spec.layers)
     try:
         layout = check_parallel(spec, request.gpus, request.tp, request.pp, request.ep)
         utilization = _utilization(request.memory_utilization)

@@ -34,7 +34,7 @@ FIELD_OPTIONS: dict[str, str] = {
     "ep": "--ep",
     "memory_utilization": "--memory-utilization",
     "kv_memory": "--kv-memory",
-    "max_model_len": "--max-model-len",
+    "max_model_len": "--tokens",  # vLLM's --max-model-len is an alias of it
     "prompt": "--prompt",
     "output": "--output",
     "concurrency": "--concurrency",
@@ -51,7 +51,7 @@ FIELD_OPTIONS: dict[str, str] = {
     "mfu": "--mfu",
     "price": "--price",
     "tokens_total": "--tokens-total",
-    "seq_len": "--seq-len",
+    "seq_len": "--tokens",  # --seq-len is an alias of it
     "micro_batch": "--micro-batch",
     "precision": "--precision",
     "optimizer": "--optimizer",
