@@ -87,7 +87,10 @@ def test_readme_setup_commands_are_the_ci_commands() -> None:
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     test_command = "pip install '.[test]' && pytest"
     assert test_command in readme and test_command in ci
-    assert "pip install . && specsheet count gpt2-small" in readme
+    # users install from the index with pipx or run with uvx; a checkout with pip install .
+    assert "pipx install specsheet && specsheet count gpt2-small" in readme
+    assert "uvx specsheet count gpt2-small" in readme
+    assert "From a checkout of this repository: `pip install .`" in readme
 
 
 def test_docs_link_to_pages_that_exist() -> None:
