@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from commands import ROOT, SPECSHEET, clean_env
 
 ACTION = ROOT / "action.yml"

@@ -154,7 +154,7 @@ def to_markdown(views: Sequence[TableView | ChartView]) -> str:
             elif row.style == "total":
                 cells = [f"**{c}**" if c.strip() else c for c in cells]
             lines.append("| " + " | ".join(cells) + " |")
-        if view.caption:
-            lines += ["", f"_{view.caption}_"]
+        if view.footnote:
+            lines += ["", f"_{view.footnote}_"]
         parts.append("\n".join(lines) + "\n")
     return "\n".join(parts)

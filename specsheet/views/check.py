@@ -136,7 +136,8 @@ def check_view(report: Report, results: list[CheckResult]) -> TableView:
         margin += f" ({percent(r.margin, r.limit)})" if r.limit else ""
         view.add(label, human(r.value), human(r.limit), margin, "ok" if r.ok else "OVER",
                  exact(r.value), exact(r.limit))
-    view.caption = "A figure equal to its limit is within budget. Margin = limit - value."
+    view.caption = "A figure equal to its limit is within budget."
+    view.column_notes = {"Margin": "Margin = limit - value."}
     return view
 
 

@@ -31,6 +31,15 @@ class TableView:
         self.caption = caption
         self.optional = optional or tuple(False for _ in headers)
         self.rows: list[Row] = []
+        # sentences of the caption that describe one column, by its header: a copy without
+        # that column leaves them out (a footnote never describes a column that was dropped)
+        self.column_notes: dict[str, str] = {}
+
+    @property
+    def footnote(self) -> str:
+        """The caption and the notes of the columns shown."""
+        notes = [note for header, note in self.column_notes.items() if header in self.headers]
+        return " ".join([self.caption, *notes]).strip()
 
     def add(self, *cells: str, style: RowStyle = "") -> None:
         self.rows.append(Row(tuple(cells), style))
@@ -40,6 +49,7 @@ class TableView:
         keep = [i for i, optional in enumerate(self.optional) if not optional]
         copy = TableView(self.title, tuple(self.headers[i] for i in keep),
                          tuple(self.numeric[i] for i in keep), self.caption)
+        copy.column_notes = self.column_notes
         for row in self.rows:
             copy.add(*(row.cells[i] for i in keep), style=row.style)
         return copy
