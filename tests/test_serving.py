@@ -466,3 +466,29 @@ def test_a_hybrids_fit_table_shows_the_state_beside_the_kv() -> None:
     assert "KV + state per request" in out and "(337 blocks)" in out
     assert "A state page (806,400 B per layer, in bf16) is padded to the attention block of " \
            "400 tokens (819,200 B)" in " ".join(out.split())
+
+
+def test_compare_measures_cost_per_word_with_one_tokenizer(tmp_path: Path) -> None:
+    """compare --text --tokenizer: every model's cost per word at the same tokens per word
+    (11 tokens over 9 words), so the column compares across models."""
+    tokenizer = tiny_tokenizer(tmp_path / "tokenizer.json")
+    text = tmp_path / "text.txt"
+    text.write_text("the cat sat. the dog sat on the mat.\n")
+    result = runner.invoke(app, ["compare", "llama3-8b", "mistral-7b", "--gpu", "h100-sxm",
+                                 "--price", "2.5", "--text", str(text), "--tokenizer",
+                                 str(tokenizer), "--json"])
+    assert result.exit_code == 0, result.stderr
+    for served in json.loads(result.stdout)["serve"]:
+        est = served["estimates"]
+        assert (est["text_tokens"], est["text_words"]) == (11, 9)
+        assert est["usd_per_million_output_words"] == pytest.approx(
+            est["usd_per_million_output_tokens"] * 11 / 9)
+
+
+def test_a_cost_below_a_cent_keeps_three_significant_digits() -> None:
+    from specsheet.views.table import usd_text
+
+    assert [usd_text(v, "--price") for v in (3.24e-6, 0.0111, 0.5, 12.345, 0.0)] == [
+        "$0.00000324", "$0.0111", "$0.500", "$12.35", "$0"]
+    table = runner.invoke(app, ["serve", "gpt2-small", "--gpu", "h100-sxm", "--price", "2.5"])
+    assert "$0.0000 " not in table.stdout and "Cost per request" in table.stdout

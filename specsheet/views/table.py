@@ -3,6 +3,7 @@ TableView, Row, share and stacked bars, layers, seconds and dollars in words."""
 
 from __future__ import annotations
 
+import math
 from typing import Literal, NamedTuple
 
 from specsheet.units import exact
@@ -110,7 +111,13 @@ def usd_text(value: float | None, price: str) -> str:
     """Dollars, or what to give (``price``: the option that sets the price) without a price."""
     if value is None:
         return f"- (give {price})"
-    return f"${value:,.4f}" if value < 1 else f"${value:,.2f}"
+    if value >= 1:
+        return f"${value:,.2f}"
+    if value <= 0:
+        return "$0"
+    # three significant digits, never $0.0000 for a cost that is not nothing
+    decimals = 2 - math.floor(math.log10(value))
+    return f"${value:.{decimals}f}" if decimals <= 12 else f"${value:.2e}"
 
 
 def blocks_text(count: int) -> str:

@@ -43,6 +43,7 @@ from specsheet.cli.serving import (
     PriceOpt,
     PromptOpt,
     TextOpt,
+    TokenizerOpt,
     TokensPerWordOpt,
     TpOpt,
     UtilizationOpt,
@@ -83,6 +84,7 @@ def compare(
     mbu: MbuOpt = DEFAULT_MBU,
     tokens_per_word: TokensPerWordOpt = None,
     text: TextOpt = None,
+    tokenizer: TokenizerOpt = None,
     src: ModelSource = NO_SOURCE,
 ) -> None:
     """Models side by side: every figure of count, with ratios to the first model (one model
@@ -105,7 +107,8 @@ def compare(
                                prompt=prompt,
                                output=output_tokens, memory_utilization=memory_utilization,
                                price=price, mfu=mfu, mbu=mbu, tokens_per_word=tokens_per_word,
-                               text=text, timeout=src.timeout)
+                               text=text, tokenizer=tokenizer,
+                               timeout=src.timeout)
         with as_options():
             check_request(request)
     compared = reports(src.refs(models), src.overrides(), tokens, dtype, kv_dtype,
