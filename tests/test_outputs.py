@@ -8,6 +8,8 @@ import csv
 import io
 import json
 import math
+import os
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -146,3 +148,48 @@ def test_a_result_that_is_not_finite_is_an_error_naming_its_option(args: list[st
     (line,) = result.stderr.splitlines()
     assert line.startswith("specsheet: error: ")
     assert args[-2] in line, line
+
+
+def _under_1gb(*args: str) -> Any:
+    """specsheet in a real process that may not map more than 1 GB."""
+    import resource
+    import subprocess
+
+    from commands import SPECSHEET, clean_env
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (2**30, 2**30))
+
+    return subprocess.run([*SPECSHEET, *args], capture_output=True, text=True, env=clean_env(),
+                          timeout=60, check=False, preexec_fn=limit)
+
+
+def test_work_per_layer_is_bounded_before_it_starts(tmp_path: Any) -> None:
+    """serve --set layers=1000000 grew until the machine ran out; an inspection of a header
+    whose config declares 10^9 layers too. Both refuse in a process held to 1 GB, naming the
+    cap; count answers any number of layers."""
+    import struct
+
+    result = _under_1gb("serve", "llama3-8b", "--gpu", "h100-sxm", "--set", "layers=1000000")
+    assert result.returncode == 2, result.stderr
+    assert result.stderr == ("specsheet: error: layers: llama3-8b has 1,000,000 layers; a "
+                             "serving plan walks the layers one by one and takes at most "
+                             "10,000 (count answers any number)\n")
+    config = json.loads((Path(__file__).parent / "data" / "llama-3.1-8b.json").read_text())
+    config["num_hidden_layers"] = 10**9
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    size = 128256 * 4096 * 2
+    header = json.dumps({"model.embed_tokens.weight": {
+        "dtype": "BF16", "shape": [128256, 4096], "data_offsets": [0, size]}}).encode()
+    weights = tmp_path / "model.safetensors"
+    weights.write_bytes(struct.pack("<Q", len(header)) + header)
+    os.truncate(weights, 8 + len(header) + size)  # sparse: the reader reads headers only
+    inspected = _under_1gb("inspect", str(tmp_path))
+    assert inspected.returncode == 2, inspected.stderr
+    assert "declares 1,000,000,000 layers; an inspection checks the tensors layer by layer " \
+        "and takes at most 10,000" in inspected.stderr
+    counted = _under_1gb("count", "llama3-8b", "--set", "layers=1000000000", "--json")
+    assert counted.returncode == 0, counted.stderr
+    # 10^9 blocks of 218,112,000 and the two embedding matrices and the final norm
+    assert json.loads(counted.stdout)["params"]["total"] == \
+        10**9 * 218_112_000 + 2 * 525_336_576 + 4096

@@ -12,6 +12,7 @@ import math
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from specsheet.errors import SpecError
+from specsheet.plan import MAX_WALKED_LAYERS as MAX_PLANNED_LAYERS
 from specsheet.sources import DEFAULT_TIMEOUT
 
 if TYPE_CHECKING:
@@ -141,9 +142,6 @@ def check_request(request: ServeRequest) -> None:
         raise SpecError("used only with --text", field="tokenizer")
 
 
-# the most layers a serving plan walks (its stages, KV groups and tensors are per layer): about
-# 5 s at this many; the largest published model has 126
-MAX_PLANNED_LAYERS = 10_000
 
 
 def plan_serve(report: Report, request: ServeRequest, group_size: int | None = None
