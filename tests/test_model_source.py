@@ -53,7 +53,8 @@ COMMANDS: dict[str, tuple[list[str], Callable[[str], int]]] = {
               lambda out: json.loads(out)["points"][0]["report"]["params"]["total"]),
     "convert": ([], _yaml_total),
 }
-SOURCES = ("preset", "yaml", "config.json", "folder", "hf:", "ORG/NAME", "five numbers")
+SOURCES = ("preset", "yaml", "config.json", "folder", "gguf", "safetensors", "hf:", "ORG/NAME",
+           "five numbers")
 
 
 def _source(kind: str, tmp_path: Path) -> list[str]:
@@ -72,6 +73,29 @@ def _source(kind: str, tmp_path: Path) -> list[str]:
         folder.mkdir()
         shutil.copy(config, folder / "config.json")
         return [str(folder)]
+    if kind == "gguf":  # the header gguf.GGUFWriter writes, llama.cpp's metadata; sparse data
+        from checkpoints import write_gguf
+
+        from specsheet.api.count import load
+        from specsheet.quant.layouts import gguf_types
+
+        spec = load("llama3.1-8b").spec
+        return [str(write_gguf(tmp_path / "Llama-3.1-8B-F16.gguf", "llama", spec,
+                               gguf_types(spec, "f16"), data=False))]
+    if kind == "safetensors":  # a header of transformers' shapes, beside the config.json
+        import os
+
+        from checkpoints import hf_tensors, safetensors_header, spec_of
+
+        folder = tmp_path / "Llama-3.1-8B"
+        folder.mkdir()
+        shutil.copy(config, folder / "config.json")
+        head, data = safetensors_header(hf_tensors("llama", spec_of(json.loads(
+            config.read_text()))))
+        weights = folder / "model.safetensors"
+        weights.write_bytes(head)
+        os.truncate(weights, len(head) + data)
+        return [str(weights)]
     if kind == "hf:":
         return [f"hf:{LLAMA}"]
     if kind == "ORG/NAME":

@@ -123,8 +123,9 @@ def complete_preset(incomplete: str) -> list[str]:
 
 ModelArg = Annotated[str | None, typer.Argument(
     help="A preset name (see 'specsheet presets'), a preset YAML file, a config.json or a model "
-         "folder holding one, or ORG/NAME[@REVISION] on the Hugging Face Hub (read from the "
-         "local cache when it is there). Leave out to give the five numbers as options.",
+         "folder holding one, a .gguf or .safetensors file (its header), or ORG/NAME[@REVISION] "
+         "on the Hugging Face Hub (read from the local cache when it is there). Leave out to "
+         "give the five numbers as options.",
     show_default=False, autocompletion=complete_preset)]
 HfOpt = Annotated[str | None, typer.Option(
     "--hf", help="ORG/NAME[@REVISION] on the Hugging Face Hub, never a preset or a path: the "

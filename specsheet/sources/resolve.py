@@ -171,5 +171,38 @@ def resolve(ref: str | None, overrides: Mapping[str, Any] | None = None,
         if hub is not None:
             return load_hub(hub, overrides, timeout, notes)
     if looks_like_path(ref):
+        if Path(ref).suffix in WEIGHT_SUFFIXES and Path(ref).is_file():
+            return load_weights(Path(ref), overrides)
         return load_file(Path(ref), overrides)
     return load_preset(ref, overrides)
+
+
+def load_weights(path: Path, overrides: Mapping[str, Any] | None = None) -> Model:
+    """The model a weights file describes, its headers read (never its data): a GGUF file's
+    metadata as llama.cpp's converter writes it, or the config.json beside a safetensors file
+    (as ``inspect`` reads them, sources/weights/checkpoint.py)."""
+    from specsheet.sources.weights.files import read_weights
+
+    weights = read_weights(str(path))
+    if weights.format != "gguf":
+        config = weights.folder / "config.json"
+        if not config.is_file():
+            raise SpecError(f"no config.json beside it in {weights.folder}; give the "
+                            "config.json, a preset or the five numbers", source=str(path))
+        return load_file(config, overrides)
+    from specsheet.sources.weights.gguf_config import hf_config_from_gguf
+
+    origin = f"{path} (GGUF metadata)"
+    data = hf_config_from_gguf(weights.metadata, {t.name for t in weights.tensors}, origin)
+    if data is None:
+        arch = weights.metadata.get("general.architecture")
+        raise SpecError(f"GGUF architecture {arch!r}: specsheet does not read its metadata",
+                        source=str(path))
+    name = weights.metadata.get("general.name")
+    return model_from_hf_config(data, origin, name if isinstance(name, str) and name
+                                else path.stem, overrides)
+
+
+# weights files that are a model source (their headers read): GGUF's metadata, or the config.json
+# beside a safetensors file
+WEIGHT_SUFFIXES = (".gguf", ".safetensors")
