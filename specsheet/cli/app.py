@@ -122,6 +122,9 @@ class SpecsheetGroup(TyperGroup):
             if not streams.is_write_failure(e):
                 return _internal_error(e)
             return _fail(f"cannot write the output: {e.strerror}", ExitCode.OUTPUT_FAILED)
+        except OverflowError as e:  # an integer past a float's 1.8e308: only an absurd shape
+            return _fail(f"a figure is beyond what a floating-point number holds ({e}): the "
+                         "inputs describe a model far past any real one; give smaller sizes")
         except Exception as e:
             if type(e).__name__ == "NoArgsIsHelpError":  # bare 'specsheet': the help, on stderr
                 streams.say(e.format_message())  # type: ignore[attr-defined]
