@@ -193,3 +193,40 @@ def test_work_per_layer_is_bounded_before_it_starts(tmp_path: Any) -> None:
     # 10^9 blocks of 218,112,000 and the two embedding matrices and the final norm
     assert json.loads(counted.stdout)["params"]["total"] == \
         10**9 * 218_112_000 + 2 * 525_336_576 + 4096
+
+
+def test_the_issues_examples_in_real_processes(tmp_path: Any) -> None:
+    """Each example of issue 24 as a user meets it: exit code, stderr line and stdout."""
+    from commands import specsheet
+
+    # compare at one length: both at 8,192 tokens, KV 1,207,959,552 / 1,073,741,824 = 1.125x
+    # (Qwen3 8B: 36 layers x 8 KV heads x 128 x 2 x 2 bytes = 147,456 a token; it read 5.62x)
+    compared = specsheet("compare", "llama3-8b", "qwen3-8b", "--json")
+    assert compared.returncode == 0 and compared.stderr == ""
+    kv = [m["kv_cache"]["bytes_per_request"] for m in json.loads(compared.stdout)["models"]]
+    assert kv == [1_073_741_824, 36 * 8 * 128 * 2 * 2 * 8192]
+    # check --gpu --json lists its serving failure at the top
+    checked = specsheet("check", "llama3.1-8b", "--gpu", "h100-sxm", "--min-concurrency", "10",
+                        "--json")
+    assert checked.returncode == 1 and checked.stderr == ""
+    assert [f["figure"] for f in json.loads(checked.stdout)["failed"]] == ["max_concurrency"]
+    # the CSV keeps granite's Mamba-2 layers
+    csv_run = specsheet("compare", "llama3-8b", "granite-4.0-h-tiny", "--format", "csv")
+    assert csv_run.returncode == 0
+    rows = list(csv.DictReader(io.StringIO(csv_run.stdout)))
+    assert [r["kv_cache.layers_by_kind.mamba2"] for r in rows] == ["", "36"]
+    # train --mfu 5e-324: no Infinity, one line naming the option
+    infinite = specsheet("train", "llama3-8b", "--mfu", "5e-324", "--json")
+    assert (infinite.returncode, infinite.stdout) == (2, "")
+    assert infinite.stderr == ("specsheet: error: time.seconds comes out infinite with --mfu "
+                               "5e-324: give values nearer real ones (an efficiency far from 0, "
+                               "a price far below 10^308)\n")
+    # a file name too long for the file system
+    long_name = specsheet("count", "a" * 300 + ".yaml")
+    assert (long_name.returncode, long_name.stdout) == (2, "")
+    assert long_name.stderr.endswith("(305 characters): File name too long\n")
+    # presets at 80 columns: a line a model (530 stacked lines before)
+    listed = specsheet("presets", COLUMNS="80")
+    assert listed.returncode == 0
+    # the title, a blank line, the header and its rule, the rows, a blank line, two of footnote
+    assert len(listed.stdout.splitlines()) == len(preset_index()) + 7
