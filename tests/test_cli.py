@@ -138,7 +138,7 @@ def test_compare_json_keeps_the_order_given() -> None:
 
 
 def test_presets_lists_every_preset() -> None:
-    result = run("presets")
+    result = run("presets", "--long")
     assert result.exit_code == 0
     for name, figures in PARAMS.items():
         assert name in result.stdout

@@ -87,7 +87,10 @@ def test_readme_setup_commands_are_the_ci_commands() -> None:
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     test_command = "pip install '.[test]' && pytest"
     assert test_command in readme and test_command in ci
+    # a new user installs this checkout (PyPI's "specsheet" is another project); pipx and uvx
+    # take the checkout too
     assert "pip install . && specsheet count gpt2-small" in readme
+    assert "`pipx install .`" in readme and "`uvx --from . specsheet`" in readme
 
 
 def test_docs_link_to_pages_that_exist() -> None:

@@ -241,7 +241,7 @@ def test_the_list_as_json_and_table() -> None:
     assert h100["peak_flops_per_s"]["bf16"] == 989_400_000_000_000
     assert h100["memory_bytes"] == 85_520_809_984
     assert list(h100["peak_flops_per_s"]) == ["fp32", "tf32", "bf16", "fp16", "fp8", "int8"]
-    table = run("hardware").stdout
+    table = run("hardware", "--long").stdout
     row = next(line for line in table.splitlines() if line.strip().startswith("h100-sxm "))
     for cell in ("NVIDIA H100 SXM5 80GB", "85.5 GB", "3.35 TB/s", "989 TFLOP/s", "1.98 PFLOP/s",
                  "450 GB/s"):

@@ -90,12 +90,13 @@ def test_the_cache_without_refs_takes_the_newest_snapshot(tmp_path: Path) -> Non
 
 
 def test_a_model_not_in_the_cache(tmp_path: Path) -> None:
-    result = run("count", "--hf", "meta-llama/Llama-3.1-8B", env={"HF_HUB_CACHE": str(tmp_path)})
+    """A name no shipped preset was built from (one that was answers from its preset)."""
+    result = run("count", "--hf", "someone/Some-Model-8B", env={"HF_HUB_CACHE": str(tmp_path)})
     assert result.exit_code == 2
     assert result.stdout == ""
     message = result.stderr.strip()
-    assert str(tmp_path / "models--meta-llama--Llama-3.1-8B") in message
-    assert "hf download meta-llama/Llama-3.1-8B config.json" in message
+    assert str(tmp_path / "models--someone--Some-Model-8B") in message
+    assert "hf download someone/Some-Model-8B config.json" in message
 
 
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.stem)

@@ -28,6 +28,7 @@ from specsheet.sources.resolve import resolve
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
 LLAMA = "meta-llama/Llama-3.1-8B"
+OTHER = "someone/Some-Model-8B"  # no shipped preset was built from it: no offline answer
 MAIN = "0e9e39f249a16976918f6564b8830bc894c89659"  # the commits the fake Hub serves
 V1 = "1111111111111111111111111111111111111111"
 GOOD_TOKEN = "hf_good_token_0123456789"
@@ -327,10 +328,11 @@ def test_offline_reads_the_cache_and_never_the_network(fake_hub: FakeHub,
     run_json("count", LLAMA)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     assert run_json("count", LLAMA)["params"]["total"] == 8_030_261_248
-    message = error_of("count", "meta-llama/Llama-3.2-1B")
-    assert message.startswith("meta-llama/Llama-3.2-1B: not in the local Hugging Face cache")
+    # a name no shipped preset was built from (test_model_source.py: one that was)
+    message = error_of("count", "someone/Some-Model-1B")
+    assert message.startswith("someone/Some-Model-1B: not in the local Hugging Face cache")
     assert "HF_HUB_OFFLINE is set" in message
-    assert "hf download meta-llama/Llama-3.2-1B config.json" in message
+    assert "hf download someone/Some-Model-1B config.json" in message
     assert len(fake_hub.requests) == 1
 
 
@@ -456,8 +458,8 @@ def test_a_hub_that_refuses_connections(fake_hub: FakeHub,
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")
-    message = error_of("count", LLAMA)
-    assert message.startswith(f"{LLAMA}: cannot reach the Hugging Face Hub at "
+    message = error_of("count", OTHER)
+    assert message.startswith(f"{OTHER}: cannot reach the Hugging Face Hub at "
                               f"http://127.0.0.1:{port} (Connection refused)")
     assert "the timeout is 10 s" in message
     assert files_in_cache() == []
@@ -472,12 +474,12 @@ def test_a_hub_that_never_answers_times_out(fake_hub: FakeHub,
         monkeypatch.setenv("HF_ENDPOINT", address)
         start = time.monotonic()
         with pytest.raises(SpecError) as caught:
-            resolve(LLAMA, timeout=0.5)
+            resolve(OTHER, timeout=0.5)
         elapsed = time.monotonic() - start
-        result = runner.invoke(app, ["count", LLAMA, "--timeout", "0.5"])
+        result = runner.invoke(app, ["count", OTHER, "--timeout", "0.5"])
     assert 0.4 < elapsed < 3
     assert str(caught.value) == (
-        f"{LLAMA}: no answer from the Hugging Face Hub at {address} within 0.5 s (the "
+        f"{OTHER}: no answer from the Hugging Face Hub at {address} within 0.5 s (the "
         "timeout); check the network or HF_ENDPOINT, or allow longer with a larger timeout")
     assert files_in_cache() == []
     assert result.exit_code == 2

@@ -126,7 +126,12 @@ def test_the_svg_references_nothing_and_places_every_run(kind: str, tmp_path: Pa
     expected = [blocks.sub(" ", line).rstrip() for line in terminal]
     while expected and not expected[-1]:
         expected.pop()
-    assert expected == drawn
+    # a picture wraps a title and a footnote at its table's width (no empty margin), the
+    # terminal at its own: the same lines up to the first caption, then the same words
+    first_caption = next((i for i, line in enumerate(expected) if i and not line.strip()),
+                         len(expected))
+    assert drawn[:first_caption - 1] == expected[:first_caption - 1]
+    assert " ".join(drawn).split() == " ".join(expected).split()
 
 
 @pytest.mark.parametrize("kind", list(KINDS))

@@ -84,9 +84,28 @@ def test_check(width: int) -> None:
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_presets(width: int) -> None:
-    text, doc = run(["presets"], width)
+    text, doc = run(["presets", "--long"], width)
     assert_whole(text, [exact(p["total"]) for p in doc["presets"]], width)
     assert all(p["name"] in text for p in doc["presets"])
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_presets_and_hardware_are_one_line_each(width: int) -> None:
+    """The compact lists: a line a model (its name, total and context as tokens) at any width
+    from 80 up; at 40 the table stacks, as every table does."""
+    text, doc = run(["presets"], width)
+    rows = [line for line in text.splitlines() if line.startswith(" ") and "──" not in line][1:]
+    assert len(rows) == len(doc["presets"]) or width < 80
+    assert all(p["name"] in text for p in doc["presets"])
+    assert all(len(line) <= max(width, 80) for line in text.splitlines())
+    if width >= 80:
+        line = next(r for r in rows if r.split()[0] == "llama3.1-8b")
+        assert line.split() == ["llama3.1-8b", "8.03B", "131,072", "llama3.1"]
+    hardware, listed = run(["hardware"], width)
+    if width >= 80:
+        assert len(hardware.splitlines()) < len(listed["accelerators"]) + 12
+        row = next(r for r in hardware.splitlines() if r.strip().startswith("h100-sxm "))
+        assert row.split() == ["h100-sxm", "85.5", "GB", "3.35", "TB/s", "989", "TFLOP/s"]
 
 
 @pytest.mark.parametrize("columns", ["0", "-5", "abc", "", "80.5"])

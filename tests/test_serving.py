@@ -292,7 +292,14 @@ def test_compare_with_a_gpu_adds_the_serve_rows() -> None:
     assert result.exit_code == 0, result.stderr
     doc = json.loads(result.stdout)
     assert [s["model"]["name"] for s in doc["serve"]] == ["llama3-8b", "mistral-7b"]
-    assert doc["serve"][1]["kv_blocks"]["blocks_per_request"] == 769
+    # both at 8,192 tokens, the shortest context: mistral's 4,096-token window holds
+    # cdiv(min(4095 + 8192 batched, 8192), 16) + 1 = 513 blocks (vLLM's SlidingWindowSpec)
+    assert {s["request"]["max_model_len"] for s in doc["serve"]} == {8192}
+    assert doc["serve"][1]["kv_blocks"]["blocks_per_request"] == 513
+    alone = json.loads(runner.invoke(app, ["compare", "mistral-7b", "--gpu", "h100-sxm",
+                                           "--json"]).stdout)
+    # at its own 32,768: cdiv(4095 + 8192, 16) + 1 = 769
+    assert alone["serve"][0]["kv_blocks"]["blocks_per_request"] == 769
     table = runner.invoke(app, ["compare", "llama3-8b", "mistral-7b", "--gpu", "h100-sxm"])
     assert "Served on 1 x h100-sxm" in table.stdout
 
@@ -459,3 +466,29 @@ def test_a_hybrids_fit_table_shows_the_state_beside_the_kv() -> None:
     assert "KV + state per request" in out and "(337 blocks)" in out
     assert "A state page (806,400 B per layer, in bf16) is padded to the attention block of " \
            "400 tokens (819,200 B)" in " ".join(out.split())
+
+
+def test_compare_measures_cost_per_word_with_one_tokenizer(tmp_path: Path) -> None:
+    """compare --text --tokenizer: every model's cost per word at the same tokens per word
+    (11 tokens over 9 words), so the column compares across models."""
+    tokenizer = tiny_tokenizer(tmp_path / "tokenizer.json")
+    text = tmp_path / "text.txt"
+    text.write_text("the cat sat. the dog sat on the mat.\n")
+    result = runner.invoke(app, ["compare", "llama3-8b", "mistral-7b", "--gpu", "h100-sxm",
+                                 "--price", "2.5", "--text", str(text), "--tokenizer",
+                                 str(tokenizer), "--json"])
+    assert result.exit_code == 0, result.stderr
+    for served in json.loads(result.stdout)["serve"]:
+        est = served["estimates"]
+        assert (est["text_tokens"], est["text_words"]) == (11, 9)
+        assert est["usd_per_million_output_words"] == pytest.approx(
+            est["usd_per_million_output_tokens"] * 11 / 9)
+
+
+def test_a_cost_below_a_cent_keeps_three_significant_digits() -> None:
+    from specsheet.views.table import usd_text
+
+    assert [usd_text(v, "--price") for v in (3.24e-6, 0.0111, 0.5, 12.345, 0.0)] == [
+        "$0.00000324", "$0.0111", "$0.500", "$12.35", "$0"]
+    table = runner.invoke(app, ["serve", "gpt2-small", "--gpu", "h100-sxm", "--price", "2.5"])
+    assert "$0.0000 " not in table.stdout and "Cost per request" in table.stdout

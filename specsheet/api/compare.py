@@ -32,9 +32,21 @@ class Compared(NamedTuple):
                                 else [tuple(s) for s in self.served])  # type: ignore[misc]
 
 
+def at_one_length(reports: Sequence[Report]) -> tuple[list[Report], int]:
+    """``reports`` moved to one request length, the shortest context among them (each was
+    built at its own), and that length: models compare only at the same tokens."""
+    from specsheet.plan.sweep import moved_to_tokens
+
+    tokens = min(r.model.spec.context for r in reports)
+    return [r if r.flops.tokens == tokens else moved_to_tokens(r, tokens) for r in reports], tokens
+
+
 def compare(reports: Sequence[Report], serving: ServeRequest | None = None,
             group_size: int | None = None) -> Compared:
-    """``reports`` side by side; with ``serving`` (each model's own context as
-    max_model_len) every one served as asked."""
+    """``reports`` side by side; with ``serving`` every one served as asked (at the
+    request's max_model_len, by default each report's tokens, so the serving rows are at the
+    length the figures are)."""
+    if serving is not None and serving.max_model_len is None and reports:
+        serving = serving._replace(max_model_len=min(r.flops.tokens for r in reports))
     served = None if serving is None else [plan_serve(r, serving, group_size) for r in reports]
     return Compared(list(reports), served)

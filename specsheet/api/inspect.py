@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from specsheet.errors import SpecError
+from specsheet.plan import MAX_WALKED_LAYERS
 from specsheet.plan import inspection as _inspection
 from specsheet.sources.weights.checkpoint import read_checkpoint
 
@@ -39,7 +41,14 @@ def inspect(ref: str) -> Inspection:
     model.safetensors.index.json, or hf:ORG/NAME in the local Hugging Face cache), read from
     its headers alone and checked against its config."""
     with _no_cyclic_collection():
-        return Inspection._make(_inspection.inspect_checkpoint(read_checkpoint(ref)))
+        checkpoint = read_checkpoint(ref)
+        model = checkpoint.model
+        if model is not None and model.spec.layers > MAX_WALKED_LAYERS:  # before any per layer
+            raise SpecError(f"its config declares {model.spec.layers:,} layers; an inspection "
+                            f"checks the tensors layer by layer and takes at most "
+                            f"{MAX_WALKED_LAYERS:,} (count answers any number)", source=ref,
+                            field="layers", value=model.spec.layers)
+        return Inspection._make(_inspection.inspect_checkpoint(checkpoint))
 
 
 @contextmanager

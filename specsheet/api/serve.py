@@ -12,6 +12,7 @@ import math
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from specsheet.errors import SpecError
+from specsheet.plan import MAX_WALKED_LAYERS as MAX_PLANNED_LAYERS
 from specsheet.sources import DEFAULT_TIMEOUT
 
 if TYPE_CHECKING:
@@ -141,6 +142,8 @@ def check_request(request: ServeRequest) -> None:
         raise SpecError("used only with --text", field="tokenizer")
 
 
+
+
 def plan_serve(report: Report, request: ServeRequest, group_size: int | None = None
                ) -> Serving:
     """The plan of ``report``'s model under ``request``, its estimates and costs."""
@@ -151,6 +154,10 @@ def plan_serve(report: Report, request: ServeRequest, group_size: int | None = N
     check_request(request)
     hardware = load_gpu(request.gpu)
     spec = report.model.spec
+    if spec.layers > MAX_PLANNED_LAYERS:  # before any list of layers is built
+        raise SpecError(f"{report.model.name} has {spec.layers:,} layers; a serving plan walks "
+                        f"the layers one by one and takes at most {MAX_PLANNED_LAYERS:,} (count "
+                        "answers any number)", field="layers", value=spec.layers)
     try:
         layout = check_parallel(spec, request.gpus, request.tp, request.pp, request.ep)
         utilization = _utilization(request.memory_utilization)

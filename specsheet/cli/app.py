@@ -7,6 +7,7 @@ every other command. ``main`` owns the streams (see ``specsheet.cli.streams``).
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from collections.abc import Sequence
@@ -117,9 +118,14 @@ class SpecsheetGroup(TyperGroup):
         except streams.OutputFailed as e:
             return _fail(f"cannot write the output: {e}", ExitCode.OUTPUT_FAILED)
         except OSError as e:  # a write by click itself (help, usage) or by print
+            if e.errno in _PATH_ERRORS and e.filename is not None:  # a path the user gave
+                return _fail(f"{_shown_path(e.filename)}: {e.strerror}")
             if not streams.is_write_failure(e):
                 return _internal_error(e)
             return _fail(f"cannot write the output: {e.strerror}", ExitCode.OUTPUT_FAILED)
+        except OverflowError as e:  # an integer past a float's 1.8e308: only an absurd shape
+            return _fail(f"a figure is beyond what a floating-point number holds ({e}): the "
+                         "inputs describe a model far past any real one; give smaller sizes")
         except Exception as e:
             if type(e).__name__ == "NoArgsIsHelpError":  # bare 'specsheet': the help, on stderr
                 streams.say(e.format_message())  # type: ignore[attr-defined]
@@ -130,6 +136,21 @@ class SpecsheetGroup(TyperGroup):
                 return _fail(f"{e.format_message()}{hint}", int(e.exit_code))
             return _internal_error(e)
         return code if isinstance(code, int) else ExitCode.OK
+
+
+# what the system says of a path that cannot be one (too long, a loop of links, a folder where a
+# file belongs, a device): bad input, whichever reader met it
+_PATH_ERRORS = frozenset({errno.ENAMETOOLONG, errno.ELOOP, errno.ENOTDIR, errno.EISDIR,
+                          errno.ENXIO, errno.ENODEV, errno.ESPIPE, errno.EACCES, errno.EPERM,
+                          errno.EROFS, errno.ENOENT})
+
+
+def _shown_path(path: object) -> str:
+    """A path for the error line: a long one shortened, its length said."""
+    text = os.fsdecode(path) if isinstance(path, (str, bytes)) else str(path)
+    if len(text) <= 80:
+        return text
+    return f"{text[:40]}...{text[-20:]} ({len(text):,} characters)"
 
 
 def _fail(message: str, code: int = ExitCode.BAD_INPUT) -> int:

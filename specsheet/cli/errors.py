@@ -35,7 +35,7 @@ FIELD_OPTIONS: dict[str, str] = {
     "ep": "--ep",
     "memory_utilization": "--memory-utilization",
     "kv_memory": "--kv-memory",
-    "max_model_len": "--max-model-len",
+    "max_model_len": "--tokens",  # vLLM's --max-model-len is an alias of it
     "prompt": "--prompt",
     "output": "--output",
     "concurrency": "--concurrency",
@@ -63,7 +63,7 @@ FIELD_OPTIONS: dict[str, str] = {
     "grad_accum": "--grad-accum",
     "recompute_modules": "--recompute-modules",
     "tokens_per_second": "--tokens-per-second",
-    "seq_len": "--seq-len",
+    "seq_len": "--tokens",  # --seq-len is an alias of it
     "micro_batch": "--micro-batch",
     "precision": "--precision",
     "optimizer": "--optimizer",

@@ -33,7 +33,7 @@ DTYPES = ", ".join(DTYPE_BITS)
 # how the reader asks for an output or sets an input, by the name views use for it (a table's
 # advice or caption names the option; views and render know no option's name)
 OPTION_NAMES = {"json": "--json", "price": "--price", "quant": "--quant",
-                "max_model_len": "--max-model-len", "concurrency": "--concurrency"}
+                "max_model_len": "--tokens", "concurrency": "--concurrency"}
 def parse_tokens(text: str | int) -> int:
     """A number of tokens (``--tokens``, ``--seq-len``, ...): an integer, or a quantity with k
     or M as context lengths are named (``32k`` = 32,768; units.parse_quantity, imported only
@@ -123,8 +123,9 @@ def complete_preset(incomplete: str) -> list[str]:
 
 ModelArg = Annotated[str | None, typer.Argument(
     help="A preset name (see 'specsheet presets'), a preset YAML file, a config.json or a model "
-         "folder holding one, or ORG/NAME[@REVISION] on the Hugging Face Hub (read from the "
-         "local cache when it is there). Leave out to give the five numbers as options.",
+         "folder holding one, a .gguf or .safetensors file (its header), or ORG/NAME[@REVISION] "
+         "on the Hugging Face Hub (read from the local cache when it is there). Leave out to "
+         "give the five numbers as options.",
     show_default=False, autocompletion=complete_preset)]
 HfOpt = Annotated[str | None, typer.Option(
     "--hf", help="ORG/NAME[@REVISION] on the Hugging Face Hub, never a preset or a path: the "
@@ -148,14 +149,21 @@ def output_format(fmt: str | None, json_: bool) -> str:
 
 def emit(fmt: str, document: dict[str, Any], rows: list[dict[str, Any]],
          views: Callable[[], Sequence[TableView | ChartView]], svg: str | None = None,
-         html: str | None = None, lines_of: str | None = None) -> None:
+         html: str | None = None, lines_of: str | None = None,
+         inputs: dict[str, object] | None = None) -> None:
     """Write the command's result to stdout in ``fmt``; everything is computed beforehand.
 
     ``svg`` and ``html`` name files to write the table views to as well (--svg, --html), each
     whole or not at all, before anything goes to stdout: a file that cannot be written is bad
     input (exit 2) with an empty stdout. ``lines_of``: a key of ``document`` whose list JSON
-    writes an item per line (a sweep's points)."""
+    writes an item per line (a sweep's points).
+
+    A document holding a number that is not finite (an estimate divided by a share of 5e-324)
+    is bad input, never ``Infinity`` in JSON nor an internal error in a table: the line names
+    the figure and ``inputs``, the command's real-valued options as the user gave them."""
     from specsheet.cli import streams
+
+    not_finite(document, inputs or {})
 
     shown: list[TableView | ChartView] = []
 
@@ -198,6 +206,43 @@ def emit(fmt: str, document: dict[str, Any], rows: list[dict[str, Any]],
         if streams.ascii_only():
             out = to_ascii(out)
     streams.write(out)
+
+
+def _non_finite(value: Any, path: str = "") -> tuple[str, float] | None:
+    if isinstance(value, float):
+        return None if math.isfinite(value) else (path, value)
+    items = value.items() if isinstance(value, dict) else enumerate(value) \
+        if isinstance(value, list) else ()
+    for key, item in items:
+        found = _non_finite(item, f"{path}.{key}" if path else str(key))
+        if found is not None:
+            return found
+    return None
+
+
+def not_finite(document: dict[str, Any], inputs: dict[str, object]) -> None:
+    """Refuse a document that holds NaN or an infinity, naming the figure and the inputs that
+    can carry a result there (``inputs``: option -> value as given, None when not given)."""
+    found = _non_finite(document)
+    if found is None:
+        return
+    path, value = found
+    given = {option: given for option, given in inputs.items() if given is not None}
+    extreme = {option: given for option, given in given.items() if _extreme(given)}
+    named = ", ".join(f"{option} {given!r}" if isinstance(given, float) else f"{option} {given}"
+                      for option, given in (extreme or given).items())
+    raise SpecError(f"{path} comes out {'not a number' if math.isnan(value) else 'infinite'}"
+                    f"{f' with {named}' if named else ''}: give values nearer real ones (an "
+                    "efficiency far from 0, a price far below 10^308)")
+
+
+def _extreme(value: object) -> bool:
+    """A value given as an option that no real efficiency, price or ratio comes near."""
+    try:
+        number = abs(float(value))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return False
+    return number != 0 and not 1e-100 < number < 1e100
 
 
 def reports(refs: list[str | None], given: Overrides, tokens: int | None, dtype: str | None,

@@ -25,10 +25,12 @@ PpOpt = Annotated[int | None, typer.Option(
 EpOpt = Annotated[bool, typer.Option(
     "--ep", help="Expert parallelism (vLLM's --enable-expert-parallel): whole experts spread "
     "over the tp GPUs instead of every expert split.", rich_help_panel=SERVE)]
+# the request length has one name on every command, --tokens; vLLM's name for it is an alias
 MaxModelLenOpt = Annotated[int | None, typer.Option(
-    "--max-model-len", parser=parse_tokens, metavar="T",
-    help="Tokens a request may reach, for memory: 8192 or 8k [default: the model's context].",
-    show_default=False, rich_help_panel=SERVE)]
+    "--tokens", "-t", "--max-model-len", parser=parse_tokens, metavar="T",
+    help="Tokens T a request may reach (vLLM's --max-model-len), for the KV cache, the FLOPs "
+    "and the serving plan: 8192 or 8k (k = 1,024) [default: the model's context].",
+    show_default=False)]
 PromptOpt = Annotated[int, typer.Option(
     "--prompt", parser=parse_tokens, metavar="T",
     help="Prompt tokens of a request, for the estimates.",

@@ -8,6 +8,7 @@ peak x MFU)). docs/serving.md has every formula; ``assumptions`` states them in 
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 from specsheet.figures import Report
@@ -129,7 +130,8 @@ def costs(plan: ServePlan, est: Estimates) -> dict[str, float | None]:
     per_second = plan.layout.gpus * est.price / 3600
     request = per_second * (est.prefill_s + plan.request.output * est.decode_step_s
                             / est.concurrency)
-    output = per_second / est.tokens_per_s_total * 1e6
+    # no tokens at all in a second (a step that never ends): infinite, which the caller refuses
+    output = per_second / est.tokens_per_s_total * 1e6 if est.tokens_per_s_total else math.inf
     prompt = per_second * est.prefill_s / plan.request.prompt * 1e6
     words = output * est.tokens_per_word if est.tokens_per_word is not None else None
     return {"usd_per_request": request, "usd_per_million_output_tokens": output,

@@ -26,7 +26,7 @@ def export(views: Sequence[TableView | ChartView], kind: ExportKind, width: int,
     from specsheet.render.terminal import make_console, print_views
 
     console = make_console(io.StringIO(), width, color=True, record=True)
-    print_views(console, views)
+    print_views(console, views, picture=True)
     drawn = console.export_text(clear=False, styles=False)
     console.width = max([cell_len(line.rstrip()) for line in drawn.splitlines()] + [1])
     if kind == "svg":  # every run of text at its cell, system fonts, nothing external

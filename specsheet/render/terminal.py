@@ -51,13 +51,14 @@ def make_console(file: IO[str], width: int, color: bool, record: bool = False) -
 
 
 def print_views(console: Console, views: Sequence[TableView | ChartView],
-                ascii_only: bool = False) -> None:
+                ascii_only: bool = False, picture: bool = False) -> None:
     """Each view on ``console``, at its width: tables as tables (stacked when one cannot fit),
-    charts as charts."""
+    charts as charts. Titles and footnotes wrap at the console's width, or for a ``picture``
+    (which keeps no empty margin) at the table's."""
     width = console.width
     for index, view in enumerate(views):
         previous = views[index - 1] if index else None
-        if isinstance(previous, TableView) and previous.caption:
+        if isinstance(previous, TableView) and previous.footnote:
             console.print()  # a caption ends without the table's blank line
         if not isinstance(view, TableView):
             from specsheet.render.charts import print_chart
@@ -68,9 +69,9 @@ def print_views(console: Console, views: Sequence[TableView | ChartView],
             view = _ascii_view(view)
         narrow = view.without_optional()
         if min_width(view) <= width:
-            console.print(_table(view))
+            _print_table(console, view, picture)
         elif min_width(narrow) <= width:
-            console.print(_table(narrow))
+            _print_table(console, narrow, picture)
         else:
             _print_stacked(console, view)
 
@@ -80,6 +81,7 @@ def _ascii_view(view: TableView) -> TableView:
     are measured on what is printed)."""
     copy = TableView(to_ascii(view.title), tuple(map(to_ascii, view.headers)), view.numeric,
                      to_ascii(view.caption), view.optional)
+    copy.column_notes = {to_ascii(h): to_ascii(n) for h, n in view.column_notes.items()}
     for row in view.rows:
         copy.add(*map(to_ascii, row.cells), style=row.style)
     return copy
@@ -107,18 +109,32 @@ def _cell(text: str, numeric: bool) -> Text:
     return Text(" " + text if numeric else text + " ")
 
 
+def _print_table(console: Console, view: TableView, picture: bool = False) -> None:
+    """The table, its title above and its footnote below, each wrapped at the terminal's width
+    (not the table's, which may be half of it); in a ``picture``, at the table's."""
+    from rich.text import Text
+
+    table = _table(view)
+    if picture:
+        table.title, table.caption = Text(view.title, style="bold"), Text(view.footnote) \
+            if view.footnote else None
+        table.title_justify = table.caption_justify = "left"
+        console.print(table)
+        return
+    console.print(Text(view.title, style="bold"), overflow="fold")
+    console.print(table)
+    if view.footnote:
+        console.print(Text(view.footnote), overflow="fold")
+
+
 def _table(view: TableView) -> Table:
     from rich import box
     from rich.table import Table
-    from rich.text import Text
 
     # Cells are Text, never markup: a "[" in a model name prints as itself. Cells carry their
     # own one-space gap (rich's cell padding costs a renderable per cell). The label column
     # and numeric columns never wrap; text columns (formulas, notes) wrap at word boundaries.
-    table = Table(title=Text(view.title, style="bold"), box=box.SIMPLE_HEAD,
-                  caption=Text(view.caption) if view.caption else None,
-                  title_justify="left", caption_justify="left", padding=0,
-                  pad_edge=False, collapse_padding=True)
+    table = Table(box=box.SIMPLE_HEAD, padding=0, pad_edge=False, collapse_padding=True)
     for index, (header, numeric) in enumerate(zip(view.headers, view.numeric, strict=True)):
         table.add_column(_cell(header, numeric), justify="right" if numeric else "left",
                          no_wrap=numeric or index == 0, overflow="fold")
@@ -145,8 +161,8 @@ def _print_stacked(console: Console, view: TableView) -> None:
                 continue
             name = f"{header}: " if header.strip() else ""
             lines.append(Text(f"{indent}{name}{cell.strip()}", style=style))
-    if view.caption:
-        lines += [Text(""), Text(view.caption)]
+    if view.footnote:
+        lines += [Text(""), Text(view.footnote)]
     for line in lines:
         console.print(line, overflow="fold", crop=False)
     console.print()

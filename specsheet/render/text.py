@@ -115,12 +115,14 @@ def _csv_cell(value: Scalar | list[Any]) -> Scalar:
 
 
 def to_csv(rows: list[dict[str, Any]]) -> str:
-    """A header row (the first row's keys, free-text columns last) and one line per row; lists
-    are written as JSON ([0, 2, 4]), booleans as true and false, null as an empty cell."""
+    """A header row and one line per row. The columns are the union of every row's keys, in
+    the order they first appear (the first row's, then each key a later row adds), free-text
+    columns last, so no row loses a field; a row without a column has an empty cell. Lists are
+    written as JSON ([0, 2, 4]), booleans as true and false, null as an empty cell."""
 
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    columns = list(rows[0]) if rows else []
+    columns = list(dict.fromkeys(key for row in rows for key in row))
     header = [c for c in columns if c.rsplit(".", 1)[-1] not in FREE_TEXT]
     header += [c for c in columns if c.rsplit(".", 1)[-1] in FREE_TEXT]
     writer.writerow(header)
@@ -152,7 +154,7 @@ def to_markdown(views: Sequence[TableView | ChartView]) -> str:
             elif row.style == "total":
                 cells = [f"**{c}**" if c.strip() else c for c in cells]
             lines.append("| " + " | ".join(cells) + " |")
-        if view.caption:
-            lines += ["", f"_{view.caption}_"]
+        if view.footnote:
+            lines += ["", f"_{view.footnote}_"]
         parts.append("\n".join(lines) + "\n")
     return "\n".join(parts)

@@ -13,7 +13,7 @@ from typing import NamedTuple
 from specsheet.errors import SpecError
 from specsheet.sources import DEFAULT_TIMEOUT, FILE_SUFFIXES
 from specsheet.sources.hf_cache import download_hint, find_cached_config, repo_folder
-from specsheet.sources.hub_settings import offline
+from specsheet.sources.hub_settings import HubUnreachable, offline
 
 # huggingface_hub's rules for a repository id: ORG/NAME of letters, digits, '-', '_' and '.',
 # each part neither starting nor ending with '-' or '.', no '--' or '..', 96 characters at most
@@ -61,7 +61,7 @@ def hub_config(ref: HubReference, timeout: float = DEFAULT_TIMEOUT) -> Path:
         return cached
     if offline():
         where = repo_folder(ref.repo_id)
-        raise SpecError(f"not in the local Hugging Face cache (looked in {where}) and "
+        raise HubUnreachable(f"not in the local Hugging Face cache (looked in {where}) and "
                         f"HF_HUB_OFFLINE is set, so the Hub was not asked; unset it, or "
                         f"download the file with: {download_hint(ref.repo_id)}", source=str(ref))
     from specsheet.sources.hub_download import download_config

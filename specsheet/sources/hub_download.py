@@ -31,7 +31,7 @@ from specsheet.errors import SpecError, did_you_mean
 from specsheet.sources import DEFAULT_TIMEOUT
 from specsheet.sources.files import MAX_FILE_BYTES
 from specsheet.sources.hf_cache import cached_repos, hf_cache_dir, is_commit, repo_folder
-from specsheet.sources.hub_settings import endpoint, token
+from specsheet.sources.hub_settings import HubUnreachable, endpoint, token
 
 MAX_REDIRECTS = 10
 # a tokenizer.json holds the whole vocabulary and its merges (Gemma 3's is 33 MB)
@@ -115,7 +115,7 @@ def _within(ask: _Ask, work: Callable[[], T]) -> T:
     return result
 
 
-class HubTimeout(SpecError):
+class HubTimeout(HubUnreachable):
     """No answer from the Hub within the timeout; the advice names the timeout as the reader
     gives it (``worded``): a larger ``timeout`` in the library, ``--timeout`` in the CLI."""
 
@@ -277,7 +277,7 @@ def _network_error(ask: _Ask, error: BaseException) -> SpecError:
         why = reason.strerror
     else:
         why = str(reason) or type(reason).__name__
-    return SpecError(f"cannot reach the Hugging Face Hub at {ask.endpoint} "
+    return HubUnreachable(f"cannot reach the Hugging Face Hub at {ask.endpoint} "
                      f"({' '.join(str(why).split())}); check the network or HF_ENDPOINT "
                      f"(the timeout is {ask.timeout:g} s)", source=ask.repo_id)
 

@@ -47,3 +47,8 @@ def token() -> str | None:
     except (OSError, UnicodeDecodeError):
         return None
     return saved.replace("\r", "").replace("\n", "").strip() or None
+
+
+class HubUnreachable(SpecError):
+    """The Hub was not asked (HF_HUB_OFFLINE) or did not answer (no network, a timeout): a
+    name a shipped preset was built from may answer from the preset instead."""

@@ -74,15 +74,43 @@ def _short_name(data: Mapping[str, Any], fallback: str) -> str:
     return fallback
 
 
+def preset_built_from(ref: HubReference) -> str | None:
+    """The shipped preset built from ``ref``'s config.json (its source names the repository and
+    the revision, main), or None."""
+    if ref.revision not in (None, "main"):
+        return None
+    for name, entry in preset_index().items():
+        source = str(entry.get("source", "")) if isinstance(entry, Mapping) else ""
+        if source.lower() == f"{HUB_URL}{ref.repo_id}/blob/main/config.json".lower():
+            return name
+    return None
+
+
+HUB_URL = "https://huggingface.co/"
+
+
 def load_hub(ref: HubReference, overrides: Mapping[str, Any] | None = None,
-             timeout: float = DEFAULT_TIMEOUT) -> Model:
+             timeout: float = DEFAULT_TIMEOUT, notes: list[str] | None = None) -> Model:
     """Load ORG/NAME's config.json from the local Hugging Face cache, else from the Hub (which
-    puts it in the cache)."""
+    puts it in the cache). Offline first: when the Hub cannot be reached or HF_HUB_OFFLINE is
+    set, a name a shipped preset was built from answers from the preset (a line in ``notes``
+    says so)."""
     from specsheet.sources.files import parse_json, read_text
     from specsheet.sources.hf_config.families import is_hf_config
     from specsheet.sources.hub import hub_config
+    from specsheet.sources.hub_settings import HubUnreachable, offline
 
-    path = hub_config(ref, timeout)
+    try:
+        path = hub_config(ref, timeout)
+    except HubUnreachable:
+        preset = preset_built_from(ref)
+        if preset is None:
+            raise
+        if notes is not None:
+            why = "HF_HUB_OFFLINE is set" if offline() else "the Hub cannot be reached"
+            notes.append(f"{ref.repo_id}: {why}; answered from the shipped preset {preset}, "
+                         "built from its config.json at main")
+        return load_preset(preset, overrides)
     data = parse_json(read_text(path), str(path))
     if not is_hf_config(data):
         raise SpecError("expected a Hugging Face config.json with a model_type",
@@ -130,7 +158,7 @@ def resolve(ref: str | None, overrides: Mapping[str, Any] | None = None,
                             f"file), or all five of {five}")
         return model_from_mapping({}, "options", overrides)
     if ref.startswith("hf:"):
-        return load_hub(hub_reference(ref[3:]), overrides, timeout)
+        return load_hub(hub_reference(ref[3:]), overrides, timeout, notes)
     if ref in preset_index():
         if Path(ref).exists() and notes is not None:
             notes.append(f"'{ref}' is read as the preset of that name; a path of that name "
@@ -141,7 +169,40 @@ def resolve(ref: str | None, overrides: Mapping[str, Any] | None = None,
 
         hub = parse_reference(ref)
         if hub is not None:
-            return load_hub(hub, overrides, timeout)
+            return load_hub(hub, overrides, timeout, notes)
     if looks_like_path(ref):
+        if Path(ref).suffix in WEIGHT_SUFFIXES and Path(ref).is_file():
+            return load_weights(Path(ref), overrides)
         return load_file(Path(ref), overrides)
     return load_preset(ref, overrides)
+
+
+def load_weights(path: Path, overrides: Mapping[str, Any] | None = None) -> Model:
+    """The model a weights file describes, its headers read (never its data): a GGUF file's
+    metadata as llama.cpp's converter writes it, or the config.json beside a safetensors file
+    (as ``inspect`` reads them, sources/weights/checkpoint.py)."""
+    from specsheet.sources.weights.files import read_weights
+
+    weights = read_weights(str(path))
+    if weights.format != "gguf":
+        config = weights.folder / "config.json"
+        if not config.is_file():
+            raise SpecError(f"no config.json beside it in {weights.folder}; give the "
+                            "config.json, a preset or the five numbers", source=str(path))
+        return load_file(config, overrides)
+    from specsheet.sources.weights.gguf_config import hf_config_from_gguf
+
+    origin = f"{path} (GGUF metadata)"
+    data = hf_config_from_gguf(weights.metadata, {t.name for t in weights.tensors}, origin)
+    if data is None:
+        arch = weights.metadata.get("general.architecture")
+        raise SpecError(f"GGUF architecture {arch!r}: specsheet does not read its metadata",
+                        source=str(path))
+    name = weights.metadata.get("general.name")
+    return model_from_hf_config(data, origin, name if isinstance(name, str) and name
+                                else path.stem, overrides)
+
+
+# weights files that are a model source (their headers read): GGUF's metadata, or the config.json
+# beside a safetensors file
+WEIGHT_SUFFIXES = (".gguf", ".safetensors")

@@ -98,6 +98,26 @@ def schemas() -> dict[str, Any]:
     }
 
 
+def presets_list(reports: list[Report], longer: str) -> TableView:
+    """The presets compactly, one line a model that fits 80 columns: name, total, context and
+    family (the preset name's first part); ``presets_view`` is the full table, which the
+    command ``longer`` (as the caller spells it) shows."""
+    from specsheet.units import exact, human_count
+    from specsheet.views.table import TableView
+
+    view = TableView(
+        title="Presets",
+        headers=("Name", "Total", "Context", "Family"),
+        numeric=(False, True, True, False),
+        caption=f"Total: parameters, tied matrices once; context in tokens. '{longer}' shows "
+                "every preset's shape and description.",
+    )
+    for r in reports:
+        view.add(r.model.name, human_count(r.params.total), exact(r.model.spec.context),
+                 r.model.name.split("-")[0])
+    return view
+
+
 def presets_view(reports: list[Report]) -> TableView:
     from specsheet.units import exact
     from specsheet.views.table import TableView
@@ -119,6 +139,27 @@ def _per_s(n: int, unit: str) -> str:
     from specsheet.units import human_si
 
     return human_si(n, f"{unit}/s") if n else "-"
+
+
+def hardware_list(accelerators: list[Accelerator], longer: str) -> TableView:
+    """The catalog compactly, one line an accelerator that fits 80 columns: name, memory,
+    bandwidth and the dense bf16 peak; ``hardware_view`` is the full table, which the command
+    ``longer`` (as the caller spells it) shows."""
+    from specsheet.units import human_si
+    from specsheet.views.table import TableView
+
+    view = TableView(
+        title="Hardware",
+        headers=("Name", "Memory", "Bandwidth", "bf16"),
+        numeric=(False, True, True, True),
+        caption="Dense bf16 peak FLOP/s; memory as the device reports it where known. "
+                f"'{longer}' adds fp8, fp4 and the interconnect; 'specsheet hardware NAME' "
+                "shows every figure and its source.",
+    )
+    for a in accelerators:
+        view.add(a.name, human_si(a.memory_bytes, "B"), _per_s(a.bandwidth_bytes_per_s, "B"),
+                 _per_s(a.peak_flops_per_s.get("bf16", 0), "FLOP"))
+    return view
 
 
 def hardware_view(accelerators: list[Accelerator]) -> TableView:

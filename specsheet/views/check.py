@@ -57,13 +57,18 @@ def check_document(checked: list[tuple[Report, list[CheckResult]]],
                           "checks": serve_check_entries(results, options)}
         entry["ok"] = entry["ok"] and all(r.ok for r in results)
     ok = all(entry["ok"] for entry in entries)
+    # every failing check at the top, whichever produced it (a size limit or a serving one)
+    failed = [{"model": entry["model"]["name"], **check}
+              for entry in entries
+              for check in [*entry["checks"], *entry.get("serve", {}).get("checks", [])]
+              if not check["ok"]]
     if len(entries) == 1:
-        single = {"schema_version": SCHEMA_VERSION, "ok": ok, "checks": entries[0]["checks"],
-                  "model": entries[0]["model"]}
+        single = {"schema_version": SCHEMA_VERSION, "ok": ok, "failed": failed,
+                  "checks": entries[0]["checks"], "model": entries[0]["model"]}
         if "serve" in entries[0]:
             single["serve"] = entries[0]["serve"]
         return single
-    return {"schema_version": SCHEMA_VERSION, "ok": ok, "models": entries}
+    return {"schema_version": SCHEMA_VERSION, "ok": ok, "failed": failed, "models": entries}
 
 
 
@@ -76,6 +81,11 @@ def schemas() -> dict[str, Any]:
     checks = {"type": "array", "items": ref("check_entry"),
               "description": "the size limits (empty when only serving limits are given)"}
     scalar = {"type": ["number", "boolean", "null"]}
+    failed = {"type": "array", "description": "every failing check of every model, size limits "
+              "and serving limits alike (empty when ok)", "items": optional(obj({
+                  "model": {"type": "string"}, "figure": {"type": "string"},
+                  "option": {"type": "string"}, "value": scalar, "limit": scalar,
+                  "margin": {"type": "integer"}, "ok": {"type": "boolean"}}), "margin")}
     serve_checked = obj({**serve_schemas()["serve_entry"]["properties"], "checks": {
         "type": "array", "items": obj({
             "figure": {"type": "string"}, "option": {"type": "string"}, "value": scalar,
@@ -88,9 +98,10 @@ def schemas() -> dict[str, Any]:
             "margin": {"type": "integer"}, "ok": {"type": "boolean"},
         }),
         "check": optional(obj({"schema_version": VERSION, "ok": {"type": "boolean"},
-                               "checks": checks, "model": ref("count"),
+                               "failed": failed, "checks": checks, "model": ref("count"),
                                "serve": ref("serve_checked")}), "serve"),
         "check_many": obj({"schema_version": VERSION, "ok": {"type": "boolean"},
+                           "failed": failed,
                            "models": {"type": "array", "minItems": 2, "items": optional(obj({
                                "ok": {"type": "boolean"}, "checks": checks,
                                "model": ref("count"), "serve": ref("serve_checked")}),
@@ -125,7 +136,8 @@ def check_view(report: Report, results: list[CheckResult]) -> TableView:
         margin += f" ({percent(r.margin, r.limit)})" if r.limit else ""
         view.add(label, human(r.value), human(r.limit), margin, "ok" if r.ok else "OVER",
                  exact(r.value), exact(r.limit))
-    view.caption = "A figure equal to its limit is within budget. Margin = limit - value."
+    view.caption = "A figure equal to its limit is within budget."
+    view.column_notes = {"Margin": "Margin = limit - value."}
     return view
 
 

@@ -127,6 +127,12 @@ def compare_view(reports: list[Report],
                for r in reports), style="sub")
     view.caption = ("Ratios in parentheses are to the first model; shares are of each model's "
                     "total." if len(reports) > 1 else "Shares are of the model's total.")
+    lengths = {r.flops.tokens for r in reports}
+    if len(reports) > 1 and len(lengths) == 1:
+        (length,) = lengths
+        shortest = (", the shortest context among them"
+                    if length == min(r.model.spec.context for r in reports) else "")
+        view.caption += f" Every model at T = {length:,} tokens{shortest}."
     if served:
         _serve_rows(view, served, options["price"])
     return view
@@ -137,7 +143,7 @@ def _serve_rows(view: TableView,
                 price: str) -> None:
     """The serve rows of ``compare`` on a GPU: memory per GPU and the fit (exact), then the
     estimates (``price``: the option that sets the price, for a cost without one)."""
-    from specsheet.units import exact, human_bytes, human_count
+    from specsheet.units import exact, human_bytes
     from specsheet.views.table import seconds_text, usd_text
 
     plan0 = served[0][0]
@@ -148,9 +154,9 @@ def _serve_rows(view: TableView,
              style="sub")
     view.add("  KV pool per GPU", *(human_bytes(p.binding.kv_pool_bytes) for p, _, _ in served),
              style="sub")
-    view.add("  KV per request (max-model-len)",
+    view.add("  KV per request (at T tokens)",
              *(f"{human_bytes(p.binding.kv_bytes_per_request)} at "
-               f"{human_count(p.request.max_model_len)}" for p, _, _ in served), style="sub")
+               f"{p.request.max_model_len:,}" for p, _, _ in served), style="sub")
     if any(p.binding.state_bytes_per_request for p, _, _ in served):
         view.add("    of which state",
                  *(human_bytes(p.binding.state_bytes_per_request) for p, _, _ in served),

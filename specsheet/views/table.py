@@ -3,6 +3,7 @@ TableView, Row, share and stacked bars, layers, seconds and dollars in words."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable, Mapping
 from fractions import Fraction
 from typing import Literal, NamedTuple, TypeVar
@@ -34,6 +35,15 @@ class TableView:
         self.caption = caption
         self.optional = optional or tuple(False for _ in headers)
         self.rows: list[Row] = []
+        # sentences of the caption that describe one column, by its header: a copy without
+        # that column leaves them out (a footnote never describes a column that was dropped)
+        self.column_notes: dict[str, str] = {}
+
+    @property
+    def footnote(self) -> str:
+        """The caption and the notes of the columns shown."""
+        notes = [note for header, note in self.column_notes.items() if header in self.headers]
+        return " ".join([self.caption, *notes]).strip()
 
     def add(self, *cells: str, style: RowStyle = "") -> None:
         self.rows.append(Row(tuple(cells), style))
@@ -43,6 +53,7 @@ class TableView:
         keep = [i for i, optional in enumerate(self.optional) if not optional]
         copy = TableView(self.title, tuple(self.headers[i] for i in keep),
                          tuple(self.numeric[i] for i in keep), self.caption)
+        copy.column_notes = self.column_notes
         for row in self.rows:
             copy.add(*(row.cells[i] for i in keep), style=row.style)
         return copy
@@ -135,7 +146,13 @@ def usd_text(value: float | None, price: str) -> str:
     """Dollars, or what to give (``price``: the option that sets the price) without a price."""
     if value is None:
         return f"- (give {price})"
-    return f"${value:,.4f}" if value < 1 else f"${value:,.2f}"
+    if value >= 1:
+        return f"${value:,.2f}"
+    if value <= 0:
+        return "$0"
+    # three significant digits, never $0.0000 for a cost that is not nothing
+    decimals = 2 - math.floor(math.log10(value))
+    return f"${value:.{decimals}f}" if decimals <= 12 else f"${value:.2e}"
 
 
 def blocks_text(count: int) -> str:

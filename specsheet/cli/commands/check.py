@@ -14,38 +14,19 @@ from specsheet.api.serve import (
     DEFAULT_UTILIZATION,
 )
 from specsheet.api.spec import DEFAULT_DTYPE
+from specsheet.cli.model_source import NO_SOURCE, ModelSource, model_options
 from specsheet.cli.options import (
-    AttnBiasOpt,
-    ContextOpt,
-    DffOpt,
-    DModelOpt,
     DtypeOpt,
     FormatOpt,
     GroupSizeOpt,
-    HeadDimOpt,
-    HeadsOpt,
-    HfOpt,
     JsonOpt,
     KvDtypeOpt,
-    KvHeadsOpt,
-    LayersOpt,
-    MlpBiasOpt,
-    MlpOpt,
-    NormOpt,
-    PositionsOpt,
     QuantOpt,
-    SetOpt,
-    TiedOpt,
-    TimeoutOpt,
-    TokensOpt,
-    VocabOpt,
     complete_preset,
     emit,
     output_format,
-    overrides,
     parse_tokens,
     reports,
-    source,
 )
 from specsheet.cli.serving import (
     SERVE,
@@ -64,7 +45,6 @@ from specsheet.cli.serving import (
     UtilizationOpt,
 )
 from specsheet.errors import ExitCode, SpecError
-from specsheet.sources import DEFAULT_TIMEOUT
 
 if TYPE_CHECKING:
     from specsheet.views.table import TableView
@@ -77,12 +57,12 @@ SETTINGS: dict[str, Any] = {
               "within every limit, 1 a limit exceeded, 2 bad input."}
 
 
+@model_options
 def check(
     models: Annotated[list[str] | None, typer.Argument(
         help="One or more models (preset names, files, folders, hf:ORG/NAME); each is checked "
              "against every limit. Leave out to give the five numbers as options.",
         show_default=False, autocompletion=complete_preset)] = None,
-    hf: HfOpt = None,
     max_params: Annotated[str | None, typer.Option(
         help="Most parameters, e.g. 8B.", rich_help_panel=LIMITS)] = None,
     max_weights: Annotated[str | None, typer.Option(
@@ -94,7 +74,7 @@ def check(
         help="Most forward FLOPs per token at --tokens, e.g. 20G.",
         rich_help_panel=LIMITS)] = None,
     min_concurrency: Annotated[int | None, typer.Option(
-        help="With --gpu: fewest requests of max-model-len the KV pool must hold at once.",
+        help="With --gpu: fewest requests of --tokens the KV pool must hold at once.",
         rich_help_panel=LIMITS, show_default=False)] = None,
     max_ttft: Annotated[float | None, typer.Option(
         "--max-ttft", help="With --gpu: most seconds to the first token of a --prompt request "
@@ -118,7 +98,7 @@ def check(
     tp: TpOpt = None,
     pp: PpOpt = None,
     ep: EpOpt = False,
-    max_model_len: MaxModelLenOpt = None,
+    tokens: MaxModelLenOpt = None,
     prompt: PromptOpt = DEFAULT_PROMPT,
     output_tokens: OutputOpt = DEFAULT_OUTPUT,
     concurrency: ConcurrencyOpt = None,
@@ -126,29 +106,13 @@ def check(
     kv_memory: KvMemoryOpt = None,
     mfu: MfuOpt = DEFAULT_MFU,
     mbu: MbuOpt = DEFAULT_MBU,
-    tokens: TokensOpt = None,
     quant: QuantOpt = None,
     group_size: GroupSizeOpt = None,
     dtype: DtypeOpt = None,
     kv_dtype: KvDtypeOpt = DEFAULT_DTYPE,
     fmt: FormatOpt = None,
-    timeout: TimeoutOpt = DEFAULT_TIMEOUT,
     json_: JsonOpt = False,
-    layers: LayersOpt = None,
-    d_model: DModelOpt = None,
-    heads: HeadsOpt = None,
-    vocab: VocabOpt = None,
-    context: ContextOpt = None,
-    kv_heads: KvHeadsOpt = None,
-    head_dim: HeadDimOpt = None,
-    d_ff: DffOpt = None,
-    mlp: MlpOpt = None,
-    norm: NormOpt = None,
-    attn_bias: AttnBiasOpt = None,
-    mlp_bias: MlpBiasOpt = None,
-    positions: PositionsOpt = None,
-    tied: TiedOpt = None,
-    settings: SetOpt = None,
+    src: ModelSource = NO_SOURCE,
 ) -> None:
     """Check models against budgets: exit 0 when every limit holds, 1 when one is exceeded.
 
@@ -164,7 +128,7 @@ def check(
         if engine is None:
             raise SpecError("options --min-ctx and --min-gpu-layers need --engine")
         others = (max_params, max_weights, max_kv, max_flops, min_concurrency, max_ttft,
-                  min_tokens_per_s, gpus, tp, pp, max_model_len, concurrency, kv_memory)
+                  min_tokens_per_s, gpus, tp, pp, concurrency, kv_memory)
         if any(v is not None for v in others):
             raise SpecError("with --engine, check takes --gpu, --quant, --min-ctx and "
                             "--min-gpu-layers")
@@ -188,24 +152,20 @@ def check(
     request = None
     if gpu is not None:
         request = ServeRequest(gpu=gpu, gpus=gpus, tp=tp, pp=pp, ep=ep,
-                               max_model_len=max_model_len, prompt=prompt, output=output_tokens,
+                               max_model_len=tokens, prompt=prompt, output=output_tokens,
                                concurrency=concurrency, memory_utilization=memory_utilization,
                                kv_memory=kv_memory, mfu=mfu, mbu=mbu)
         with as_options():
             check_request(request)
-    elif any(v is not None for v in (gpus, tp, pp, max_model_len, concurrency, kv_memory)):
+    elif any(v is not None for v in (gpus, tp, pp, concurrency, kv_memory)):
         raise SpecError(f"the options of the '{SERVE}' panel need --gpu")
     if not limits and request is None:
         options = ", ".join(LIMIT_OPTIONS[name] for name in given)
         raise SpecError(f"check needs at least one limit: {options}, or --gpu "
                         f"(with {', '.join(LIMIT_OPTIONS[n] for n in _SERVE_LIMITS)})")
-    spec_options = overrides(settings, locals())
-    refs: list[str | None] = list(models or [])
-    if hf is not None or not refs:
-        refs.append(source(None, hf))
-    computed = reports(refs, spec_options, tokens, dtype, kv_dtype,
+    computed = reports(src.refs(models), src.overrides(), tokens, dtype, kv_dtype,
                        "lower --tokens or raise the context with --context", quant, group_size,
-                       timeout)
+                       src.timeout)
     with as_options(_LABELS if tp is None else None):
         checked = check(computed, limits, request, serve_limits, group_size)
     document = checked.to_dict()
@@ -228,7 +188,7 @@ def check(
     rows += [{"name": served.plan.report.model.name, **entry}
              for served, results in checked.served
              for entry in serve_check_entries(results, LIMIT_OPTIONS)]
-    emit(output, document, rows, views)
+    emit(output, document, rows, views, inputs={"--mfu": mfu, "--mbu": mbu})
     if not document["ok"]:
         raise typer.Exit(ExitCode.CHECK_FAILED)
 

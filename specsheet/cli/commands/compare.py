@@ -14,6 +14,7 @@ from specsheet.api.serve import (
     DEFAULT_UTILIZATION,
 )
 from specsheet.api.spec import DEFAULT_DTYPE
+from specsheet.cli.model_source import NO_SOURCE, ModelSource, model_options
 from specsheet.cli.options import (
     CONVENTIONS,
     OPTION_NAMES,
@@ -25,8 +26,6 @@ from specsheet.cli.options import (
     KvDtypeOpt,
     QuantOpt,
     SvgOpt,
-    TimeoutOpt,
-    TokensOpt,
     complete_preset,
     emit,
     output_format,
@@ -36,6 +35,7 @@ from specsheet.cli.serving import (
     EpOpt,
     GpuOpt,
     GpusOpt,
+    MaxModelLenOpt,
     MbuOpt,
     MfuOpt,
     OutputOpt,
@@ -43,12 +43,11 @@ from specsheet.cli.serving import (
     PriceOpt,
     PromptOpt,
     TextOpt,
+    TokenizerOpt,
     TokensPerWordOpt,
     TpOpt,
     UtilizationOpt,
 )
-from specsheet.sources import DEFAULT_TIMEOUT
-from specsheet.sources.fields import Overrides
 
 if TYPE_CHECKING:
     from specsheet.views.table import TableView
@@ -56,18 +55,19 @@ if TYPE_CHECKING:
 SETTINGS = {"epilog": CONVENTIONS}
 
 
+@model_options
 def compare(
-    models: Annotated[list[str], typer.Argument(
+    models: Annotated[list[str] | None, typer.Argument(
         help="One or more models: preset names, preset YAML files, config.json files or "
-             "folders, hf:ORG/NAME.", show_default=False,
-        autocompletion=complete_preset)],
-    tokens: TokensOpt = None,
+             "folders, ORG/NAME[@REVISION] or hf:ORG/NAME. Leave out to give the five numbers "
+             "as options.", show_default=False,
+        autocompletion=complete_preset)] = None,
+    tokens: MaxModelLenOpt = None,
     quant: QuantOpt = None,
     group_size: GroupSizeOpt = None,
     dtype: DtypeOpt = None,
     kv_dtype: KvDtypeOpt = DEFAULT_DTYPE,
     fmt: FormatOpt = None,
-    timeout: TimeoutOpt = DEFAULT_TIMEOUT,
     json_: JsonOpt = False,
     svg: SvgOpt = None,
     html: HtmlOpt = None,
@@ -84,11 +84,14 @@ def compare(
     mbu: MbuOpt = DEFAULT_MBU,
     tokens_per_word: TokensPerWordOpt = None,
     text: TextOpt = None,
+    tokenizer: TokenizerOpt = None,
+    src: ModelSource = NO_SOURCE,
 ) -> None:
     """Models side by side: every figure of count, with ratios to the first model (one model
     gives one column, so a CI matrix can call it the same way for any number).
 
-    With --gpu, each model served on those GPUs too (its own context as max-model-len):
+    Every model at the same --tokens [default: the shortest context among them, said on
+    stderr]. With --gpu, each model served on those GPUs too, at the same --tokens:
     'specsheet compare llama3-8b mistral-7b --gpu h100-sxm --price 2.5'.
 
     Example: 'specsheet compare llama3-8b llama3-70b'.
@@ -100,15 +103,20 @@ def compare(
     output = output_format(fmt, json_)
     request = None
     if gpu is not None:
-        request = ServeRequest(gpu=gpu, gpus=gpus, tp=tp, pp=pp, ep=ep, prompt=prompt,
+        request = ServeRequest(gpu=gpu, gpus=gpus, tp=tp, pp=pp, ep=ep, max_model_len=tokens,
+                               prompt=prompt,
                                output=output_tokens, memory_utilization=memory_utilization,
                                price=price, mfu=mfu, mbu=mbu, tokens_per_word=tokens_per_word,
-                               text=text, timeout=timeout)
+                               text=text, tokenizer=tokenizer,
+                               timeout=src.timeout)
         with as_options():
             check_request(request)
-    compared = reports(list(models), Overrides(), tokens, dtype, kv_dtype,
+    compared = reports(src.refs(models), src.overrides(), tokens, dtype, kv_dtype,
                        "lower --tokens to the smallest context of the models compared", quant,
-                       group_size, timeout)
+                       group_size, src.timeout)
+    if tokens is None and len(compared) > 1:
+        from specsheet.api.compare import at_one_length
+        compared, _ = at_one_length(compared)  # the table's caption says so
     with as_options({"tp": "option --gpus (tp = gpus / pp)"} if tp is None else None):
         result = compare(compared, request, group_size)
     document = result.to_dict()
@@ -120,4 +128,6 @@ def compare(
                              else [(s.plan, s.estimates, s.costs) for s in result.served],
                              OPTION_NAMES)]
 
-    emit(output, document, document["models"], views, svg=svg, html=html)
+    emit(output, document, document["models"], views, svg=svg, html=html,
+         inputs={"--mfu": mfu, "--mbu": mbu, "--price": price,
+                 "--tokens-per-word": tokens_per_word})

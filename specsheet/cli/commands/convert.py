@@ -8,29 +8,36 @@ import typer
 
 from specsheet.cli import streams
 from specsheet.cli.files import write_whole
-from specsheet.cli.options import TimeoutOpt, checked_timeout, complete_preset
-from specsheet.sources import DEFAULT_TIMEOUT
+from specsheet.cli.model_source import NO_SOURCE, ModelSource, model_options
+from specsheet.cli.options import ModelArg, say_notes
 from specsheet.sources.resolve import resolve
 
 SETTINGS: dict[str, Any] = {}
 
 
+@model_options
 def convert(
-    model: Annotated[str, typer.Argument(
-        help="A config.json, a model folder, hf:ORG/NAME, a preset name or a preset file.",
-        show_default=False, autocompletion=complete_preset)],
+    model: ModelArg = None,
     output: Annotated[str | None, typer.Option(
         "--output", "-o", help="Write the preset to this file instead of stdout.",
         show_default=False)] = None,
-    timeout: TimeoutOpt = DEFAULT_TIMEOUT,
+    src: ModelSource = NO_SOURCE,
 ) -> None:
-    """Write a model as a preset YAML file, to keep and edit.
+    """Write a model as a preset YAML file, to keep and edit (the spec options and --set
+    change it on the way).
 
     Example: 'specsheet convert ./Llama-3.1-8B/config.json -o llama31.yaml'.
     """
+    from specsheet.cli.options import option_errors
     from specsheet.sources.convert import to_yaml
 
-    text = to_yaml(resolve(model, timeout=checked_timeout(timeout)))
+    notes: list[str] = []
+    try:
+        with option_errors("raise the context with --context"):
+            text = to_yaml(resolve(src.ref(model), src.overrides(), notes,
+                                   src.checked_timeout()))
+    finally:
+        say_notes(notes)
     if output is None:
         streams.write(text)
         return

@@ -5,42 +5,23 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from specsheet.api.spec import DEFAULT_DTYPE
+from specsheet.cli.model_source import NO_SOURCE, ModelSource, model_options
 from specsheet.cli.options import (
     CONVENTIONS,
-    AttnBiasOpt,
-    ContextOpt,
-    DffOpt,
-    DModelOpt,
     DtypeOpt,
     FormatOpt,
     GroupSizeOpt,
-    HeadDimOpt,
-    HeadsOpt,
-    HfOpt,
     HtmlOpt,
     JsonOpt,
     KvDtypeOpt,
-    KvHeadsOpt,
-    LayersOpt,
-    MlpBiasOpt,
-    MlpOpt,
     ModelArg,
-    NormOpt,
-    PositionsOpt,
     QuantOpt,
-    SetOpt,
     SvgOpt,
-    TiedOpt,
-    TimeoutOpt,
     TokensOpt,
-    VocabOpt,
     emit,
     output_format,
-    overrides,
     reports,
-    source,
 )
-from specsheet.sources import DEFAULT_TIMEOUT
 from specsheet.views.count import count_document
 
 if TYPE_CHECKING:
@@ -49,34 +30,19 @@ if TYPE_CHECKING:
 SETTINGS = {"epilog": CONVENTIONS}
 
 
+@model_options
 def count(
     model: ModelArg = None,
-    hf: HfOpt = None,
     tokens: TokensOpt = None,
     quant: QuantOpt = None,
     group_size: GroupSizeOpt = None,
     dtype: DtypeOpt = None,
     kv_dtype: KvDtypeOpt = DEFAULT_DTYPE,
     fmt: FormatOpt = None,
-    timeout: TimeoutOpt = DEFAULT_TIMEOUT,
     json_: JsonOpt = False,
     svg: SvgOpt = None,
     html: HtmlOpt = None,
-    layers: LayersOpt = None,
-    d_model: DModelOpt = None,
-    heads: HeadsOpt = None,
-    vocab: VocabOpt = None,
-    context: ContextOpt = None,
-    kv_heads: KvHeadsOpt = None,
-    head_dim: HeadDimOpt = None,
-    d_ff: DffOpt = None,
-    mlp: MlpOpt = None,
-    norm: NormOpt = None,
-    attn_bias: AttnBiasOpt = None,
-    mlp_bias: MlpBiasOpt = None,
-    positions: PositionsOpt = None,
-    tied: TiedOpt = None,
-    settings: SetOpt = None,
+    src: ModelSource = NO_SOURCE,
 ) -> None:
     """Where one model's parameters live, its weight and KV-cache memory, and its FLOPs.
 
@@ -85,10 +51,9 @@ def count(
     --context 1024'.
     """
     output = output_format(fmt, json_)
-    given = overrides(settings, locals())
-    (report,) = reports([source(model, hf)], given, tokens, dtype, kv_dtype,
+    (report,) = reports([src.ref(model)], src.overrides(), tokens, dtype, kv_dtype,
                         "lower --tokens or raise the context with --context", quant, group_size,
-                        timeout)
+                        src.timeout)
     document = count_document(report)
 
     def views() -> list[TableView]:

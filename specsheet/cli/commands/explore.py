@@ -10,32 +10,15 @@ from typing import Annotated, Any
 import typer
 
 from specsheet.api.spec import DEFAULT_DTYPE, REQUIRED_FIELDS
+from specsheet.cli.model_source import NO_SOURCE, ModelSource, model_options
 from specsheet.cli.options import (
     DTYPES,
-    AttnBiasOpt,
-    ContextOpt,
-    DffOpt,
-    DModelOpt,
-    HeadDimOpt,
-    HeadsOpt,
     KvDtypeOpt,
-    KvHeadsOpt,
-    LayersOpt,
-    MlpBiasOpt,
-    MlpOpt,
-    NormOpt,
-    PositionsOpt,
-    SetOpt,
-    TiedOpt,
-    TimeoutOpt,
     TokensOpt,
-    VocabOpt,
     complete_preset,
-    overrides,
     reports,
 )
 from specsheet.errors import SpecError
-from specsheet.sources import DEFAULT_TIMEOUT
 
 SETTINGS: dict[str, Any] = {}
 INSTALL = "pip install 'specsheet[explore]'"
@@ -43,6 +26,7 @@ MISSING = f"explore needs Textual, an optional extra: {INSTALL}"
 START = "gpt2-small"  # the lessons' worked example
 
 
+@model_options
 def explore(
     model: Annotated[str | None, typer.Argument(
         help=f"Where to start: a preset name, a preset YAML file, a config.json or a model "
@@ -56,7 +40,6 @@ def explore(
     output: Annotated[str | None, typer.Option(
         "--output", "-o", help="The file ctrl+s saves the design to [default: NAME.yaml].",
         show_default=False)] = None,
-    timeout: TimeoutOpt = DEFAULT_TIMEOUT,
     compare: Annotated[str | None, typer.Option(
         "--compare", help="A preset to show beside the design, part by part (ctrl+b: "
                           "llama3-70b) [default: none].",
@@ -70,21 +53,7 @@ def explore(
                       "pip install 'specsheet[web]').")] = False,
     port: Annotated[int, typer.Option("--port", min=1, max=65535,
                                       help="The port --web serves on.")] = 8770,
-    layers: LayersOpt = None,
-    d_model: DModelOpt = None,
-    heads: HeadsOpt = None,
-    vocab: VocabOpt = None,
-    context: ContextOpt = None,
-    kv_heads: KvHeadsOpt = None,
-    head_dim: HeadDimOpt = None,
-    d_ff: DffOpt = None,
-    mlp: MlpOpt = None,
-    norm: NormOpt = None,
-    attn_bias: AttnBiasOpt = None,
-    mlp_bias: MlpBiasOpt = None,
-    positions: PositionsOpt = None,
-    tied: TiedOpt = None,
-    settings: SetOpt = None,
+    src: ModelSource = NO_SOURCE,
 ) -> None:
     """Design a model in the terminal and watch its figures follow every keystroke.
 
@@ -97,12 +66,12 @@ def explore(
 
     if importlib.util.find_spec("textual") is None:
         raise SpecError(MISSING)
-    given = overrides(settings, locals())
+    given = src.overrides()
     ref = model
     if model is None and not set(REQUIRED_FIELDS) <= set(given):
         ref = START  # without the five numbers, options edit the lessons' example
     (start,) = reports([ref], given, tokens, dtype, kv_dtype,
-                       "lower --tokens or raise the context with --context", timeout=timeout)
+                       "lower --tokens or raise the context with --context", timeout=src.timeout)
     from specsheet.cli.errors import as_options
 
     with as_options():

@@ -27,7 +27,10 @@ GpuArg = Annotated[str | None, typer.Argument(
     show_default=False, autocompletion=complete_hardware)]
 
 
-def hardware(gpu: GpuArg = None, fmt: FormatOpt = None, json_: JsonOpt = False) -> None:
+def hardware(gpu: GpuArg = None, fmt: FormatOpt = None, json_: JsonOpt = False,
+             long: Annotated[bool, typer.Option(
+                 "--long", "-l", help="The full list (fp8, fp4, interconnect) instead of one "
+                 "line an accelerator.")] = False) -> None:
     """List the built-in accelerators (memory, bandwidth, dense peaks, interconnect), or show one
     with every figure and its source."""
     output = output_format(fmt, json_)
@@ -39,9 +42,10 @@ def hardware(gpu: GpuArg = None, fmt: FormatOpt = None, json_: JsonOpt = False) 
         document = hardware_document(listed)
 
         def views() -> list[TableView]:
-            from specsheet.views.catalog import hardware_view
+            from specsheet.views.catalog import hardware_list, hardware_view
 
-            return [hardware_view(listed)]
+            return [hardware_view(listed) if long
+                    else hardware_list(listed, "specsheet hardware --long")]
 
         emit(output, document, document["accelerators"], views)
         return

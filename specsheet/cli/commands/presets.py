@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
 
 from specsheet.api.spec import DEFAULT_DTYPE
 from specsheet.cli.options import FormatOpt, JsonOpt, emit, output_format, reports
@@ -15,8 +17,13 @@ if TYPE_CHECKING:
 SETTINGS: dict[str, Any] = {}
 
 
-def presets(fmt: FormatOpt = None, json_: JsonOpt = False) -> None:
-    """List the built-in presets: name, L, d, heads, KV heads, vocab, context, total."""
+LongOpt = Annotated[bool, typer.Option(
+    "--long", "-l", help="The full table (every column) instead of one line a model.")]
+
+
+def presets(fmt: FormatOpt = None, json_: JsonOpt = False, long: LongOpt = False) -> None:
+    """List the built-in presets, one line a model (name, total, context, family); --long adds
+    L, d, heads, KV heads, vocab and the description."""
     from specsheet.sources.presets import preset_index
 
     output = output_format(fmt, json_)
@@ -25,8 +32,8 @@ def presets(fmt: FormatOpt = None, json_: JsonOpt = False) -> None:
     document = presets_document(listed)
 
     def views() -> list[TableView]:
-        from specsheet.views.catalog import presets_view
+        from specsheet.views.catalog import presets_list, presets_view
 
-        return [presets_view(listed)]
+        return [presets_view(listed) if long else presets_list(listed, "specsheet presets --long")]
 
     emit(output, document, document["presets"], views)

@@ -13,25 +13,21 @@ from specsheet.api.serve import (
     DEFAULT_UTILIZATION,
 )
 from specsheet.api.spec import DEFAULT_DTYPE
+from specsheet.cli.model_source import NO_SOURCE, ModelSource, model_options
 from specsheet.cli.options import (
     OPTION_NAMES,
     DtypeOpt,
     FormatOpt,
     GroupSizeOpt,
-    HfOpt,
     HtmlOpt,
     JsonOpt,
     KvDtypeOpt,
     ModelArg,
     QuantOpt,
-    SetOpt,
     SvgOpt,
-    TimeoutOpt,
     emit,
     output_format,
-    overrides,
     reports,
-    source,
 )
 from specsheet.cli.serving import (
     BatchedTokensOpt,
@@ -55,7 +51,6 @@ from specsheet.cli.serving import (
     UtilizationOpt,
 )
 from specsheet.errors import SpecError
-from specsheet.sources import DEFAULT_TIMEOUT
 
 if TYPE_CHECKING:
     from specsheet.views.table import TableView
@@ -67,6 +62,7 @@ SETTINGS: dict[str, Any] = {
               "model does not fit (fits: false); 'specsheet check --gpu' exits 1 then."}
 
 
+@model_options
 def serve(
     model: ModelArg = None,
     gpu: GpuOpt = None,
@@ -92,13 +88,11 @@ def serve(
     group_size: GroupSizeOpt = None,
     dtype: DtypeOpt = None,
     kv_dtype: KvDtypeOpt = DEFAULT_DTYPE,
-    hf: HfOpt = None,
     fmt: FormatOpt = None,
-    timeout: TimeoutOpt = DEFAULT_TIMEOUT,
     json_: JsonOpt = False,
     svg: SvgOpt = None,
     html: HtmlOpt = None,
-    settings: SetOpt = None,
+    src: ModelSource = NO_SOURCE,
 ) -> None:
     """Does a model fit on these GPUs, how many requests of max-model-len at once, how fast and
     at what cost.
@@ -117,12 +111,11 @@ def serve(
         output=output, concurrency=concurrency, memory_utilization=memory_utilization,
         kv_memory=kv_memory, max_num_batched_tokens=max_num_batched_tokens,
         max_num_seqs=max_num_seqs, price=price, mfu=mfu, mbu=mbu,
-        tokens_per_word=tokens_per_word, text=text, tokenizer=tokenizer, timeout=timeout)
+        tokens_per_word=tokens_per_word, text=text, tokenizer=tokenizer, timeout=src.timeout)
     with as_options(_LABELS if tp is None else None):
         check_request(request)
-        given = overrides(settings, {})
-        (report,) = reports([source(model, hf)], given, None, dtype, kv_dtype,
-                            "raise the context with --context", quant, group_size, timeout)
+        (report,) = reports([src.ref(model)], src.overrides(), None, dtype, kv_dtype,
+                            "raise the context with --context", quant, group_size, src.timeout)
         served = plan_serve(report, request, group_size)
     document = served.to_dict()
 
@@ -131,7 +124,9 @@ def serve(
 
         return serve_views(*served, OPTION_NAMES)
 
-    emit(output_fmt, document, [document], views, svg=svg, html=html)
+    emit(output_fmt, document, [document], views, svg=svg, html=html,
+         inputs={"--mfu": mfu, "--mbu": mbu, "--price": price,
+                 "--tokens-per-word": tokens_per_word})
 
 
 # without --tp, tp is gpus / pp: an error about tp names --gpus

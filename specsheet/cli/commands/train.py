@@ -6,21 +6,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from specsheet.cli.model_source import NO_SOURCE, ModelSource, model_options
 from specsheet.cli.options import (
     FormatOpt,
-    HfOpt,
     JsonOpt,
     ModelArg,
-    SetOpt,
-    TimeoutOpt,
-    checked_timeout,
     emit,
     output_format,
-    overrides,
     parse_tokens,
-    source,
 )
-from specsheet.sources import DEFAULT_TIMEOUT
 
 if TYPE_CHECKING:
     from specsheet.views.table import TableView
@@ -38,9 +32,9 @@ MEMORY = "Memory"
 FINE_TUNE = "Fine-tuning"
 
 
+@model_options
 def train(
     model: ModelArg = None,
-    hf: HfOpt = None,
     tokens_total: Annotated[str | None, typer.Option(
         "--tokens-total", "-D", help="Tokens to train on: 300B, 15.6T, 2e12 [default: the "
         "Chinchilla-optimal 20 x parameters; with --lora-rank none: one step is reported].",
@@ -52,8 +46,9 @@ def train(
         "--dataset-tokens", help="Tokens in the dataset, with --epochs: 50M, 1.2B.",
         show_default=False, rich_help_panel=RUN)] = None,
     seq_len: Annotated[int | None, typer.Option(
-        "--seq-len", "-s", parser=parse_tokens, metavar="S",
-        help="Sequence length s: 4096 or 4k [default: the model's context, at most 8k].",
+        "--tokens", "-t", "--seq-len", "-s", parser=parse_tokens, metavar="T",
+        help="Tokens T in a training sequence, the sequence length s: 4096 or 4k "
+        "(k = 1,024) [default: the model's context, at most 8k].",
         show_default=False, rich_help_panel=RUN)] = None,
     micro_batch: Annotated[int, typer.Option(
         "--micro-batch", "-b", help="Sequences per GPU per step, b.", rich_help_panel=RUN)] = 1,
@@ -150,9 +145,8 @@ def train(
         "quantization format (bnb-nf4 ...) [default: bf16; bnb-nf4 with --qlora].",
         show_default=False, rich_help_panel=FINE_TUNE)] = None,
     fmt: FormatOpt = None,
-    timeout: TimeoutOpt = DEFAULT_TIMEOUT,
     json_: JsonOpt = False,
-    settings: SetOpt = None,
+    src: ModelSource = NO_SOURCE,
 ) -> None:
     """What training a model costs: FLOPs (exact, and the 6N, PaLM and Megatron estimates),
     GPU-hours, days and dollars, and whether a step fits in each GPU's memory.
@@ -162,7 +156,6 @@ def train(
     'specsheet train llama3-8b --lora-rank 16 --qlora --seq-len 4096'.
     """
     output = output_format(fmt, json_)
-    given = overrides(settings, locals())
     from specsheet.api.hardware import load_gpu
     from specsheet.api.train import TrainRequest, check_request, plan_train
     from specsheet.cli import streams
@@ -183,7 +176,8 @@ def train(
         with as_options({"zero": "option --fsdp"} if fsdp else None):
             check_request(request)
             load_gpu(gpu)
-            loaded = resolve(source(model, hf), given, notes, checked_timeout(timeout))
+            loaded = resolve(src.ref(model), src.overrides(), notes,
+                             src.checked_timeout())
             training = plan_train(loaded, request)
     finally:
         for note in dict.fromkeys(notes):
@@ -195,4 +189,4 @@ def train(
 
         return train_views(training.model, training.plan, training.suggestions)
 
-    emit(output, document, [document], views)
+    emit(output, document, [document], views, inputs={"--mfu": mfu, "--price": price})
