@@ -51,6 +51,7 @@ class ServeRequest(NamedTuple):
     text: str | None = None  # a UTF-8 file: tokens per word with the model's tokenizer
     tokenizer: str | None = None  # the tokenizer.json for text (default: beside the config)
     timeout: float = DEFAULT_TIMEOUT  # seconds the Hub may take to send a tokenizer.json
+    moe_kernel: str | None = None  # vLLM's MXFP4 MoE kernel: marlin, triton, flashinfer
 
 
 class Serving(NamedTuple):
@@ -127,6 +128,9 @@ def _price(price: float | str | None) -> float | None:
 
 def check_request(request: ServeRequest) -> None:
     """The settings that need no model, checked before any model is read."""
+    from specsheet.plan.vllm_layout import check_moe_kernel
+
+    check_moe_kernel(request.moe_kernel)
     _share(request.mfu, "mfu")
     _share(request.mbu, "mbu")
     _price(request.price)
@@ -166,7 +170,8 @@ def plan_serve(report: Report, request: ServeRequest, group_size: int | None = N
     plan_request = serving.Request(
         max_model_len=max_len, prompt=request.prompt, output=request.output,
         batched_tokens=request.max_num_batched_tokens or serving.default_batched_tokens(hardware),
-        max_seqs=request.max_num_seqs or serving.default_max_seqs(hardware))
+        max_seqs=request.max_num_seqs or serving.default_max_seqs(hardware),
+        moe_kernel=request.moe_kernel)
     try:
         plan = serving.plan_serving(report, hardware, layout, plan_request, utilization,
                                     kv_memory, group_size)

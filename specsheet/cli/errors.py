@@ -49,6 +49,7 @@ FIELD_OPTIONS: dict[str, str] = {
     "sp": "--sp",
     "zero": "--zero",
     "mfu": "--mfu",
+    "moe_kernel": "--moe-kernel",
     "price": "--price",
     "tokens_total": "--tokens-total",
     "seq_len": "--seq-len",

@@ -55,6 +55,10 @@ BatchedTokensOpt = Annotated[int | None, typer.Option(
 MaxSeqsOpt = Annotated[int | None, typer.Option(
     "--max-num-seqs", min=1, help="vLLM's max_num_seqs [default: 1,024 on a GPU of 70 GiB or "
     "more but an A100, else 256].", show_default=False, rich_help_panel=SERVE)]
+MoeKernelOpt = Annotated[str | None, typer.Option(
+    "--moe-kernel", help="vLLM's MXFP4 MoE kernel, whose padding the experts follow: marlin, "
+    "triton, flashinfer [default: as vLLM picks for the GPU: triton on Hopper, flashinfer on "
+    "Blackwell, marlin on the others].", show_default=False, rich_help_panel=SERVE)]
 PriceOpt = Annotated[str | None, typer.Option(
     "--price", help="US dollars per GPU-hour, for the costs.", show_default=False,
     rich_help_panel=SERVE)]

@@ -136,16 +136,30 @@ def activation_estimate(spec: ModelSpec, layout: Parallel, layers: range, last: 
 
 def stage_memory(report: Report, hardware: Accelerator, layout: Parallel, stage: int,
                  max_model_len: int, utilization: Share, kv_memory: int | None,
-                 batched_tokens: int, max_seqs: int, group_size: int | None) -> StageMemory:
+                 batched_tokens: int, max_seqs: int, group_size: int | None,
+                 moe_kernel: str | None = None) -> StageMemory:
     """The memory of one GPU of pipeline stage ``stage``."""
     spec = report.model.spec
     quant = report.weights.format if report.weights.quantized else None
     dtype = report.dtype
     layers = pp_partition(spec.layers, layout.pp)[stage]
     tensors = stage_tensors(spec, layout, stage)
-    weights = stored_bytes(spec, tensors, dtype, quant, group_size)
-    experts = stored_bytes(spec, tuple(t for t in tensors if "_exps." in t.name), dtype, quant,
-                           group_size) if spec.experts else 0
+    w = report.weights
+    group_size = w.group_size if group_size is None else group_size
+    expert_tensors = tuple(t for t in tensors if "_exps." in t.name)
+    if quant == "mxfp4" and spec.experts:  # vLLM's MoE kernels pad the experts
+        from specsheet.plan.vllm_layout import default_moe_kernel, mxfp4_expert_bytes
+
+        kernel = moe_kernel or default_moe_kernel(hardware)
+        experts = mxfp4_expert_bytes(spec, layout, len({t.layer for t in expert_tensors}),
+                                     kernel)
+        weights = experts + stored_bytes(
+            spec, tuple(t for t in tensors if "_exps." not in t.name), dtype, quant,
+            group_size, w.keep, w.match)
+    else:
+        weights = stored_bytes(spec, tensors, dtype, quant, group_size, w.keep, w.match)
+        experts = stored_bytes(spec, expert_tensors, dtype, quant, group_size, w.keep,
+                               w.match) if spec.experts else 0
     activation = activation_estimate(spec, layout, layers, stage == layout.pp - 1,
                                      batched_tokens, max_seqs)
     capacity = hardware.memory_bytes
@@ -185,6 +199,7 @@ class Request(NamedTuple):
     output: int
     batched_tokens: int  # max_num_batched_tokens
     max_seqs: int  # max_num_seqs
+    moe_kernel: str | None = None  # vLLM's MXFP4 MoE kernel (default: by GPU generation)
 
 
 class ServePlan(NamedTuple):
@@ -304,7 +319,8 @@ def plan_serving(report: Report, hardware: Accelerator, layout: Parallel, reques
     if request.max_model_len > spec.context:
         raise _over_context(report, request.max_model_len)
     stages = tuple(stage_memory(report, hardware, layout, i, request.max_model_len, utilization,
-                                kv_memory, request.batched_tokens, request.max_seqs, group_size)
+                                kv_memory, request.batched_tokens, request.max_seqs, group_size,
+                                request.moe_kernel)
                    for i in range(layout.pp))
     return ServePlan(report, hardware, layout, request, utilization, kv_memory is not None,
                      stages)

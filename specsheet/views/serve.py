@@ -21,8 +21,9 @@ def serve_entry(plan: ServePlan, est: Estimates | None,
     report, hw, layout = plan.report, plan.hardware, plan.layout
     return {
         "model": {"name": report.model.name, "origin": report.model.origin,
-                  "format": report.weights.format, "dtype": report.dtype,
-                  "kv_dtype": report.kv.dtype},
+                  "format": report.weights.format, "format_source": report.weights.source,
+                  "dtype": report.dtype, "kv_dtype": report.kv.dtype},
+        "engine": _engine(plan),
         "hardware": {"name": hw.name, "label": hw.label, "memory_bytes": hw.memory_bytes,
                      "bandwidth_bytes_per_s": hw.bandwidth_bytes_per_s,
                      "peak_flops_per_s": dict(hw.peak_flops_per_s),
@@ -31,6 +32,32 @@ def serve_entry(plan: ServePlan, est: Estimates | None,
         **_serve_memory(plan),
         "estimates": None if est is None else _estimates_section(plan, est, costs),
     }
+
+
+def _engine(plan: ServePlan) -> dict[str, Any]:
+    """The engine whose layout the plan follows, and the MoE kernel it pads the experts for."""
+    from specsheet.plan.vllm_layout import ENGINE, default_moe_kernel
+
+    report = plan.report
+    mxfp4_moe = report.weights.format == "mxfp4" and report.model.spec.experts > 0
+    kernel = (plan.request.moe_kernel or default_moe_kernel(plan.hardware)) if mxfp4_moe \
+        else None
+    return {"name": ENGINE.name, "version": ENGINE.version, "moe_kernel": kernel}
+
+
+def fit_section(plan: ServePlan) -> dict[str, Any]:
+    """The verdict and what it rests on: weights_fit (exact), the margin after one request of
+    max_model_len, and the estimated terms inside it (0 with a given KV pool)."""
+    s = plan.binding
+    estimated = 0 if plan.kv_memory_given else s.activation_bytes + s.overhead_bytes
+    if plan.kv_memory_given:
+        margin = s.kv_pool_bytes - s.kv_bytes_per_request
+    else:
+        margin = s.budget_bytes - s.weights_bytes - estimated - s.kv_bytes_per_request
+    weights_fit = all(st.weights_bytes <= st.budget_bytes for st in plan.stages)
+    verdict = ("does_not_fit" if not plan.fits else "tight" if margin < estimated else "fits")
+    return {"verdict": verdict, "weights_fit": weights_fit, "margin_bytes": margin,
+            "estimated_bytes": estimated}
 
 
 def _estimates_section(plan: ServePlan, est: Estimates,
@@ -106,6 +133,7 @@ def _serve_memory(plan: ServePlan) -> dict[str, Any]:
                     "num_blocks": st.num_blocks, "max_concurrency": st.max_concurrency}
                    for st in plan.stages],
         "fits": plan.fits,
+        "fit": fit_section(plan),
         "max_concurrency": plan.max_concurrency,
         "max_context": plan.max_context,
     }
@@ -157,12 +185,20 @@ def schemas() -> dict[str, Any]:
         "usd_per_million_input_tokens": usd,
         "usd_per_million_output_words": usd,
         "assumptions": {"type": "array", "items": {"type": "string"}},
-    }, "Roofline estimates (upper bounds on speed) for the request shape; null when no "
+    }, "Roofline estimates (upper bounds on speed at mfu = mbu = 1) for the request "
+       "shape; null when no "
        "request fits.")
     entry = obj({
         "model": obj({"name": {"type": "string"}, "origin": {"type": "string"},
-                      "format": {"type": "string"}, "dtype": {"type": ["string", "null"]},
+                      "format": {"type": "string"},
+                      "format_source": {"enum": ["config", "option", "default"]},
+                      "dtype": {"type": ["string", "null"]},
                       "kv_dtype": {"type": "string"}}),
+        "engine": obj({"name": {"type": "string"}, "version": {"type": "string"},
+                       "moe_kernel": {"type": ["string", "null"],
+                                      "description": "the MXFP4 MoE kernel whose padding the "
+                                                     "experts follow; null without"}},
+                      "The engine whose layout the plan follows (docs/serving.md)."),
         "hardware": obj({"name": {"type": "string"}, "label": {"type": "string"},
                          "memory_bytes": count, "bandwidth_bytes_per_s": count,
                          "peak_flops_per_s": {"type": "object",
@@ -202,6 +238,14 @@ def schemas() -> dict[str, Any]:
                                                   "activation_bytes", "kv_pool_bytes",
                                                   "num_blocks", "max_concurrency")},
         "fits": {"type": "boolean"},
+        "fit": obj({"verdict": {"enum": ["fits", "tight", "does_not_fit"]},
+                    "weights_fit": {"type": "boolean", "description": "the weights alone "
+                                    "within the budget on every GPU (exact)"},
+                    "margin_bytes": {"type": "integer", "description": "the budget left "
+                                     "after one request of max_model_len"},
+                    "estimated_bytes": {**count, "description": "the estimated terms in the "
+                                        "margin; tight: margin below them"}},
+                   "The verdict and the estimates it rests on."),
         "max_concurrency": count,
         "max_context": count,
         "estimates": {"oneOf": [{"type": "null"}, estimates]},
@@ -317,8 +361,10 @@ def serve_views(plan: ServePlan, est: Estimates | None, costs: dict[str, float |
                     "words" if est.text_tokens is not None and est.text_words else "")
         times.add(f"Cost per million output words ({est.tokens_per_word:.3g} tokens a word"
                   f"{measured})", usd_text(costs["usd_per_million_output_words"], price))
-    times.caption = ("Estimates: a roofline is an upper bound on speed (and so a lower bound "
-                     "on cost); docs/serving.md states every formula.")
+    from specsheet.plan.roofline import speed_wording
+
+    times.caption = (f"Estimates: {speed_wording(est.mfu, est.mbu).removeprefix('roofline: ')}"
+                     "; docs/serving.md states every formula.")
     views.append(times)
     return views
 

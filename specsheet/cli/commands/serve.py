@@ -49,6 +49,7 @@ from specsheet.cli.serving import (
     PriceOpt,
     PromptOpt,
     TextOpt,
+    MoeKernelOpt,
     TokenizerOpt,
     TokensPerWordOpt,
     TpOpt,
@@ -88,6 +89,7 @@ def serve(
     tokens_per_word: TokensPerWordOpt = None,
     text: TextOpt = None,
     tokenizer: TokenizerOpt = None,
+    moe_kernel: MoeKernelOpt = None,
     quant: QuantOpt = None,
     group_size: GroupSizeOpt = None,
     dtype: DtypeOpt = None,
@@ -117,7 +119,8 @@ def serve(
         output=output, concurrency=concurrency, memory_utilization=memory_utilization,
         kv_memory=kv_memory, max_num_batched_tokens=max_num_batched_tokens,
         max_num_seqs=max_num_seqs, price=price, mfu=mfu, mbu=mbu,
-        tokens_per_word=tokens_per_word, text=text, tokenizer=tokenizer, timeout=timeout)
+        tokens_per_word=tokens_per_word, text=text, tokenizer=tokenizer, timeout=timeout,
+        moe_kernel=moe_kernel)
     with as_options(_LABELS if tp is None else None):
         check_request(request)
         given = overrides(settings, {})
