@@ -106,8 +106,8 @@ def build_report(
         source = "config"
     elif quant == "none":  # the unquantized model
         quant = None
-    elif quant is None:
-        source = "option" if dtype is not None else "default"
+    elif quant is None:  # bf16 asked for on a model that ships unquantized is the default
+        source = "option" if dtype not in (None, DEFAULT_DTYPE) or shipped else "default"
     if quant is None:
         if group_size is not None:
             raise SpecError("a group size needs a quantization format", field="group_size",

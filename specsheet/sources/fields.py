@@ -230,5 +230,6 @@ def model_from_mapping(
         published_total=published if not overrides else None,
         description=data.get("description", ""),
         reference=data.get("source", ""),
-        shipped=shipped_of(data, spec, origin),
+        # so does the shipped format: an overridden model has no checkpoint
+        shipped=shipped_of(data, spec, origin) if not overrides else None,
     )

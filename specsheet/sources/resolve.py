@@ -46,7 +46,7 @@ def model_from_hf_config(data: Mapping[str, Any], origin: str, name: str,
 
     return Model(name=name, spec=spec, origin=origin, description=description,
                  counted="language model only" if towers else "whole model",
-                 shipped=shipped_of(data, spec, origin))
+                 shipped=shipped_of(data, spec, origin) if not overrides else None)
 
 
 def load_file(path: Path, overrides: Mapping[str, Any] | None = None) -> Model:
