@@ -159,3 +159,19 @@ def test_awq_modules_match_as_substrings(tmp_path: Path) -> None:
     # scales [4, 256] F16, in 2 layers
     assert kept["weights_bytes"] - whole == 2 * (256 * 512 * 2 - (512 * 32 * 4 + 4 * 32 * 4
                                                                  + 4 * 256 * 2))
+
+
+def test_default_requests_fit_the_context_and_long_contexts_need_the_override() -> None:
+    # gpt2-small's context is 1,024: the default request shortens to 768 + 256
+    est = run("serve", "gpt2-small", "--gpu", "h100-sxm")["estimates"]
+    assert (est["prompt_tokens"], est["output_tokens"]) == (768, 256)
+    est = run("serve", "llama3-8b", "--gpu", "h100-sxm")["estimates"]
+    assert (est["prompt_tokens"], est["output_tokens"]) == (1024, 256)
+    # VLLM_ALLOW_LONG_MAX_MODEL_LEN: 16k on an 8k model, the KV of 16k tokens per request
+    doc = run("serve", "llama3-8b", "--gpu", "h100-sxm", "--max-model-len", "16k",
+              "--allow-long-context")
+    assert doc["request"]["max_model_len"] == 16384
+    assert doc["memory_per_gpu"]["kv_bytes_per_request"] == 16384 * 131072  # 128 KiB a token
+    shipped = run("serve", "gpt-oss-120b", "--gpu", "h100-sxm", "--max-model-len", "200k",
+                  "--allow-long-context")
+    assert shipped["model"]["format_source"] == "config"

@@ -15,7 +15,14 @@ from itertools import product
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from specsheet.api.hardware import load_gpu
-from specsheet.api.serve import ServeRequest, Serving, check_request, estimates_of, plan_serve
+from specsheet.api.serve import (
+    ServeRequest,
+    Serving,
+    check_request,
+    estimates_of,
+    plan_serve,
+    request_shape,
+)
 from specsheet.errors import SpecError
 from specsheet.figures import Axis, Point, Report, at_tokens, build_report
 from specsheet.sources import DEFAULT_TIMEOUT
@@ -162,7 +169,7 @@ def serve_points(points: list[Point], request: ServeRequest,
     served: list[Serving] = []
     before: serving.ServePlan | None = None
     # the estimates do not depend on the tokens a request may reach: by batch, for the layout
-    estimates: dict[int, tuple[Any, dict[str, float | None]]] = {}
+    estimates: dict[tuple[int, int, int], tuple[Any, dict[str, float | None]]] = {}
     for point in points:
         report = point.report
         at = request._replace(max_model_len=report.kv.tokens, concurrency=point.batch)
@@ -171,13 +178,18 @@ def serve_points(points: list[Point], request: ServeRequest,
                 report.weights is base.weights and report.dtype == base.dtype and \
                 report.kv.dtype == base.kv.dtype:
             plan = serving.at_max_model_len(before, report, report.kv.tokens)
-            known = estimates.get(point.batch)
+            prompt, output = request_shape(at, report.kv.tokens)
+            plan = plan._replace(request=plan.request._replace(prompt=prompt, output=output))
+            key = (point.batch, prompt, output)  # the default request shortens with T
+            known = estimates.get(key)
             if known is None or (known[0] is None) != (not plan.fits):
-                known = estimates[point.batch] = estimates_of(plan, at)
+                known = estimates[key] = estimates_of(plan, at)
             served.append(Serving(plan, *known))
         else:
             served.append(plan_serve(report, at, group_size))
-            estimates = {point.batch: (served[-1].estimates, served[-1].costs)}
+            first = served[-1].plan.request
+            estimates = {(point.batch, first.prompt, first.output): (served[-1].estimates,
+                                                                     served[-1].costs)}
         before = served[-1].plan
     return served
 

@@ -29,14 +29,18 @@ MaxModelLenOpt = Annotated[int | None, typer.Option(
     "--max-model-len", parser=parse_tokens, metavar="T",
     help="Tokens a request may reach, for memory: 8192 or 8k [default: the model's context].",
     show_default=False, rich_help_panel=SERVE)]
-PromptOpt = Annotated[int, typer.Option(
+PromptOpt = Annotated[int | None, typer.Option(
     "--prompt", parser=parse_tokens, metavar="T",
-    help="Prompt tokens of a request, for the estimates.",
+    help="Prompt tokens of a request, for the estimates [default: 1,024, fewer when "
+    "max-model-len is shorter than prompt + output].", show_default=False,
     rich_help_panel=SERVE)]
-OutputOpt = Annotated[int, typer.Option(
+OutputOpt = Annotated[int | None, typer.Option(
     "--output", parser=parse_tokens, metavar="T",
-    help="Output tokens of a request, for the estimates.",
-    rich_help_panel=SERVE)]
+    help="Output tokens of a request, for the estimates [default: 256, at most a quarter of "
+    "max-model-len].", show_default=False, rich_help_panel=SERVE)]
+AllowLongContextOpt = Annotated[bool, typer.Option(
+    "--allow-long-context", help="Allow a max-model-len over the model's context (vLLM's "
+    "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1).", rich_help_panel=SERVE)]
 ConcurrencyOpt = Annotated[int | None, typer.Option(
     "--concurrency", min=1, help="Requests decoded at once, for the estimates [default: as "
     "many of prompt + output tokens as the KV pool holds, at most max-num-seqs].",

@@ -8,8 +8,6 @@ from typing import TYPE_CHECKING, Any
 from specsheet.api.serve import (
     DEFAULT_MBU,
     DEFAULT_MFU,
-    DEFAULT_OUTPUT,
-    DEFAULT_PROMPT,
     DEFAULT_UTILIZATION,
 )
 from specsheet.api.spec import DEFAULT_DTYPE
@@ -34,6 +32,7 @@ from specsheet.cli.options import (
     source,
 )
 from specsheet.cli.serving import (
+    AllowLongContextOpt,
     BatchedTokensOpt,
     ConcurrencyOpt,
     EpOpt,
@@ -76,8 +75,8 @@ def serve(
     pp: PpOpt = None,
     ep: EpOpt = False,
     max_model_len: MaxModelLenOpt = None,
-    prompt: PromptOpt = DEFAULT_PROMPT,
-    output: OutputOpt = DEFAULT_OUTPUT,
+    prompt: PromptOpt = None,
+    output: OutputOpt = None,
     concurrency: ConcurrencyOpt = None,
     memory_utilization: UtilizationOpt = DEFAULT_UTILIZATION,
     kv_memory: KvMemoryOpt = None,
@@ -90,6 +89,7 @@ def serve(
     text: TextOpt = None,
     tokenizer: TokenizerOpt = None,
     moe_kernel: MoeKernelOpt = None,
+    allow_long_context: AllowLongContextOpt = False,
     quant: QuantOpt = None,
     group_size: GroupSizeOpt = None,
     dtype: DtypeOpt = None,
@@ -120,12 +120,13 @@ def serve(
         kv_memory=kv_memory, max_num_batched_tokens=max_num_batched_tokens,
         max_num_seqs=max_num_seqs, price=price, mfu=mfu, mbu=mbu,
         tokens_per_word=tokens_per_word, text=text, tokenizer=tokenizer, timeout=timeout,
-        moe_kernel=moe_kernel)
+        moe_kernel=moe_kernel, allow_long_context=allow_long_context)
     with as_options(_LABELS if tp is None else None):
         check_request(request)
         given = overrides(settings, {})
         (report,) = reports([source(model, hf)], given, None, dtype, kv_dtype,
-                            "raise the context with --context", quant, group_size, timeout)
+                            "raise the context with --set context=N", quant, group_size,
+                            timeout)
         served = plan_serve(report, request, group_size)
     document = served.to_dict()
 
