@@ -53,6 +53,7 @@ class ServeRequest(NamedTuple):
     timeout: float = DEFAULT_TIMEOUT  # seconds the Hub may take to send a tokenizer.json
     moe_kernel: str | None = None  # vLLM's MXFP4 MoE kernel: marlin, triton, flashinfer
     allow_long_context: bool = False  # vLLM's VLLM_ALLOW_LONG_MAX_MODEL_LEN=1
+    vllm_log: str | None = None  # a vLLM start-up log: calibrate against its figures
 
 
 class Serving(NamedTuple):
@@ -148,7 +149,18 @@ def check_request(request: ServeRequest) -> None:
 
 def plan_serve(report: Report, request: ServeRequest, group_size: int | None = None
                ) -> Serving:
-    """The plan of ``report``'s model under ``request``, its estimates and costs."""
+    """The plan of ``report``'s model under ``request``, its estimates and costs; with a vLLM
+    log, planned with the log's measured terms and compared with it figure by figure."""
+    if request.vllm_log is not None:
+        from specsheet.api.calibrate import calibrated
+
+        served: Serving = calibrated(report, request, group_size, _plan_serve)
+        return served
+    return _plan_serve(report, request, group_size)
+
+
+def _plan_serve(report: Report, request: ServeRequest, group_size: int | None = None,
+                measured: Any = None) -> Serving:
     from specsheet.api.hardware import load_gpu
     from specsheet.plan import serving
     from specsheet.plan.parallel import check_parallel
@@ -180,7 +192,7 @@ def plan_serve(report: Report, request: ServeRequest, group_size: int | None = N
         moe_kernel=request.moe_kernel)
     try:
         plan = serving.plan_serving(report, hardware, layout, plan_request, utilization,
-                                    kv_memory, group_size)
+                                    kv_memory, group_size, measured)
     except SpecError as e:
         e.context += f" (at tp {layout.tp})"
         raise

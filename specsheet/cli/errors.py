@@ -49,6 +49,7 @@ FIELD_OPTIONS: dict[str, str] = {
     "sp": "--sp",
     "zero": "--zero",
     "mfu": "--mfu",
+    "vllm_log": "--vllm-log",
     "allow_long_context": "--allow-long-context",
     "moe_kernel": "--moe-kernel",
     "price": "--price",

@@ -63,6 +63,11 @@ MoeKernelOpt = Annotated[str | None, typer.Option(
     "--moe-kernel", help="vLLM's MXFP4 MoE kernel, whose padding the experts follow: marlin, "
     "triton, flashinfer [default: as vLLM picks for the GPU: triton on Hopper, flashinfer on "
     "Blackwell, marlin on the others].", show_default=False, rich_help_panel=SERVE)]
+VllmLogOpt = Annotated[str | None, typer.Option(
+    "--vllm-log", help="A vLLM start-up log (or an excerpt): its figures beside specsheet's, "
+    "then the plan with its measured KV pool, activation peak and non-torch memory; tp, "
+    "max-model-len and utilization from the log unless given.", show_default=False,
+    rich_help_panel=SERVE)]
 PriceOpt = Annotated[str | None, typer.Option(
     "--price", help="US dollars per GPU-hour, for the costs.", show_default=False,
     rich_help_panel=SERVE)]

@@ -60,6 +60,40 @@ def fit_section(plan: ServePlan) -> dict[str, Any]:
             "estimated_bytes": estimated}
 
 
+def calibration_section(plan: ServePlan) -> dict[str, Any] | None:
+    """The figures of a vLLM log beside specsheet's (null without a log)."""
+    if plan.calibration_source is None:
+        return None
+    return {"figures": [{"name": name, "log": logged, "specsheet": ours,
+                         "difference": ours - logged} for name, logged, ours in plan.calibration],
+            "source": plan.calibration_source}
+
+
+def calibration_view(plan: ServePlan) -> TableView:
+    """The calibration as a table: figure, log, specsheet, difference."""
+    from specsheet.units import exact, human_bytes
+    from specsheet.views.table import TableView
+
+    view = TableView(title=f"Calibration against {plan.calibration_source}",
+                     headers=("Figure", "Log", "specsheet", "Difference"),
+                     numeric=(False, True, True, True))
+
+    def text(name: str, value: float) -> str:
+        if name.endswith("_bytes"):
+            return f"{'-' if value < 0 else ''}{human_bytes(abs(int(value)))}"
+        return f"{value:,.2f}" if name == "max_concurrency" else exact(int(value))
+
+    for name, logged, ours in plan.calibration:
+        diff = ours - logged
+        share = f" ({diff / logged:+.1%})" if logged else ""
+        view.add(name.replace("_", " "), text(name, logged), text(name, ours),
+                 f"{'+' if diff >= 0 else '-'}{text(name, abs(diff))}{share}")
+    view.caption = ("Weights, activation, non-torch and pool against specsheet's prediction; "
+                    "blocks, tokens and concurrency from the log's pool. The plan above uses "
+                    "the log's measured terms.")
+    return view
+
+
 def _estimates_section(plan: ServePlan, est: Estimates,
                        costs: dict[str, float | None]) -> dict[str, Any]:
     """The roofline estimates of a serve entry, with the costs and their assumptions."""
@@ -134,6 +168,7 @@ def _serve_memory(plan: ServePlan) -> dict[str, Any]:
                    for st in plan.stages],
         "fits": plan.fits,
         "fit": fit_section(plan),
+        "calibration": calibration_section(plan),
         "max_concurrency": plan.max_concurrency,
         "max_context": plan.max_context,
     }
@@ -247,6 +282,12 @@ def schemas() -> dict[str, Any]:
                                         "margin; tight: margin below them"}},
                    "The verdict and the estimates it rests on."),
         "max_concurrency": count,
+        "calibration": {"oneOf": [{"type": "null"}, obj({
+            "figures": {"type": "array", "items": obj({
+                "name": {"type": "string"}, "log": {"type": "number"},
+                "specsheet": {"type": "number"}, "difference": {"type": "number"}})},
+            "source": {"type": "string"}},
+            "A vLLM log's figures beside specsheet's; null without a log.")]},
         "max_context": count,
         "estimates": {"oneOf": [{"type": "null"}, estimates]},
     }, "Serving one model on GPUs (docs/serving.md).")
@@ -259,6 +300,7 @@ def serve_views(plan: ServePlan, est: Estimates | None, costs: dict[str, float |
     """Memory per GPU as a stacked bar against the capacity, then the fit, then the estimates.
     ``options``: how the reader sets an input, by its name (``price``), for the advice in a
     cell."""
+    from specsheet.plan.vllm_layout import ENGINE
     from specsheet.units import exact, human_bytes, percent
     from specsheet.views.table import (
         TableView,
@@ -271,12 +313,14 @@ def serve_views(plan: ServePlan, est: Estimates | None, costs: dict[str, float |
 
     s, layout, hw = plan.binding, plan.layout, plan.hardware
     name, price = plan.report.model.name, options["price"]
+    shipped = "as shipped: " if plan.report.weights.source == "config" else ""
     where = f"{layout.gpus} x {hw.name}" + (f", tp {layout.tp}" if layout.tp > 1 else "") + (
         f", pp {layout.pp}" if layout.pp > 1 else "") + (
         f", ep {layout.ep}" if layout.ep > 1 else "")
     stage = f" (stage {s.stage} of {layout.pp}: {layers_text(s.layers)})" if layout.pp > 1 else ""
     memory = TableView(
-        title=f"{name} ({plan.report.weights.format}) on {where}: memory per GPU{stage}",
+        title=f"{name} ({shipped}{plan.report.weights.format}) on {where}: memory per GPU"
+              f"{stage}",
         headers=("Part", "Bytes", "Of capacity", "", "Exact"),
         numeric=(False, True, True, False, True),
         optional=(False, False, True, True, False),
@@ -299,7 +343,8 @@ def serve_views(plan: ServePlan, est: Estimates | None, costs: dict[str, float |
     memory.add(f"Capacity ({hw.label})", human_bytes(cap), "100%", stacked_bar(0, cap, cap),
                exact(cap), style="total")
     memory.caption = ("Each bar is one part's place in the GPU's memory, stacked left to right. "
-                      "The activation peak and the overhead are estimates (docs/serving.md).")
+                      "The activation peak and the overhead are estimates (docs/serving.md). "
+                      f"Layout as {ENGINE.name} {ENGINE.version} lays it out.")
 
     fit = TableView(title=f"Fit at max-model-len {exact(plan.request.max_model_len)}: "
                           f"{'fits' if plan.fits else 'DOES NOT FIT'}",
@@ -335,6 +380,8 @@ def serve_views(plan: ServePlan, est: Estimates | None, costs: dict[str, float |
                         f"{exact(s.block_size)} tokens ({exact(s.page_bytes)} B), as vLLM pads "
                         "it.")
     views = [memory, fit]
+    if plan.calibration_source is not None:
+        views.append(calibration_view(plan))
     if est is None:
         return views
     shape = (f"{exact(plan.request.prompt)} in, {exact(plan.request.output)} out, "

@@ -53,6 +53,7 @@ from specsheet.cli.serving import (
     TokensPerWordOpt,
     TpOpt,
     UtilizationOpt,
+    VllmLogOpt,
 )
 from specsheet.errors import SpecError
 from specsheet.sources import DEFAULT_TIMEOUT
@@ -90,6 +91,7 @@ def serve(
     tokenizer: TokenizerOpt = None,
     moe_kernel: MoeKernelOpt = None,
     allow_long_context: AllowLongContextOpt = False,
+    vllm_log: VllmLogOpt = None,
     quant: QuantOpt = None,
     group_size: GroupSizeOpt = None,
     dtype: DtypeOpt = None,
@@ -120,7 +122,7 @@ def serve(
         kv_memory=kv_memory, max_num_batched_tokens=max_num_batched_tokens,
         max_num_seqs=max_num_seqs, price=price, mfu=mfu, mbu=mbu,
         tokens_per_word=tokens_per_word, text=text, tokenizer=tokenizer, timeout=timeout,
-        moe_kernel=moe_kernel, allow_long_context=allow_long_context)
+        moe_kernel=moe_kernel, allow_long_context=allow_long_context, vllm_log=vllm_log)
     with as_options(_LABELS if tp is None else None):
         check_request(request)
         given = overrides(settings, {})
@@ -128,6 +130,13 @@ def serve(
                             "raise the context with --set context=N", quant, group_size,
                             timeout)
         served = plan_serve(report, request, group_size)
+    unread = served.plan.calibration_unreadable
+    if unread:
+        from specsheet.cli import streams
+
+        streams.say(f"specsheet: note: {vllm_log}: {len(unread)} line"
+                    f"{'s' if len(unread) > 1 else ''} naming a figure could not be read, "
+                    f"the first: {unread[0]!r}")
     document = served.to_dict()
 
     def views() -> list[TableView]:
