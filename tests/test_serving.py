@@ -152,12 +152,23 @@ def test_deepseek_v3_fp8_block_at_tp_8_keeps_the_latent_whole() -> None:
     assert doc["memory_per_gpu"]["weights_bytes"] == weights
     # MLA caches 512 + 64 values a token a layer, not split by tp: every GPU holds them all
     assert doc["memory_per_gpu"]["kv_bytes_per_token"] == 61 * 576 * 2 == 70_272
-    page = 16 * 576 * 2
+    # an H200 is Hopper: vLLM's FlashMLA forces blocks of 64 tokens (docs/serving.md)
+    assert doc["kv_blocks"]["block_size"] == 64
+    page = 64 * 576 * 2
     blocks = 40 * GIB // page // 61
-    per_request = 163840 // 16
+    per_request = 163840 // 64
     assert concurrency(doc) == (blocks, per_request, blocks // per_request,
                                 blocks / per_request)
-    assert (blocks, blocks // per_request) == (38_199, 3)
+    assert (blocks, blocks // per_request) == (9_549, 3)
+    # on an A100 (no FlashMLA: Triton MLA) the block stays 16
+    a100 = serve("deepseek-v3", "--gpu", "a100-80gb-sxm", "--gpus", "8", "--quant",
+                 "fp8-block", "--kv-memory", "40GiB")
+    assert a100["kv_blocks"]["block_size"] == 16
+    assert a100["kv_blocks"]["num_blocks"] == 40 * GIB // (16 * 576 * 2) // 61 == 38_199
+    # --block-size overrides
+    given = serve("deepseek-v3", "--gpu", "h200", "--gpus", "8", "--kv-memory", "40GiB",
+                  "--block-size", "128")
+    assert given["kv_blocks"]["block_size"] == 128
     assert doc["fits"] is True
 
 

@@ -54,6 +54,7 @@ class ServeRequest(NamedTuple):
     moe_kernel: str | None = None  # vLLM's MXFP4 MoE kernel: marlin, triton, flashinfer
     allow_long_context: bool = False  # vLLM's VLLM_ALLOW_LONG_MAX_MODEL_LEN=1
     vllm_log: str | None = None  # a vLLM start-up log: calibrate against its figures
+    block_size: int | None = None  # vLLM's --block-size (default: as the backend forces it)
 
 
 class Serving(NamedTuple):
@@ -133,6 +134,11 @@ def check_request(request: ServeRequest) -> None:
     from specsheet.plan.vllm_layout import check_moe_kernel
 
     check_moe_kernel(request.moe_kernel)
+    block = request.block_size
+    if block is not None and (isinstance(block, bool) or not isinstance(block, int)
+                              or block < 1 or block % 16):
+        raise SpecError(f"expected a positive multiple of 16 tokens, got {block!r}",
+                        field="block_size", value=block)
     _share(request.mfu, "mfu")
     _share(request.mbu, "mbu")
     _price(request.price)
@@ -189,7 +195,7 @@ def _plan_serve(report: Report, request: ServeRequest, group_size: int | None = 
         max_model_len=max_len, prompt=prompt, output=output,
         batched_tokens=request.max_num_batched_tokens or serving.default_batched_tokens(hardware),
         max_seqs=request.max_num_seqs or serving.default_max_seqs(hardware),
-        moe_kernel=request.moe_kernel)
+        moe_kernel=request.moe_kernel, block_size=request.block_size)
     try:
         plan = serving.plan_serving(report, hardware, layout, plan_request, utilization,
                                     kv_memory, group_size, measured)

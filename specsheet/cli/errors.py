@@ -49,6 +49,7 @@ FIELD_OPTIONS: dict[str, str] = {
     "sp": "--sp",
     "zero": "--zero",
     "mfu": "--mfu",
+    "block_size": "--block-size",
     "vllm_log": "--vllm-log",
     "allow_long_context": "--allow-long-context",
     "moe_kernel": "--moe-kernel",

@@ -68,6 +68,10 @@ VllmLogOpt = Annotated[str | None, typer.Option(
     "then the plan with its measured KV pool, activation peak and non-torch memory; tp, "
     "max-model-len and utilization from the log unless given.", show_default=False,
     rich_help_panel=SERVE)]
+BlockSizeOpt = Annotated[int | None, typer.Option(
+    "--block-size", help="Tokens per KV block (vLLM's --block-size) [default: as the attention "
+    "backend forces it: 64 for MLA on Hopper (FlashMLA), 64 or 128 on Blackwell, 16 else; a "
+    "hybrid's is raised to hold its state].", show_default=False, rich_help_panel=SERVE)]
 PriceOpt = Annotated[str | None, typer.Option(
     "--price", help="US dollars per GPU-hour, for the costs.", show_default=False,
     rich_help_panel=SERVE)]

@@ -137,8 +137,8 @@ def activation_estimate(spec: ModelSpec, layout: Parallel, layers: range, last: 
 def stage_memory(report: Report, hardware: Accelerator, layout: Parallel, stage: int,
                  max_model_len: int, utilization: Share, kv_memory: int | None,
                  batched_tokens: int, max_seqs: int, group_size: int | None,
-                 moe_kernel: str | None = None, measured: Measured | None = None
-                 ) -> StageMemory:
+                 moe_kernel: str | None = None, measured: Measured | None = None,
+                 block_size: int | None = None) -> StageMemory:
     """The memory of one GPU of pipeline stage ``stage``."""
     spec = report.model.spec
     quant = report.weights.format if report.weights.quantized else None
@@ -177,7 +177,8 @@ def stage_memory(report: Report, hardware: Accelerator, layout: Parallel, stage:
     values = kv_values_per_layer(spec, layout.tp)
     kv_dtype = report.kv.dtype
     state_dtype = dtype or "bf16"
-    block = kv_block_size(spec, hardware, layout.tp, kv_dtype, state_dtype, max_model_len)
+    block = block_size or kv_block_size(spec, hardware, layout.tp, kv_dtype, state_dtype,
+                                        max_model_len)
     state_page = state_page_bytes(spec, layout.tp, state_dtype)
     attention = attention_layers(spec, layers)
     page = bytes_for(block * values, kv_dtype) if spec.attention_layers else state_page
@@ -214,6 +215,7 @@ class Request(NamedTuple):
     batched_tokens: int  # max_num_batched_tokens
     max_seqs: int  # max_num_seqs
     moe_kernel: str | None = None  # vLLM's MXFP4 MoE kernel (default: by GPU generation)
+    block_size: int | None = None  # tokens per KV block (default: as the backend forces it)
 
 
 class ServePlan(NamedTuple):
@@ -339,7 +341,7 @@ def plan_serving(report: Report, hardware: Accelerator, layout: Parallel, reques
         raise _over_context(report, request.max_model_len)
     stages = tuple(stage_memory(report, hardware, layout, i, request.max_model_len, utilization,
                                 kv_memory, request.batched_tokens, request.max_seqs, group_size,
-                                request.moe_kernel, measured)
+                                request.moe_kernel, measured, request.block_size)
                    for i in range(layout.pp))
     return ServePlan(report, hardware, layout, request, utilization, kv_memory is not None,
                      stages)
@@ -354,8 +356,9 @@ def at_max_model_len(plan: ServePlan, report: Report, max_model_len: int) -> Ser
     if max_model_len > spec.context:
         raise _over_context(report, max_model_len)
     request = plan.request._replace(max_model_len=max_model_len)
-    block = kv_block_size(spec, plan.hardware, plan.layout.tp, report.kv.dtype,
-                          report.dtype or "bf16", max_model_len)
+    block = request.block_size or kv_block_size(spec, plan.hardware, plan.layout.tp,
+                                                report.kv.dtype, report.dtype or "bf16",
+                                                max_model_len)
     stages = tuple(s._replace(block_size=block, blocks_per_request=sum(
         group_blocks(g, max_model_len, request.batched_tokens, block)
         for g in s.groups)) for s in plan.stages)

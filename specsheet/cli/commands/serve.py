@@ -34,6 +34,7 @@ from specsheet.cli.options import (
 from specsheet.cli.serving import (
     AllowLongContextOpt,
     BatchedTokensOpt,
+    BlockSizeOpt,
     ConcurrencyOpt,
     EpOpt,
     GpuOpt,
@@ -92,6 +93,7 @@ def serve(
     moe_kernel: MoeKernelOpt = None,
     allow_long_context: AllowLongContextOpt = False,
     vllm_log: VllmLogOpt = None,
+    block_size: BlockSizeOpt = None,
     quant: QuantOpt = None,
     group_size: GroupSizeOpt = None,
     dtype: DtypeOpt = None,
@@ -122,7 +124,8 @@ def serve(
         kv_memory=kv_memory, max_num_batched_tokens=max_num_batched_tokens,
         max_num_seqs=max_num_seqs, price=price, mfu=mfu, mbu=mbu,
         tokens_per_word=tokens_per_word, text=text, tokenizer=tokenizer, timeout=timeout,
-        moe_kernel=moe_kernel, allow_long_context=allow_long_context, vllm_log=vllm_log)
+        moe_kernel=moe_kernel, allow_long_context=allow_long_context, vllm_log=vllm_log,
+        block_size=block_size)
     with as_options(_LABELS if tp is None else None):
         check_request(request)
         given = overrides(settings, {})
