@@ -3,7 +3,7 @@ fast and at what cost (``specsheet serve``; docs/serving.md).
 
     >>> import specsheet as s
     >>> s.serve(s.load("llama3-70b"), gpu="h100-sxm", gpus=8).max_concurrency
-    172
+    170
 """
 
 from __future__ import annotations

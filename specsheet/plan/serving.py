@@ -164,7 +164,7 @@ def stage_memory(report: Report, hardware: Accelerator, layout: Parallel, stage:
     activation = activation_estimate(spec, layout, layers, stage == layout.pp - 1,
                                      batched_tokens, max_seqs)
     overhead = OVERHEAD_BYTES
-    capacity = hardware.memory_bytes
+    capacity = hardware.device_bytes  # CUDA's total where the catalog has it
     if measured is not None:  # a vLLM log's figures in place of the estimates
         activation = activation if measured.activation is None else measured.activation
         overhead = overhead if measured.overhead is None else measured.overhead
