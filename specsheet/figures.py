@@ -18,6 +18,11 @@ TENSOR_TYPE = {"fp32": "F32", "fp16": "F16", "bf16": "BF16", "fp8": "F8_E4M3", "
                "int4": "I4"}
 
 
+# vLLM's --kv-cache-dtype names for specsheet's (vllm/config/cache.py CacheDType): both fp8
+# formats store one byte a value with a per-tensor scale, as specsheet's fp8 does
+VLLM_KV_DTYPES = {"fp8_e4m3": "fp8", "fp8_e5m2": "fp8"}
+
+
 class Weights(NamedTuple):
     """The bytes the weights take in one storage format.
 
@@ -85,6 +90,7 @@ def build_report(
     format's usual type) or else in ``dtype`` (default bf16)."""
     if dtype is not None:
         check_dtype(dtype, "dtype")
+    kv_dtype = VLLM_KV_DTYPES.get(kv_dtype, kv_dtype)
     check_dtype(kv_dtype, "kv_dtype")
     spec = model.spec
     t = spec.context if tokens is None else tokens

@@ -175,3 +175,11 @@ def test_default_requests_fit_the_context_and_long_contexts_need_the_override() 
     shipped = run("serve", "gpt-oss-120b", "--gpu", "h100-sxm", "--max-model-len", "200k",
                   "--allow-long-context")
     assert shipped["model"]["format_source"] == "config"
+
+
+def test_vllm_fp8_kv_dtype_names_are_fp8() -> None:
+    fp8 = run("serve", "llama3-8b", "--gpu", "h100-sxm", "--kv-dtype", "fp8")
+    for name in ("fp8_e4m3", "fp8_e5m2"):
+        doc = run("serve", "llama3-8b", "--gpu", "h100-sxm", "--kv-dtype", name)
+        assert doc["model"]["kv_dtype"] == "fp8"
+        assert doc["kv_blocks"] == fp8["kv_blocks"]
