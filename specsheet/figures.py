@@ -18,6 +18,11 @@ TENSOR_TYPE = {"fp32": "F32", "fp16": "F16", "bf16": "BF16", "fp8": "F8_E4M3", "
                "int4": "I4"}
 
 
+# vLLM's --kv-cache-dtype names for specsheet's (vllm/config/cache.py CacheDType): both fp8
+# formats store one byte a value with a per-tensor scale, as specsheet's fp8 does
+VLLM_KV_DTYPES = {"fp8_e4m3": "fp8", "fp8_e5m2": "fp8"}
+
+
 class Weights(NamedTuple):
     """The bytes the weights take in one storage format.
 
@@ -33,15 +38,20 @@ class Weights(NamedTuple):
     tensor_types: dict[str, int]  # bytes by stored element type (BF16, Q4_K, I32, ...)
     quantized: bool  # a quantization format rather than a plain dtype
     lower_bound: bool  # int4 without its metadata: a lower bound, not a checkpoint's size
+    # where the format came from: "config" (the checkpoint as it ships), "option", "default"
+    source: str = "default"
+    group_size: int | None = None  # the group the format was stored with (None: its default)
+    keep: tuple[str, ...] = ()  # modules the checkpoint's config leaves unquantized
+    match: str = "exact"  # how keep's entries match (quant/modules.py)
 
 
-def plain_weights(params: ParamBreakdown, dtype: str) -> Weights:
+def plain_weights(params: ParamBreakdown, dtype: str, source: str = "default") -> Weights:
     """Every parameter in ``dtype``."""
     total = bytes_for(params.total, dtype)
     return Weights(format=dtype, weights_bytes=total, overhead_bytes=0,
                    by_component={k: bytes_for(v, dtype) for k, v in params.components().items()},
                    tensor_types={TENSOR_TYPE[dtype]: total}, quantized=False,
-                   lower_bound=dtype == "int4")
+                   lower_bound=dtype == "int4", source=source)
 
 
 class Report(NamedTuple):
@@ -80,6 +90,7 @@ def build_report(
     format's usual type) or else in ``dtype`` (default bf16)."""
     if dtype is not None:
         check_dtype(dtype, "dtype")
+    kv_dtype = VLLM_KV_DTYPES.get(kv_dtype, kv_dtype)
     check_dtype(kv_dtype, "kv_dtype")
     spec = model.spec
     t = spec.context if tokens is None else tokens
@@ -90,19 +101,33 @@ def build_report(
             f"{t:,} exceeds the context of {model.name} ({spec.context:,} tokens)",
             field="tokens", value=t)
     params = count_params(spec)
+    source = "option"
+    keep: tuple[str, ...] = ()
+    match = "exact"
+    shipped = model.shipped
+    if quant is None and dtype is None and group_size is None and shipped is not None:
+        # no format asked for: the checkpoint as it ships
+        quant, group_size, keep, match = (shipped.format, shipped.group_size, shipped.keep,
+                                          shipped.match)
+        source = "config"
+    elif quant == "none":  # the unquantized model
+        quant = None
+    elif quant is None:  # bf16 asked for on a model that ships unquantized is the default
+        source = "option" if dtype not in (None, DEFAULT_DTYPE) or shipped else "default"
     if quant is None:
         if group_size is not None:
             raise SpecError("a group size needs a quantization format", field="group_size",
                             value=group_size)
-        weights = plain_weights(params, dtype or DEFAULT_DTYPE)
+        weights = plain_weights(params, dtype or DEFAULT_DTYPE, source)
     else:
         from specsheet.quant.layouts import quantized_bytes  # only with a format: ~15 ms
 
-        stored = quantized_bytes(spec, quant, group_size, dtype)
+        stored = quantized_bytes(spec, quant, group_size, dtype, keep=keep, match=match)
         weights = Weights(format=stored.format, weights_bytes=stored.weights_bytes,
                           overhead_bytes=stored.overhead_bytes,
                           by_component=stored.by_component, tensor_types=stored.tensor_types,
-                          quantized=True, lower_bound=False)
+                          quantized=True, lower_bound=False, source=source,
+                          group_size=group_size, keep=keep, match=match)
     return Report(
         model=model,
         params=params,

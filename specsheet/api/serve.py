@@ -3,7 +3,7 @@ fast and at what cost (``specsheet serve``; docs/serving.md).
 
     >>> import specsheet as s
     >>> s.serve(s.load("llama3-70b"), gpu="h100-sxm", gpus=8).max_concurrency
-    172
+    170
 """
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ class ServeRequest(NamedTuple):
     pp: int | None = None  # default: 1
     ep: bool = False  # vLLM's --enable-expert-parallel
     max_model_len: int | None = None  # tokens a request may reach (default: the context)
-    prompt: int = DEFAULT_PROMPT
-    output: int = DEFAULT_OUTPUT
+    prompt: int | None = None  # default: 1,024, less when the model's context is shorter
+    output: int | None = None  # default: 256, less when the model's context is shorter
     concurrency: int | None = None  # default: as many requests as the pool holds, <= max_seqs
     memory_utilization: str | float = DEFAULT_UTILIZATION
     kv_memory: int | str | None = None  # the KV pool per GPU in bytes (kv_cache_memory_bytes)
@@ -52,6 +52,10 @@ class ServeRequest(NamedTuple):
     text: str | None = None  # a UTF-8 file: tokens per word with the model's tokenizer
     tokenizer: str | None = None  # the tokenizer.json for text (default: beside the config)
     timeout: float = DEFAULT_TIMEOUT  # seconds the Hub may take to send a tokenizer.json
+    moe_kernel: str | None = None  # vLLM's MXFP4 MoE kernel: marlin, triton, flashinfer
+    allow_long_context: bool = False  # vLLM's VLLM_ALLOW_LONG_MAX_MODEL_LEN=1
+    vllm_log: str | None = None  # a vLLM start-up log: calibrate against its figures
+    block_size: int | None = None  # vLLM's --block-size (default: as the backend forces it)
 
 
 class Serving(NamedTuple):
@@ -128,6 +132,14 @@ def _price(price: float | str | None) -> float | None:
 
 def check_request(request: ServeRequest) -> None:
     """The settings that need no model, checked before any model is read."""
+    from specsheet.plan.vllm_layout import check_moe_kernel
+
+    check_moe_kernel(request.moe_kernel)
+    block = request.block_size
+    if block is not None and (isinstance(block, bool) or not isinstance(block, int)
+                              or block < 1 or block % 16):
+        raise SpecError(f"expected a positive multiple of 16 tokens, got {block!r}",
+                        field="block_size", value=block)
     _share(request.mfu, "mfu")
     _share(request.mbu, "mbu")
     _price(request.price)
@@ -146,7 +158,18 @@ def check_request(request: ServeRequest) -> None:
 
 def plan_serve(report: Report, request: ServeRequest, group_size: int | None = None
                ) -> Serving:
-    """The plan of ``report``'s model under ``request``, its estimates and costs."""
+    """The plan of ``report``'s model under ``request``, its estimates and costs; with a vLLM
+    log, planned with the log's measured terms and compared with it figure by figure."""
+    if request.vllm_log is not None:
+        from specsheet.api.calibrate import calibrated
+
+        served: Serving = calibrated(report, request, group_size, _plan_serve)
+        return served
+    return _plan_serve(report, request, group_size)
+
+
+def _plan_serve(report: Report, request: ServeRequest, group_size: int | None = None,
+                measured: Any = None) -> Serving:
     from specsheet.api.hardware import load_gpu
     from specsheet.plan import serving
     from specsheet.plan.parallel import check_parallel
@@ -167,20 +190,66 @@ def plan_serve(report: Report, request: ServeRequest, group_size: int | None = N
     kv_memory = _kv_memory(request.kv_memory)
     max_len = request.max_model_len or spec.context
     if max_len > spec.context:
-        raise SpecError(f"{max_len:,} exceeds the context of {report.model.name} "
-                        f"({spec.context:,} tokens); lower it or raise the context with "
-                        "--context", field="max_model_len", value=max_len)
+        if not request.allow_long_context:
+            raise SpecError(f"{max_len:,} exceeds the context of {report.model.name} "
+                            f"({spec.context:,} tokens), which vLLM refuses; lower it, or "
+                            "serve past the context with --allow-long-context (vLLM's "
+                            "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1)", field="max_model_len",
+                            value=max_len)
+        report = _long_context(report, max_len)
+    prompt, output = request_shape(request, max_len)
     plan_request = serving.Request(
-        max_model_len=max_len, prompt=request.prompt, output=request.output,
+        max_model_len=max_len, prompt=prompt, output=output,
         batched_tokens=request.max_num_batched_tokens or serving.default_batched_tokens(hardware),
-        max_seqs=request.max_num_seqs or serving.default_max_seqs(hardware))
+        max_seqs=request.max_num_seqs or serving.default_max_seqs(hardware),
+        moe_kernel=request.moe_kernel, block_size=request.block_size)
     try:
         plan = serving.plan_serving(report, hardware, layout, plan_request, utilization,
-                                    kv_memory, group_size)
+                                    kv_memory, group_size, measured)
     except SpecError as e:
         e.context += f" (at tp {layout.tp})"
         raise
     return Serving(plan, *estimates_of(plan, request))
+
+
+def request_shape(request: ServeRequest, max_len: int) -> tuple[int, int]:
+    """The prompt and output of a request: as given, or the defaults (1,024 + 256) shortened to
+    fit ``max_len``; a request longer than ``max_len`` is refused, as vLLM refuses it."""
+    output = request.output
+    if output is None:
+        output = min(DEFAULT_OUTPUT, max(1, max_len // 4))
+    prompt = request.prompt
+    if prompt is None:
+        prompt = max(1, min(DEFAULT_PROMPT, max_len - output))
+    for name, value in (("prompt", prompt), ("output", output)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise SpecError(f"expected a positive number of tokens, got {value!r}", field=name,
+                            value=value)
+    if prompt + output > max_len:
+        raise SpecError(f"a request of {prompt:,} prompt + {output:,} output tokens exceeds "
+                        f"max_model_len {max_len:,}, which vLLM refuses; shorten it or raise "
+                        "max_model_len", field="prompt", value=prompt)
+    return prompt, output
+
+
+def _long_context(report: Report, max_len: int) -> Report:
+    """``report`` with its model's context raised to ``max_len`` (vLLM's
+    VLLM_ALLOW_LONG_MAX_MODEL_LEN: the positions past the trained context are the user's
+    risk; the memory is what it is)."""
+    import dataclasses
+
+    from specsheet.figures import build_report
+
+    model = report.model
+    longer = model._replace(spec=dataclasses.replace(model.spec, context=max_len))
+    w = report.weights
+    given = w.source == "option"  # else the shipped format or the default, found again
+    quant = w.format if w.quantized and given else None
+    if given and not w.quantized and model.shipped is not None:
+        quant = "none"
+    rebuilt = build_report(longer, None, report.dtype if given else None, report.kv.dtype,
+                           quant, w.group_size if given else None)
+    return type(report)._make(rebuilt)
 
 
 def _utilization(value: str | float) -> Any:
@@ -205,7 +274,7 @@ def estimates_of(plan: ServePlan, request: ServeRequest
 
     concurrency = request.concurrency
     if concurrency is None:
-        concurrency = min(plan.concurrency_at(request.prompt + request.output),
+        concurrency = min(plan.concurrency_at(plan.request.prompt + plan.request.output),
                           plan.request.max_seqs)
     if not plan.fits or not concurrency:
         return None, {}

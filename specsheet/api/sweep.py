@@ -14,7 +14,14 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from specsheet.api.hardware import load_gpu
-from specsheet.api.serve import ServeRequest, Serving, check_request, estimates_of, plan_serve
+from specsheet.api.serve import (
+    ServeRequest,
+    Serving,
+    check_request,
+    estimates_of,
+    plan_serve,
+    request_shape,
+)
 from specsheet.errors import SpecError
 from specsheet.figures import Axis, Point
 from specsheet.plan import sweep as sweep_grid
@@ -143,21 +150,25 @@ def serve_points(points: list[Point], request: ServeRequest,
     before it takes that layout (the weights per GPU, the pool) and computes again only the
     blocks of a request, and the estimates once per layout and batch (plan/sweep.py)."""
     check_request(request)
-    # the estimates by layout (the point that laid it out), batch and verdict: they do not
-    # depend on the tokens a request may reach
-    estimates: dict[tuple[int, int, bool], tuple[Any, dict[str, float | None]]] = {}
+    # the estimates by layout (the point that laid it out), batch, request shape and verdict:
+    # they do not depend on the tokens a request may reach (the default request shortens
+    # with them)
+    estimates: dict[tuple[int, int, int, int, bool], tuple[Any, dict[str, float | None]]] = {}
 
     def at(point: Point) -> ServeRequest:
         return request._replace(max_model_len=point.report.kv.tokens, concurrency=point.batch)
 
     def plan_of(point: Point) -> Serving:
         served = plan_serve(point.report, at(point), group_size)
-        estimates[(id(served), point.batch, served.plan.fits)] = (served.estimates,
-                                                                   served.costs)
+        first = served.plan.request
+        estimates[(id(served), point.batch, first.prompt, first.output, served.plan.fits)] = (
+            served.estimates, served.costs)
         return served
 
     def moved(start: Serving, plan: ServePlan, point: Point) -> Serving:
-        key = (id(start), point.batch, plan.fits)
+        prompt, output = request_shape(at(point), point.report.kv.tokens)
+        plan = plan._replace(request=plan.request._replace(prompt=prompt, output=output))
+        key = (id(start), point.batch, prompt, output, plan.fits)
         if key not in estimates:
             estimates[key] = estimates_of(plan, at(point))
         return Serving(plan, *estimates[key])

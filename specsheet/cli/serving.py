@@ -31,14 +31,18 @@ MaxModelLenOpt = Annotated[int | None, typer.Option(
     help="Tokens T a request may reach (vLLM's --max-model-len), for the KV cache, the FLOPs "
     "and the serving plan: 8192 or 8k (k = 1,024) [default: the model's context].",
     show_default=False)]
-PromptOpt = Annotated[int, typer.Option(
+PromptOpt = Annotated[int | None, typer.Option(
     "--prompt", parser=parse_tokens, metavar="T",
-    help="Prompt tokens of a request, for the estimates.",
+    help="Prompt tokens of a request, for the estimates [default: 1,024, fewer when "
+    "max-model-len is shorter than prompt + output].", show_default=False,
     rich_help_panel=SERVE)]
-OutputOpt = Annotated[int, typer.Option(
+OutputOpt = Annotated[int | None, typer.Option(
     "--output", parser=parse_tokens, metavar="T",
-    help="Output tokens of a request, for the estimates.",
-    rich_help_panel=SERVE)]
+    help="Output tokens of a request, for the estimates [default: 256, at most a quarter of "
+    "max-model-len].", show_default=False, rich_help_panel=SERVE)]
+AllowLongContextOpt = Annotated[bool, typer.Option(
+    "--allow-long-context", help="Allow a max-model-len over the model's context (vLLM's "
+    "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1).", rich_help_panel=SERVE)]
 ConcurrencyOpt = Annotated[int | None, typer.Option(
     "--concurrency", min=1, help="Requests decoded at once, for the estimates [default: as "
     "many of prompt + output tokens as the KV pool holds, at most max-num-seqs].",
@@ -57,6 +61,19 @@ BatchedTokensOpt = Annotated[int | None, typer.Option(
 MaxSeqsOpt = Annotated[int | None, typer.Option(
     "--max-num-seqs", min=1, help="vLLM's max_num_seqs [default: 1,024 on a GPU of 70 GiB or "
     "more but an A100, else 256].", show_default=False, rich_help_panel=SERVE)]
+MoeKernelOpt = Annotated[str | None, typer.Option(
+    "--moe-kernel", help="vLLM's MXFP4 MoE kernel, whose padding the experts follow: marlin, "
+    "triton, flashinfer [default: as vLLM picks for the GPU: triton on Hopper, flashinfer on "
+    "Blackwell, marlin on the others].", show_default=False, rich_help_panel=SERVE)]
+VllmLogOpt = Annotated[str | None, typer.Option(
+    "--vllm-log", help="A vLLM start-up log (or an excerpt): its figures beside specsheet's, "
+    "then the plan with its measured KV pool, activation peak and non-torch memory; tp, "
+    "max-model-len and utilization from the log unless given.", show_default=False,
+    rich_help_panel=SERVE)]
+BlockSizeOpt = Annotated[int | None, typer.Option(
+    "--block-size", help="Tokens per KV block (vLLM's --block-size) [default: as the attention "
+    "backend forces it: 64 for MLA on Hopper (FlashMLA), 64 or 128 on Blackwell, 16 else; a "
+    "hybrid's is raised to hold its state].", show_default=False, rich_help_panel=SERVE)]
 PriceOpt = Annotated[str | None, typer.Option(
     "--price", help="US dollars per GPU-hour, for the costs.", show_default=False,
     rich_help_panel=SERVE)]

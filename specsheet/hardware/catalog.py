@@ -33,6 +33,8 @@ OPTIONAL = {
     "vendor": "the vendor",
     "interconnect": "the link between GPUs, e.g. NVLink 4",
     "interconnect_bytes_per_s": "the GPU-to-GPU bandwidth per GPU, one way, in bytes per second",
+    "cuda_memory_bytes": "the total CUDA reports (cudaMemGetInfo), which vLLM multiplies by "
+                         "its memory utilization, in bytes",
     "sources": "a mapping of field to the datasheet that gives it",
     "notes": "free text",
 }
@@ -52,6 +54,12 @@ class Accelerator:
     interconnect_bytes_per_s: int  # per GPU, one way; 0 when it has no GPU-to-GPU link
     sources: Mapping[str, str]
     notes: str = ""
+    cuda_memory_bytes: int = 0  # what CUDA reports (0: not known; memory_bytes stands in)
+
+    @property
+    def device_bytes(self) -> int:
+        """The device memory an engine sizes its pool from: CUDA's total where known."""
+        return self.cuda_memory_bytes or self.memory_bytes
 
     def peak(self, dtype: str) -> int:
         """Dense peak FLOP/s for matrix multiplications in ``dtype``.
@@ -148,6 +156,8 @@ def accelerator_from_mapping(data: object, origin: str) -> Accelerator:
             link, "interconnect_bytes_per_s", origin, "bytes"),
         sources={str(k): str(v) for k, v in sources.items()},
         notes=texts["notes"],
+        cuda_memory_bytes=_quantity(data["cuda_memory_bytes"], "cuda_memory_bytes", origin,
+                                    "bytes") if "cuda_memory_bytes" in data else 0,
     )
 
 

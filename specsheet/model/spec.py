@@ -445,6 +445,18 @@ def _check_digits(name: str, value: int) -> None:
                         "expected a size", field=name)
 
 
+class Shipped(NamedTuple):
+    """The quantization a checkpoint ships in, as its config.json's ``quantization_config``
+    writes it: a specsheet format name, its group size, and the modules it leaves unquantized
+    (``keep``: entries as the config writes them, matched by ``match``)."""
+
+    format: str  # a quant.formats.FORMATS name: mxfp4, fp8-block, w4a16, ...
+    method: str  # the config's quant_method: mxfp4, fp8, compressed-tensors, gptq, ...
+    group_size: int | None = None
+    keep: tuple[str, ...] = ()  # modules left in their dtype (ignore, modules_to_not_convert)
+    match: str = "exact"  # how keep entries match a module: exact (with re: and *), substring
+
+
 class Model(NamedTuple):
     """A spec with the name and provenance it was loaded under."""
 
@@ -457,3 +469,4 @@ class Model(NamedTuple):
     # what the figures cover: "language model only" for a multimodal config whose vision or
     # audio tower is left out
     counted: str = "whole model"
+    shipped: Shipped | None = None  # the checkpoint's own quantization (None: unquantized)

@@ -106,12 +106,27 @@ def kv_block_size(spec: ModelSpec, hardware: Accelerator, tp: int, kv_dtype: str
     (its MambaSpec's block size)."""
     state = state_page_bytes(spec, tp, state_dtype)
     if not state:
-        return BLOCK_SIZE
+        return mla_block_size(spec, hardware) if spec.kv_lora_rank else BLOCK_SIZE
     if not spec.attention_layers:
         return max_model_len
     token = bytes_for(kv_values_per_layer(spec, tp), kv_dtype)
     align = kernel_block_alignment(spec, hardware)
     return align * -(-state // (align * token))
+
+
+def mla_block_size(spec: ModelSpec, hardware: Accelerator) -> int:
+    """An MLA model's block as vLLM's CUDA platform forces it (``vllm/platforms/cuda.py`` at
+    ``002db495``, ``check_and_update_config``): FlashMLA on Hopper, 64 tokens; on Blackwell
+    FlashInfer MLA (64) when qk_nope_head_dim is 128, else CUTLASS MLA (128); 16 elsewhere
+    (Triton MLA)."""
+    from specsheet.plan.vllm_layout import generation
+
+    kind = generation(hardware)
+    if kind == "sm90":
+        return 64
+    if kind == "sm100":
+        return 64 if spec.head_dim - spec.qk_rope_head_dim == 128 else 128
+    return BLOCK_SIZE
 
 
 def kv_groups(spec: ModelSpec, layers: Iterable[int]) -> list[KVGroup]:

@@ -138,11 +138,19 @@ def costs(plan: ServePlan, est: Estimates) -> dict[str, float | None]:
             "usd_per_million_input_tokens": prompt, "usd_per_million_output_words": words}
 
 
+def speed_wording(mfu: float, mbu: float) -> str:
+    """What the speed figures are: an upper bound only at mfu = mbu = 1, else an estimate."""
+    if mfu == 1 and mbu == 1:
+        return ("roofline: an upper bound on speed; real kernels, scheduling and communication "
+                "are slower")
+    return f"roofline: an estimate at mfu {mfu:g}, mbu {mbu:g}"
+
+
 def assumptions(plan: ServePlan, est: Estimates) -> list[str]:
     """The estimates' assumptions, in words (docs/serving.md has the formulas)."""
     spec = plan.report.model.spec
     notes = [
-        "roofline: an upper bound on speed; real kernels, scheduling and communication are slower",
+        speed_wording(est.mfu, est.mbu),
         f"prefill: {plan.request.prompt:,} prompt tokens x forward FLOPs per token / (tp x "
         f"{est.compute_dtype} peak x mfu {est.mfu:g}), every token attending to all prompt "
         "tokens, plus 2 ring all-reduces of the activations per layer over the interconnect",

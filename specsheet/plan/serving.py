@@ -136,28 +136,49 @@ def activation_estimate(spec: ModelSpec, layout: Parallel, layers: range, last: 
 
 def stage_memory(report: Report, hardware: Accelerator, layout: Parallel, stage: int,
                  max_model_len: int, utilization: Share, kv_memory: int | None,
-                 batched_tokens: int, max_seqs: int, group_size: int | None) -> StageMemory:
+                 batched_tokens: int, max_seqs: int, group_size: int | None,
+                 moe_kernel: str | None = None, measured: Measured | None = None,
+                 block_size: int | None = None) -> StageMemory:
     """The memory of one GPU of pipeline stage ``stage``."""
     spec = report.model.spec
     quant = report.weights.format if report.weights.quantized else None
     dtype = report.dtype
     layers = pp_partition(spec.layers, layout.pp)[stage]
     tensors = stage_tensors(spec, layout, stage)
-    weights = stored_bytes(spec, tensors, dtype, quant, group_size)
-    experts = stored_bytes(spec, tuple(t for t in tensors if "_exps." in t.name), dtype, quant,
-                           group_size) if spec.experts else 0
+    w = report.weights
+    group_size = w.group_size if group_size is None else group_size
+    expert_tensors = tuple(t for t in tensors if "_exps." in t.name)
+    if quant == "mxfp4" and spec.experts:  # vLLM's MoE kernels pad the experts
+        from specsheet.plan.vllm_layout import default_moe_kernel, mxfp4_expert_bytes
+
+        kernel = moe_kernel or default_moe_kernel(hardware)
+        experts = mxfp4_expert_bytes(spec, layout, len({t.layer for t in expert_tensors}),
+                                     kernel)
+        weights = experts + stored_bytes(
+            spec, tuple(t for t in tensors if "_exps." not in t.name), dtype, quant,
+            group_size, w.keep, w.match)
+    else:
+        weights = stored_bytes(spec, tensors, dtype, quant, group_size, w.keep, w.match)
+        experts = stored_bytes(spec, expert_tensors, dtype, quant, group_size, w.keep,
+                               w.match) if spec.experts else 0
     activation = activation_estimate(spec, layout, layers, stage == layout.pp - 1,
                                      batched_tokens, max_seqs)
-    capacity = hardware.memory_bytes
+    overhead = OVERHEAD_BYTES
+    capacity = hardware.device_bytes  # CUDA's total where the catalog has it
+    if measured is not None:  # a vLLM log's figures in place of the estimates
+        activation = activation if measured.activation is None else measured.activation
+        overhead = overhead if measured.overhead is None else measured.overhead
+        capacity = capacity if measured.total is None else measured.total
     if kv_memory is None:
         budget = utilization.of(capacity)
-        pool = max(0, budget - weights - activation - OVERHEAD_BYTES)
+        pool = max(0, budget - weights - activation - overhead)
     else:
         budget, pool = capacity, kv_memory
     values = kv_values_per_layer(spec, layout.tp)
     kv_dtype = report.kv.dtype
     state_dtype = dtype or "bf16"
-    block = kv_block_size(spec, hardware, layout.tp, kv_dtype, state_dtype, max_model_len)
+    block = block_size or kv_block_size(spec, hardware, layout.tp, kv_dtype, state_dtype,
+                                        max_model_len)
     state_page = state_page_bytes(spec, layout.tp, state_dtype)
     attention = attention_layers(spec, layers)
     page = bytes_for(block * values, kv_dtype) if spec.attention_layers else state_page
@@ -169,13 +190,21 @@ def stage_memory(report: Report, hardware: Accelerator, layout: Parallel, stage:
     return StageMemory(
         stage=stage, layers=len(layers), capacity_bytes=capacity, budget_bytes=budget,
         weights_bytes=weights, expert_bytes=experts, activation_bytes=activation,
-        overhead_bytes=OVERHEAD_BYTES, kv_pool_bytes=pool, kv_bytes_per_token=per_token,
+        overhead_bytes=overhead, kv_pool_bytes=pool, kv_bytes_per_token=per_token,
         block_size=block, page_bytes=page, state_page_bytes=state_page, groups=groups,
         layers_per_group=per_group, num_blocks=num_blocks, blocks_per_request=blocks,
         kv_read_per_token=values * DTYPE_BITS[kv_dtype] // 8)
 
 
 # ---- the plan ----------------------------------------------------------------------------------
+
+class Measured(NamedTuple):
+    """Terms a vLLM log measured, in place of the estimates (None: not in the log)."""
+
+    activation: int | None = None  # PyTorch activation peak
+    overhead: int | None = None  # non-torch memory
+    total: int | None = None  # the device memory CUDA reported
+
 
 class Request(NamedTuple):
     """The request shape: max_model_len for memory; prompt and output for the estimates."""
@@ -185,6 +214,8 @@ class Request(NamedTuple):
     output: int
     batched_tokens: int  # max_num_batched_tokens
     max_seqs: int  # max_num_seqs
+    moe_kernel: str | None = None  # vLLM's MXFP4 MoE kernel (default: by GPU generation)
+    block_size: int | None = None  # tokens per KV block (default: as the backend forces it)
 
 
 class ServePlan(NamedTuple):
@@ -197,6 +228,10 @@ class ServePlan(NamedTuple):
     utilization: Share
     kv_memory_given: bool
     stages: tuple[StageMemory, ...]
+    # figure by figure against a vLLM log: (name, the log's value, specsheet's value)
+    calibration: tuple[tuple[str, float, float], ...] = ()
+    calibration_source: str | None = None
+    calibration_unreadable: tuple[str, ...] = ()  # log lines naming a figure, not read
 
     @property
     def binding(self) -> StageMemory:
@@ -296,7 +331,8 @@ def over_context(report: Report, max_model_len: int) -> SpecError:
 
 def plan_serving(report: Report, hardware: Accelerator, layout: Parallel, request: Request,
                  utilization: Share | None = None,
-                 kv_memory: int | None = None, group_size: int | None = None) -> ServePlan:
+                 kv_memory: int | None = None, group_size: int | None = None,
+                 measured: Measured | None = None) -> ServePlan:
     """Lay ``report``'s model out on ``layout`` GPUs of ``hardware`` (see the module docstring).
     ``report`` gives the weights' format and dtype and the KV dtype."""
     spec = report.model.spec
@@ -304,7 +340,8 @@ def plan_serving(report: Report, hardware: Accelerator, layout: Parallel, reques
     if request.max_model_len > spec.context:
         raise over_context(report, request.max_model_len)
     stages = tuple(stage_memory(report, hardware, layout, i, request.max_model_len, utilization,
-                                kv_memory, request.batched_tokens, request.max_seqs, group_size)
+                                kv_memory, request.batched_tokens, request.max_seqs, group_size,
+                                request.moe_kernel, measured, request.block_size)
                    for i in range(layout.pp))
     return ServePlan(report, hardware, layout, request, utilization, kv_memory is not None,
                      stages)

@@ -107,7 +107,8 @@ def stage_tensors(spec: ModelSpec, layout: Parallel, stage: int) -> tuple[Tensor
 
 
 def stored_bytes(spec: ModelSpec, tensors: tuple[Tensor, ...], dtype: str | None,
-                 quant: str | None, group_size: int | None) -> int:
+                 quant: str | None, group_size: int | None, keep: tuple[str, ...] = (),
+                 match: str = "exact") -> int:
     """Bytes of ``tensors`` in ``dtype`` (rounded up once) or as ``quant`` stores them."""
     if not tensors:
         return 0
@@ -115,5 +116,5 @@ def stored_bytes(spec: ModelSpec, tensors: tuple[Tensor, ...], dtype: str | None
         return bytes_for(sum(t.elements for t in tensors), dtype or "bf16")
     from specsheet.quant.layouts import quantized_bytes
 
-    return quantized_bytes(spec, quant, group_size, dtype, tensors).weights_bytes
+    return quantized_bytes(spec, quant, group_size, dtype, tensors, keep, match).weights_bytes
 

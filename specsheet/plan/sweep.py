@@ -56,8 +56,9 @@ def moved_to_max_model_len(plan: ServePlan, report: Report, max_model_len: int) 
     if max_model_len > spec.context:
         raise over_context(report, max_model_len)
     request = plan.request._replace(max_model_len=max_model_len)
-    block = kv_block_size(spec, plan.hardware, plan.layout.tp, report.kv.dtype,
-                          report.dtype or "bf16", max_model_len)
+    block = request.block_size or kv_block_size(spec, plan.hardware, plan.layout.tp,
+                                                report.kv.dtype, report.dtype or "bf16",
+                                                max_model_len)
     stages = tuple(s._replace(block_size=block, blocks_per_request=sum(
         group_blocks(g, max_model_len, request.batched_tokens, block)
         for g in s.groups)) for s in plan.stages)

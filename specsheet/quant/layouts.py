@@ -379,10 +379,13 @@ def _quantizes(fmt: QuantFormat, t: Tensor, moe: bool) -> bool:
 
 
 def _safetensors_stored(spec: ModelSpec, fmt: QuantFormat, g: int, unquantized: str,
-                        tensors: tuple[Tensor, ...] | None = None) -> list[StoredTensor]:
+                        tensors: tuple[Tensor, ...] | None = None, keep: tuple[str, ...] = (),
+                        match: str = "exact") -> list[StoredTensor]:
+    from specsheet.quant.modules import kept
+
     stored = []
     for t in model_tensors(spec) if tensors is None else tensors:
-        if _quantizes(fmt, t, spec.experts > 0):
+        if _quantizes(fmt, t, spec.experts > 0) and not (keep and kept(t, keep, match)):
             stored += _quantized_linear(t, fmt, g, unquantized)
         else:
             stored.append(_st(t.name, unquantized, t.shape, t, False))
@@ -408,7 +411,8 @@ def _group(fmt: QuantFormat, group_size: int | None) -> int:
 
 def quantized_bytes(spec: ModelSpec, format_name: str, group_size: int | None = None,
                     dtype_unquantized: str | None = None,
-                    tensors: tuple[Tensor, ...] | None = None) -> QuantizedWeights:
+                    tensors: tuple[Tensor, ...] | None = None, keep: tuple[str, ...] = (),
+                    match: str = "exact") -> QuantizedWeights:
     """Every tensor ``spec`` stores in ``format_name``, in exact bytes.
 
     ``tensors`` (default: ``model_tensors(spec)``) stores some of the model's tensors instead,
@@ -419,7 +423,8 @@ def quantized_bytes(spec: ModelSpec, format_name: str, group_size: int | None = 
     ``group_size``: values that share a scale, for gptq-*, awq-int4 and w4a16 (default 128;
     -1: one group per row, K). ``dtype_unquantized`` (fp32, fp16, bf16) overrides the type of
     the tensors the format leaves unquantized (its default: F16 for GPTQ and AWQ, F32 for
-    GGUF's vectors, BF16 for the others).
+    GGUF's vectors, BF16 for the others). ``keep``: the modules a checkpoint's config leaves
+    unquantized (quant/modules.py matches them by ``match``), stored in that unquantized type.
     """
     if spec.layer_types and set(spec.layer_types) != {"attention"}:
         raise SpecError(f"{format_name}: the tensors of state-space and linear-attention layers "
@@ -437,7 +442,8 @@ def quantized_bytes(spec: ModelSpec, format_name: str, group_size: int | None = 
     if fmt.family == "gguf":
         stored = _gguf_stored(spec, fmt.name.removeprefix("gguf-"), override, tensors)
     else:
-        stored = _safetensors_stored(spec, fmt, g, override or fmt.unquantized, tensors)
+        stored = _safetensors_stored(spec, fmt, g, override or fmt.unquantized, tensors, keep,
+                                     match)
     return summarize(fmt.name, count_params(spec).total, stored)
 
 

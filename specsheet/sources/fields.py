@@ -23,6 +23,7 @@ META_FIELDS: dict[str, type] = {
     "description": str,
     "source": str,
     "published_total": int,
+    "quantization_config": dict,  # the checkpoint's own format, as its config.json writes it
 }
 SPEC_FIELDS: dict[str, FieldDoc] = {f.name: f for f in FIELD_DOCS}
 ALL_FIELDS: tuple[str, ...] = (*META_FIELDS, *SPEC_FIELDS)
@@ -205,7 +206,7 @@ def model_from_mapping(
                                 f"the fields are {', '.join(ALL_FIELDS)}", value=key)
         for key, kind in META_FIELDS.items():
             if key in data and (isinstance(data[key], bool) or not isinstance(data[key], kind)):
-                expected = "an integer" if kind is int else "text"
+                expected = {int: "an integer", dict: "a mapping"}.get(kind, "text")
                 raise FieldError(f"expected {expected}, got {_describe(data[key])}", field=key,
                                  value=data[key])
         missing = [n for n in REQUIRED_FIELDS if n not in data and n not in (overrides or {})]
@@ -219,6 +220,8 @@ def model_from_mapping(
         raise with_source(e, origin) from None
     spec = build_spec(base, origin, overrides)
     published = data.get("published_total")
+    from specsheet.sources.hf_config.quantization import shipped_of
+
     return Model(
         name=data.get("name", default_name),
         spec=spec,
@@ -227,4 +230,6 @@ def model_from_mapping(
         published_total=published if not overrides else None,
         description=data.get("description", ""),
         reference=data.get("source", ""),
+        # so does the shipped format: an overridden model has no checkpoint
+        shipped=shipped_of(data, spec, origin) if not overrides else None,
     )

@@ -95,6 +95,7 @@ def _memory_section(report: Report) -> dict[str, Any]:
     p = report.params
     return {
         "format": report.weights.format,
+        "format_source": report.weights.source,
         "dtype": report.dtype,
         "weights_bytes": report.weights_bytes,
         "bits_per_weight": report.weights_bytes * 8 / p.total,
@@ -137,6 +138,9 @@ def schemas() -> dict[str, Any]:
         "memory": obj({
             "format": {"type": "string",
                        "description": "the quantization format, or the dtype without one"},
+            "format_source": {"enum": ["config", "option", "default"],
+                              "description": "where the format came from: the checkpoint's "
+                                             "config (as shipped), an option, or the default"},
             "dtype": {"type": ["string", "null"],
                       "description": "the weights' dtype; with a format, the type given for "
                                      "its unquantized tensors, or null for the format's own"},
@@ -325,7 +329,8 @@ def summary_view(report: Report) -> TableView:
                  exact(model.published_total), style="sub")
     w = report.weights
     bound = ", a lower bound: no scales or zero points" if w.lower_bound else ""
-    view.add(f"Weights ({w.format}{bound})", human_bytes(w.weights_bytes),
+    shipped = "as shipped: " if w.source == "config" else ""
+    view.add(f"Weights ({shipped}{w.format}{bound})", human_bytes(w.weights_bytes),
              f"{exact(w.weights_bytes)} B")
     if w.quantized:
         view.add(f"  {bits_per_weight(w.weights_bytes, p.total)} bits per weight", "", "",

@@ -21,9 +21,11 @@ def serve_entry(plan: ServePlan, est: Estimates | None,
     report, hw, layout = plan.report, plan.hardware, plan.layout
     return {
         "model": {"name": report.model.name, "origin": report.model.origin,
-                  "format": report.weights.format, "dtype": report.dtype,
-                  "kv_dtype": report.kv.dtype},
+                  "format": report.weights.format, "format_source": report.weights.source,
+                  "dtype": report.dtype, "kv_dtype": report.kv.dtype},
+        "engine": _engine(plan),
         "hardware": {"name": hw.name, "label": hw.label, "memory_bytes": hw.memory_bytes,
+                     "cuda_memory_bytes": hw.cuda_memory_bytes or None,
                      "bandwidth_bytes_per_s": hw.bandwidth_bytes_per_s,
                      "peak_flops_per_s": dict(hw.peak_flops_per_s),
                      "interconnect_bytes_per_s": hw.interconnect_bytes_per_s},
@@ -31,6 +33,66 @@ def serve_entry(plan: ServePlan, est: Estimates | None,
         **_serve_memory(plan),
         "estimates": None if est is None else _estimates_section(plan, est, costs),
     }
+
+
+def _engine(plan: ServePlan) -> dict[str, Any]:
+    """The engine whose layout the plan follows, and the MoE kernel it pads the experts for."""
+    from specsheet.plan.vllm_layout import ENGINE, default_moe_kernel
+
+    report = plan.report
+    mxfp4_moe = report.weights.format == "mxfp4" and report.model.spec.experts > 0
+    kernel = (plan.request.moe_kernel or default_moe_kernel(plan.hardware)) if mxfp4_moe \
+        else None
+    return {"name": ENGINE.name, "version": ENGINE.version, "moe_kernel": kernel}
+
+
+def fit_section(plan: ServePlan) -> dict[str, Any]:
+    """The verdict and what it rests on: weights_fit (exact), the margin after one request of
+    max_model_len, and the estimated terms inside it (0 with a given KV pool)."""
+    s = plan.binding
+    estimated = 0 if plan.kv_memory_given else s.activation_bytes + s.overhead_bytes
+    if plan.kv_memory_given:
+        margin = s.kv_pool_bytes - s.kv_bytes_per_request
+    else:
+        margin = s.budget_bytes - s.weights_bytes - estimated - s.kv_bytes_per_request
+    weights_fit = all(st.weights_bytes <= st.budget_bytes for st in plan.stages)
+    verdict = ("does_not_fit" if not plan.fits else "tight" if margin < estimated else "fits")
+    return {"verdict": verdict, "weights_fit": weights_fit, "margin_bytes": margin,
+            "estimated_bytes": estimated}
+
+
+def calibration_section(plan: ServePlan) -> dict[str, Any] | None:
+    """The figures of a vLLM log beside specsheet's (null without a log)."""
+    if plan.calibration_source is None:
+        return None
+    return {"figures": [{"name": name, "log": logged, "specsheet": ours,
+                         "difference": ours - logged} for name, logged, ours in plan.calibration],
+            "source": plan.calibration_source}
+
+
+def calibration_view(plan: ServePlan) -> TableView:
+    """The calibration as a table: figure, log, specsheet, difference."""
+    from specsheet.units import exact, human_bytes
+    from specsheet.views.table import TableView
+
+    view = TableView(title=f"Calibration against {plan.calibration_source}",
+                     headers=("Figure", "Log", "specsheet", "Difference"),
+                     numeric=(False, True, True, True))
+
+    def text(name: str, value: float) -> str:
+        if name.endswith("_bytes"):
+            return f"{'-' if value < 0 else ''}{human_bytes(abs(int(value)))}"
+        return f"{value:,.2f}" if name == "max_concurrency" else exact(int(value))
+
+    for name, logged, ours in plan.calibration:
+        diff = ours - logged
+        share = f" ({diff / logged:+.1%})" if logged else ""
+        view.add(name.replace("_", " "), text(name, logged), text(name, ours),
+                 f"{'+' if diff >= 0 else '-'}{text(name, abs(diff))}{share}")
+    view.caption = ("Weights, activation, non-torch and pool against specsheet's prediction; "
+                    "blocks, tokens and concurrency from the log's pool. The plan above uses "
+                    "the log's measured terms.")
+    return view
 
 
 def _estimates_section(plan: ServePlan, est: Estimates,
@@ -106,6 +168,8 @@ def _serve_memory(plan: ServePlan) -> dict[str, Any]:
                     "num_blocks": st.num_blocks, "max_concurrency": st.max_concurrency}
                    for st in plan.stages],
         "fits": plan.fits,
+        "fit": fit_section(plan),
+        "calibration": calibration_section(plan),
         "max_concurrency": plan.max_concurrency,
         "max_context": plan.max_context,
     }
@@ -157,14 +221,26 @@ def schemas() -> dict[str, Any]:
         "usd_per_million_input_tokens": usd,
         "usd_per_million_output_words": usd,
         "assumptions": {"type": "array", "items": {"type": "string"}},
-    }, "Roofline estimates (upper bounds on speed) for the request shape; null when no "
+    }, "Roofline estimates (upper bounds on speed at mfu = mbu = 1) for the request "
+       "shape; null when no "
        "request fits.")
     entry = obj({
         "model": obj({"name": {"type": "string"}, "origin": {"type": "string"},
-                      "format": {"type": "string"}, "dtype": {"type": ["string", "null"]},
+                      "format": {"type": "string"},
+                      "format_source": {"enum": ["config", "option", "default"]},
+                      "dtype": {"type": ["string", "null"]},
                       "kv_dtype": {"type": "string"}}),
+        "engine": obj({"name": {"type": "string"}, "version": {"type": "string"},
+                       "moe_kernel": {"type": ["string", "null"],
+                                      "description": "the MXFP4 MoE kernel whose padding the "
+                                                     "experts follow; null without"}},
+                      "The engine whose layout the plan follows (docs/serving.md)."),
         "hardware": obj({"name": {"type": "string"}, "label": {"type": "string"},
-                         "memory_bytes": count, "bandwidth_bytes_per_s": count,
+                         "memory_bytes": count,
+                         "cuda_memory_bytes": {"type": ["integer", "null"], "description":
+                                               "the total CUDA reports, which the pool is "
+                                               "sized from; null: not in the catalog"},
+                         "bandwidth_bytes_per_s": count,
                          "peak_flops_per_s": {"type": "object",
                                               "additionalProperties": count},
                          "interconnect_bytes_per_s": count}),
@@ -202,7 +278,21 @@ def schemas() -> dict[str, Any]:
                                                   "activation_bytes", "kv_pool_bytes",
                                                   "num_blocks", "max_concurrency")},
         "fits": {"type": "boolean"},
+        "fit": obj({"verdict": {"enum": ["fits", "tight", "does_not_fit"]},
+                    "weights_fit": {"type": "boolean", "description": "the weights alone "
+                                    "within the budget on every GPU (exact)"},
+                    "margin_bytes": {"type": "integer", "description": "the budget left "
+                                     "after one request of max_model_len"},
+                    "estimated_bytes": {**count, "description": "the estimated terms in the "
+                                        "margin; tight: margin below them"}},
+                   "The verdict and the estimates it rests on."),
         "max_concurrency": count,
+        "calibration": {"oneOf": [{"type": "null"}, obj({
+            "figures": {"type": "array", "items": obj({
+                "name": {"type": "string"}, "log": {"type": "number"},
+                "specsheet": {"type": "number"}, "difference": {"type": "number"}})},
+            "source": {"type": "string"}},
+            "A vLLM log's figures beside specsheet's; null without a log.")]},
         "max_context": count,
         "estimates": {"oneOf": [{"type": "null"}, estimates]},
     }, "Serving one model on GPUs (docs/serving.md).")
@@ -215,6 +305,7 @@ def serve_views(plan: ServePlan, est: Estimates | None, costs: dict[str, float |
     """Memory per GPU as a stacked bar against the capacity, then the fit, then the estimates.
     ``options``: how the reader sets an input, by its name (``price``), for the advice in a
     cell."""
+    from specsheet.plan.vllm_layout import ENGINE
     from specsheet.units import exact, human_bytes, percent
     from specsheet.views.table import (
         TableView,
@@ -227,12 +318,14 @@ def serve_views(plan: ServePlan, est: Estimates | None, costs: dict[str, float |
 
     s, layout, hw = plan.binding, plan.layout, plan.hardware
     name, price = plan.report.model.name, options["price"]
+    shipped = "as shipped: " if plan.report.weights.source == "config" else ""
     where = f"{layout.gpus} x {hw.name}" + (f", tp {layout.tp}" if layout.tp > 1 else "") + (
         f", pp {layout.pp}" if layout.pp > 1 else "") + (
         f", ep {layout.ep}" if layout.ep > 1 else "")
     stage = f" (stage {s.stage} of {layout.pp}: {layers_text(s.layers)})" if layout.pp > 1 else ""
     memory = TableView(
-        title=f"{name} ({plan.report.weights.format}) on {where}: memory per GPU{stage}",
+        title=f"{name} ({shipped}{plan.report.weights.format}) on {where}: memory per GPU"
+              f"{stage}",
         headers=("Part", "Bytes", "Of capacity", "", "Exact"),
         numeric=(False, True, True, False, True),
         optional=(False, False, True, True, False),
@@ -255,7 +348,8 @@ def serve_views(plan: ServePlan, est: Estimates | None, costs: dict[str, float |
     memory.add(f"Capacity ({hw.label})", human_bytes(cap), "100%", stacked_bar(0, cap, cap),
                exact(cap), style="total")
     memory.caption = ("Each bar is one part's place in the GPU's memory, stacked left to right. "
-                      "The activation peak and the overhead are estimates (docs/serving.md).")
+                      "The activation peak and the overhead are estimates (docs/serving.md). "
+                      f"Layout as {ENGINE.name} {ENGINE.version} lays it out.")
 
     fit = TableView(title=f"Fit at max-model-len {exact(plan.request.max_model_len)}: "
                           f"{'fits' if plan.fits else 'DOES NOT FIT'}",
@@ -291,6 +385,8 @@ def serve_views(plan: ServePlan, est: Estimates | None, costs: dict[str, float |
                         f"{exact(s.block_size)} tokens ({exact(s.page_bytes)} B), as vLLM pads "
                         "it.")
     views = [memory, fit]
+    if plan.calibration_source is not None:
+        views.append(calibration_view(plan))
     if est is None:
         return views
     shape = (f"{exact(plan.request.prompt)} in, {exact(plan.request.output)} out, "
@@ -317,8 +413,10 @@ def serve_views(plan: ServePlan, est: Estimates | None, costs: dict[str, float |
                     "words" if est.text_tokens is not None and est.text_words else "")
         times.add(f"Cost per million output words ({est.tokens_per_word:.3g} tokens a word"
                   f"{measured})", usd_text(costs["usd_per_million_output_words"], price))
-    times.caption = ("Estimates: a roofline is an upper bound on speed (and so a lower bound "
-                     "on cost); docs/serving.md states every formula.")
+    from specsheet.plan.roofline import speed_wording
+
+    times.caption = (f"Estimates: {speed_wording(est.mfu, est.mbu).removeprefix('roofline: ')}"
+                     "; docs/serving.md states every formula.")
     views.append(times)
     return views
 

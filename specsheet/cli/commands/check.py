@@ -9,8 +9,6 @@ import typer
 from specsheet.api.serve import (
     DEFAULT_MBU,
     DEFAULT_MFU,
-    DEFAULT_OUTPUT,
-    DEFAULT_PROMPT,
     DEFAULT_UTILIZATION,
 )
 from specsheet.api.spec import DEFAULT_DTYPE
@@ -99,8 +97,8 @@ def check(
     pp: PpOpt = None,
     ep: EpOpt = False,
     tokens: MaxModelLenOpt = None,
-    prompt: PromptOpt = DEFAULT_PROMPT,
-    output_tokens: OutputOpt = DEFAULT_OUTPUT,
+    prompt: PromptOpt = None,
+    output_tokens: OutputOpt = None,
     concurrency: ConcurrencyOpt = None,
     memory_utilization: UtilizationOpt = DEFAULT_UTILIZATION,
     kv_memory: KvMemoryOpt = None,

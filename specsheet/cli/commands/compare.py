@@ -9,8 +9,6 @@ import typer
 from specsheet.api.serve import (
     DEFAULT_MBU,
     DEFAULT_MFU,
-    DEFAULT_OUTPUT,
-    DEFAULT_PROMPT,
     DEFAULT_UTILIZATION,
 )
 from specsheet.api.spec import DEFAULT_DTYPE
@@ -76,8 +74,8 @@ def compare(
     tp: TpOpt = None,
     pp: PpOpt = None,
     ep: EpOpt = False,
-    prompt: PromptOpt = DEFAULT_PROMPT,
-    output_tokens: OutputOpt = DEFAULT_OUTPUT,
+    prompt: PromptOpt = None,
+    output_tokens: OutputOpt = None,
     memory_utilization: UtilizationOpt = DEFAULT_UTILIZATION,
     price: PriceOpt = None,
     mfu: MfuOpt = DEFAULT_MFU,

@@ -8,8 +8,6 @@ from typing import TYPE_CHECKING, Any
 from specsheet.api.serve import (
     DEFAULT_MBU,
     DEFAULT_MFU,
-    DEFAULT_OUTPUT,
-    DEFAULT_PROMPT,
     DEFAULT_UTILIZATION,
 )
 from specsheet.api.spec import DEFAULT_DTYPE
@@ -30,7 +28,9 @@ from specsheet.cli.options import (
     reports,
 )
 from specsheet.cli.serving import (
+    AllowLongContextOpt,
     BatchedTokensOpt,
+    BlockSizeOpt,
     ConcurrencyOpt,
     EpOpt,
     GpuOpt,
@@ -40,6 +40,7 @@ from specsheet.cli.serving import (
     MaxSeqsOpt,
     MbuOpt,
     MfuOpt,
+    MoeKernelOpt,
     OutputOpt,
     PpOpt,
     PriceOpt,
@@ -49,6 +50,7 @@ from specsheet.cli.serving import (
     TokensPerWordOpt,
     TpOpt,
     UtilizationOpt,
+    VllmLogOpt,
 )
 from specsheet.errors import SpecError
 
@@ -71,8 +73,8 @@ def serve(
     pp: PpOpt = None,
     ep: EpOpt = False,
     max_model_len: MaxModelLenOpt = None,
-    prompt: PromptOpt = DEFAULT_PROMPT,
-    output: OutputOpt = DEFAULT_OUTPUT,
+    prompt: PromptOpt = None,
+    output: OutputOpt = None,
     concurrency: ConcurrencyOpt = None,
     memory_utilization: UtilizationOpt = DEFAULT_UTILIZATION,
     kv_memory: KvMemoryOpt = None,
@@ -84,6 +86,10 @@ def serve(
     tokens_per_word: TokensPerWordOpt = None,
     text: TextOpt = None,
     tokenizer: TokenizerOpt = None,
+    moe_kernel: MoeKernelOpt = None,
+    allow_long_context: AllowLongContextOpt = False,
+    vllm_log: VllmLogOpt = None,
+    block_size: BlockSizeOpt = None,
     quant: QuantOpt = None,
     group_size: GroupSizeOpt = None,
     dtype: DtypeOpt = None,
@@ -111,12 +117,22 @@ def serve(
         output=output, concurrency=concurrency, memory_utilization=memory_utilization,
         kv_memory=kv_memory, max_num_batched_tokens=max_num_batched_tokens,
         max_num_seqs=max_num_seqs, price=price, mfu=mfu, mbu=mbu,
-        tokens_per_word=tokens_per_word, text=text, tokenizer=tokenizer, timeout=src.timeout)
+        tokens_per_word=tokens_per_word, text=text, tokenizer=tokenizer, timeout=src.timeout,
+        moe_kernel=moe_kernel, allow_long_context=allow_long_context, vllm_log=vllm_log,
+        block_size=block_size)
     with as_options(_LABELS if tp is None else None):
         check_request(request)
         (report,) = reports([src.ref(model)], src.overrides(), None, dtype, kv_dtype,
-                            "raise the context with --context", quant, group_size, src.timeout)
+                            "raise the context with --set context=N", quant, group_size,
+                            src.timeout)
         served = plan_serve(report, request, group_size)
+    unread = served.plan.calibration_unreadable
+    if unread:
+        from specsheet.cli import streams
+
+        streams.say(f"specsheet: note: {vllm_log}: {len(unread)} line"
+                    f"{'s' if len(unread) > 1 else ''} naming a figure could not be read, "
+                    f"the first: {unread[0]!r}")
     document = served.to_dict()
 
     def views() -> list[TableView]:

@@ -1,0 +1,91 @@
+"""Where vLLM's layout differs from the checkpoint's arithmetic: the MXFP4 MoE kernels' padding.
+
+vLLM pads the routed experts of an MXFP4 checkpoint (gpt-oss) to the widths its MoE kernel needs
+(``vllm/model_executor/layers/quantization/mxfp4.py`` at commit ``007d5005``,
+``Mxfp4MoEMethod.create_weights`` and ``get_mxfp4_backend``; docs/serving.md). With E experts on
+a GPU, hidden size H and expert width I per GPU (I_full / tp, or I_full with expert parallelism):
+
+- marlin: I' = ceil128(I), H' = ceil256(H); w13 [E, 2I', H'/2] + scales [E, 2I', H'/32] + bf16
+  bias [E, 2I']; w2 [E, H', I'/2] + scales [E, H', I'/32] + bf16 bias [E, H'];
+- flashinfer (SM100): I' = ceil256(I), H' = ceil256(H), the same tensors;
+- triton: I' = ceil64(I), H unchanged, then triton_kernels' Hopper swizzle pads the stored
+  tensors (``hopper_value.py`` ``_padded_shape``: the packed-byte axis to 64, the other to 256;
+  ``hopper_scale.py``: scale rows to 256, the K/32 axis to 2) and the biases become fp32.
+
+The kernel vLLM picks by GPU generation (``get_mxfp4_backend``, v0.14.1): Blackwell (SM100)
+FlashInfer, Hopper (SM90) Triton, the others (Ampere, Ada: no native FP4) Marlin.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from specsheet.errors import SpecError
+from specsheet.hardware.catalog import Accelerator
+from specsheet.model.spec import ModelSpec
+from specsheet.plan.parallel import Parallel
+
+VLLM_VERSION = "0.14.1"  # the release whose rules specsheet follows (docs/serving.md)
+MOE_KERNELS = ("marlin", "triton", "flashinfer")
+_HOPPER = ("h100", "h200", "h800", "h20", "gh200")
+_BLACKWELL = ("b200", "b300", "gb200", "gb300")
+
+
+class Engine(NamedTuple):
+    """The engine whose layout the plan follows."""
+
+    name: str
+    version: str
+
+
+ENGINE = Engine("vllm", VLLM_VERSION)
+
+
+def generation(hardware: Accelerator) -> str:
+    """sm100 (Blackwell data centre), sm90 (Hopper) or other, by the catalog's name."""
+    name = hardware.name.lower()
+    if name.startswith(_BLACKWELL):
+        return "sm100"
+    if name.startswith(_HOPPER):
+        return "sm90"
+    return "other"
+
+
+def default_moe_kernel(hardware: Accelerator) -> str:
+    """The MXFP4 MoE kernel vLLM picks on ``hardware`` (get_mxfp4_backend)."""
+    return {"sm100": "flashinfer", "sm90": "triton"}.get(generation(hardware), "marlin")
+
+
+def check_moe_kernel(kernel: str | None) -> None:
+    if kernel is not None and kernel not in MOE_KERNELS:
+        raise SpecError(f"unknown MoE kernel {kernel!r}; expected one of "
+                        f"{', '.join(MOE_KERNELS)}", field="moe_kernel", value=kernel)
+
+
+def _up(value: int, multiple: int) -> int:
+    return -(-value // multiple) * multiple
+
+
+def mxfp4_expert_bytes(spec: ModelSpec, layout: Parallel, layers: int, kernel: str) -> int:
+    """Bytes of the routed experts of ``layers`` MoE layers on one GPU as ``kernel`` stores
+    them (see the module docstring)."""
+    check_moe_kernel(kernel)
+    h = spec.d_model
+    if layout.ep > 1:
+        experts, width = -(-spec.experts // layout.ep), spec.expert_d_ff
+    else:
+        experts, width = spec.experts, spec.expert_d_ff // layout.tp
+    if kernel == "triton":
+        i = _up(width, 64)
+        w13 = _up(h // 2, 64) * _up(2 * i, 256) + _up(2 * i, 256) * _up(h // 32, 2)
+        w2 = _up(i // 2, 64) * _up(h, 256) + _up(h, 256) * _up(i // 32, 2)
+        bias = (2 * i + h) * 4
+    else:
+        i = _up(width, 128 if kernel == "marlin" else 256)
+        hp = _up(h, 256)
+        w13 = 2 * i * hp // 2 + 2 * i * hp // 32
+        w2 = hp * i // 2 + hp * i // 32
+        bias = (2 * i + hp) * 2 if spec.expert_bias else 0
+    if not spec.expert_bias and kernel == "triton":
+        bias = 0
+    return layers * experts * (w13 + w2 + bias)

@@ -1,0 +1,102 @@
+"""Which tensors a checkpoint leaves unquantized: its config's module lists matched against
+specsheet's tensors.
+
+A config.json names modules as transformers and vLLM do (``model.layers.0.self_attn.q_proj``,
+``lm_head``); specsheet's tensors carry GGUF names (``blk.0.attn_q.weight``). ``module_names``
+gives a tensor's module under the names the common families use (Llama's ``mlp``, Mixtral's
+``block_sparse_moe``, gpt-oss's ``router``), and ``kept`` says whether an entry of the list
+covers it, as vLLM matches them:
+
+- exact (vLLM ``quantization/utils/quant_utils.py::is_layer_skipped``, compressed-tensors
+  ``utils.py::should_ignore_layer``): the module itself or a parent module (``lm_head``,
+  ``model.layers.3.self_attn``); ``re:`` entries are regular expressions matched from the start
+  (``re.match``); entries with ``*`` are globs (gpt-oss's ``model.layers.*.self_attn``);
+- substring (AWQ's ``is_layer_skipped_awq``, bitsandbytes' ``llm_int8_skip_modules``): the
+  entry anywhere in the module's name (``visual``, ``lm_head``).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Iterable
+
+from specsheet.quant.tensors import Tensor
+
+# GGUF module -> the HF module under each family's spelling (after model.layers.N.)
+_LAYER_MODULES: dict[str, tuple[str, ...]] = {
+    "attn_q": ("self_attn.q_proj",),
+    "attn_k": ("self_attn.k_proj",),
+    "attn_v": ("self_attn.v_proj",),
+    "attn_qkv": ("self_attn.qkv_proj", "self_attn.query_key_value"),
+    "attn_output": ("self_attn.o_proj", "self_attn.dense"),
+    "attn_q_a": ("self_attn.q_a_proj",),
+    "attn_q_b": ("self_attn.q_b_proj",),
+    "attn_kv_a_mqa": ("self_attn.kv_a_proj_with_mqa",),
+    "attn_kv_b": ("self_attn.kv_b_proj",),
+    "attn_sinks": ("self_attn.sinks",),
+    "ffn_gate": ("mlp.gate_proj",),
+    "ffn_up": ("mlp.up_proj",),
+    "ffn_down": ("mlp.down_proj",),
+    "ffn_gate_inp": ("mlp.gate", "mlp.router", "block_sparse_moe.gate"),
+    "ffn_gate_exps": ("mlp.experts.gate_proj", "mlp.experts.gate_up_proj",
+                      "block_sparse_moe.experts.w1"),
+    "ffn_up_exps": ("mlp.experts.up_proj", "mlp.experts.gate_up_proj",
+                    "block_sparse_moe.experts.w3"),
+    "ffn_down_exps": ("mlp.experts.down_proj", "block_sparse_moe.experts.w2"),
+    "ffn_gate_shexp": ("mlp.shared_experts.gate_proj", "mlp.shared_expert.gate_proj"),
+    "ffn_up_shexp": ("mlp.shared_experts.up_proj", "mlp.shared_expert.up_proj"),
+    "ffn_down_shexp": ("mlp.shared_experts.down_proj", "mlp.shared_expert.down_proj"),
+    "ffn_gate_inp_shexp": ("mlp.shared_expert_gate",),
+}
+_OUTSIDE: dict[str, tuple[str, ...]] = {
+    "token_embd": ("model.embed_tokens",),
+    "output": ("lm_head",),
+    "position_embd": ("model.embed_positions",),
+}
+
+
+def module_names(t: Tensor) -> tuple[str, ...]:
+    """The HF module names of the module ``t`` belongs to (empty when specsheet knows none)."""
+    parts = t.name.split(".")
+    if parts[0] == "blk" and len(parts) > 2:
+        return tuple(f"model.layers.{parts[1]}.{m}" for m in _LAYER_MODULES.get(parts[2], ()))
+    return _OUTSIDE.get(parts[0], ())
+
+
+def _covers(entry: str, module: str, match: str) -> bool:
+    if entry.startswith("re:"):
+        try:
+            return re.match(entry[3:], module) is not None
+        except re.error:
+            return False
+    if match == "substring":
+        return entry in module
+    if "*" in entry:
+        return fnmatch.fnmatchcase(module, entry) or fnmatch.fnmatchcase(module, entry + ".*")
+    return module == entry or module.startswith(entry + ".")
+
+
+def kept(t: Tensor, keep: Iterable[str], match: str = "exact") -> bool:
+    """Whether an entry of ``keep`` names ``t``'s module (or a parent of it)."""
+    names = module_names(t)
+    return any(_covers(entry, m, match) for entry in keep for m in names)
+
+
+def unmatched(tensors: Iterable[Tensor], keep: tuple[str, ...], match: str = "exact"
+              ) -> bool:
+    """True when ``keep`` is not empty and none of its entries names a module of ``tensors``."""
+    if not keep:
+        return False
+    return not any(kept(t, keep, match) for t in tensors)
+
+
+def check_patterns(keep: Iterable[str]) -> str | None:
+    """The first ``re:`` entry that is no regular expression, else None."""
+    for entry in keep:
+        if entry.startswith("re:"):
+            try:
+                re.compile(entry[3:])
+            except re.error:
+                return entry
+    return None

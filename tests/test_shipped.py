@@ -1,0 +1,185 @@
+"""The checkpoint as it ships (quantization_config) and vLLM's MXFP4 MoE padding, against
+published figures and vLLM's own start-up logs (tests/data/vllm_logs.yaml has the links)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from specsheet.cli.app import app
+
+GIB = 2**30
+
+
+def run(*args: str) -> dict[str, Any]:
+    result = CliRunner().invoke(app, [*args, "--json"])
+    assert result.exit_code == 0, result.output
+    doc: dict[str, Any] = json.loads(result.stdout)
+    return doc
+
+
+def test_gpt_oss_120b_counts_as_shipped_mxfp4_and_none_asks_for_bf16() -> None:
+    memory = run("count", "gpt-oss-120b")["memory"]
+    assert (memory["format"], memory["format_source"]) == ("mxfp4", "config")
+    assert memory["weights_bytes"] == 65_248_815_744  # tests/test_serving.py derives it
+    plain = run("count", "gpt-oss-120b", "--quant", "none")["memory"]
+    assert (plain["format"], plain["format_source"]) == ("bf16", "option")
+    assert plain["weights_bytes"] == 2 * 116_829_156_672
+    assert run("count", "gpt-oss-120b", "--dtype", "bf16")["memory"]["format"] == "bf16"
+    assert run("count", "llama3-8b")["memory"]["format_source"] == "default"
+    assert run("count", "llama3-8b", "--quant", "awq-int4")["memory"]["format_source"] == \
+        "option"
+
+
+def test_deepseek_v3_ships_fp8_blocks_and_matches_the_index_without_the_mtp_layer() -> None:
+    memory = run("count", "deepseek-v3")["memory"]
+    assert (memory["format"], memory["format_source"]) == ("fp8-block", "config")
+    # model.safetensors.index.json metadata.total_size of deepseek-ai/DeepSeek-V3 (revision
+    # afb92e1f): 688,586,727,753 B, of which model.layers.61 (the MTP module vLLM does not load
+    # without a speculative config, its own embed/head copies included) is 15,424,227,552 B
+    # by the tensor-by-tensor sum in /work/research/vllm.md section 1
+    loaded = 688_586_727_753 - 15_424_227_552
+    assert memory["weights_bytes"] == 673_150_552_416
+    assert abs(memory["weights_bytes"] - loaded) / loaded < 2e-5  # 11.9 MB, 0.0018%
+    # every Linear fp8 with a fp32 scale per 128 x 128 tile; norms, router, embeddings bf16
+    assert set(memory["tensor_types"]) == {"F8_E4M3", "BF16", "F32"}
+
+
+@pytest.mark.parametrize(("kernel", "logged", "link"), [
+    ("triton", 64.38, "https://github.com/vllm-project/vllm/issues/33155"),  # v0.14.1
+    ("marlin", 65.9651, "https://github.com/vllm-project/vllm/issues/23278"),  # v0.10.1
+])
+def test_gpt_oss_120b_weights_per_h100_as_vllm_pads_them(kernel: str, logged: float,
+                                                        link: str) -> None:
+    args = ["serve", "gpt-oss-120b", "--gpu", "h100-sxm"]
+    doc = run(*args) if kernel == "triton" else run(*args, "--moe-kernel", kernel)
+    assert doc["model"]["format"] == "mxfp4"
+    assert doc["engine"] == {"name": "vllm", "version": "0.14.1", "moe_kernel": kernel}
+    weights = doc["memory_per_gpu"]["weights_bytes"]
+    assert abs(weights / GIB - logged) / logged < 0.005, (weights / GIB, link)
+
+
+@pytest.mark.parametrize(("tp", "weights"), [(2, 35_882_619_264), (4, 17_996_776_704),
+                                             (8, 9_038_520_000)])
+def test_gpt_oss_120b_at_tp_4_and_8_is_accepted_with_padded_experts(tp: int,
+                                                                   weights: int) -> None:
+    doc = run("serve", "gpt-oss-120b", "--gpu", "h100-sxm", "--tp", str(tp))
+    assert doc["memory_per_gpu"]["weights_bytes"] == weights
+    assert doc["fit"]["verdict"] == "fits"
+
+
+def test_fit_names_its_estimates() -> None:
+    doc = run("serve", "gpt-oss-120b", "--gpu", "h100-sxm")
+    s = doc["memory_per_gpu"]
+    fit = doc["fit"]
+    assert fit["estimated_bytes"] == s["activation_bytes"] + s["overhead_bytes"]
+    assert fit["margin_bytes"] == (s["budget_bytes"] - s["weights_bytes"]
+                                   - fit["estimated_bytes"] - s["kv_bytes_per_request"])
+    # one request fits, but by less than the estimates: tight, and fits stays true
+    assert (fit["verdict"], fit["weights_fit"], doc["fits"]) == ("tight", True, True)
+    marlin = run("serve", "gpt-oss-120b", "--gpu", "h100-sxm", "--moe-kernel", "marlin")
+    assert marlin["fit"]["verdict"] == "does_not_fit" and marlin["fits"] is False
+    given = run("serve", "llama3-8b", "--gpu", "h100-sxm", "--kv-memory", "40GiB")["fit"]
+    assert given["estimated_bytes"] == 0 and given["verdict"] == "fits"
+
+
+def test_speed_is_an_upper_bound_only_at_full_efficiency() -> None:
+    def first(*more: str) -> str:
+        doc = run("serve", "llama3-8b", "--gpu", "h100-sxm", *more)
+        return str(doc["estimates"]["assumptions"][0])
+
+    assert first() == "roofline: an estimate at mfu 0.5, mbu 0.8"
+    assert first("--mfu", "1", "--mbu", "1").startswith("roofline: an upper bound on speed")
+
+
+BASE = {"model_type": "llama", "hidden_size": 256, "num_hidden_layers": 2,
+        "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 512,
+        "vocab_size": 1024, "max_position_embeddings": 2048}
+
+
+def count_config(tmp_path: Path, quantization: dict[str, Any] | None) -> dict[str, Any]:
+    data = dict(BASE) if quantization is None else {**BASE, "quantization_config": quantization}
+    (tmp_path / "config.json").write_text(json.dumps(data))
+    return run("count", str(tmp_path))["memory"]  # type: ignore[no-any-return]
+
+
+def test_modules_a_config_leaves_unquantized_stay_bf16(tmp_path: Path) -> None:
+    d, f, layers = 256, 512, 2
+    attn = d * d * 2 + 2 * (d * 128)  # q, o [256 x 256]; k, v [128 x 256]
+    mlp = 3 * d * f
+    rest = 2 * 1024 * d * 2 + (2 * layers + 1) * d * 2  # embed + head + norms, bf16
+    # fbgemm_fp8 (Llama 3.1 405B FP8's method): per-channel fp8, attention in bf16
+    fbgemm = {"quant_method": "fbgemm_fp8", "activation_scale_ub": 1200.0,
+              "modules_to_not_convert": [f"model.layers.{i}.self_attn.{p}_proj"
+                                         for i in range(layers) for p in "qkvo"]}
+    memory = count_config(tmp_path, fbgemm)
+    assert (memory["format"], memory["format_source"]) == ("fp8-channel", "config")
+    channel_scales = 4 * (f + f + d)  # [N, 1] fp32 per MLP Linear
+    assert memory["weights_bytes"] == layers * (attn * 2 + mlp + channel_scales) + rest
+    # compressed-tensors w4a16 g32 with an ignore regex: attention stays bf16
+    ct = {"quant_method": "compressed-tensors", "format": "pack-quantized",
+          "config_groups": {"group_0": {"targets": ["Linear"], "weights": {
+              "num_bits": 4, "type": "int", "strategy": "group", "group_size": 32,
+              "symmetric": True}}},
+          "ignore": ["lm_head", "re:.*self_attn.*"]}
+    memory = count_config(tmp_path, ct)
+    assert memory["format"] == "w4a16"
+    packed = f * d // 8 * 4 * 2 + d * f // 8 * 4  # I32 [N, K/8]: gate, up, down
+    scales = (f * d // 32 * 2 + d * f // 32) * 2  # bf16 [N, K/32]
+    shapes = 3 * 2 * 8  # weight_shape I64 [2] per Linear
+    assert memory["weights_bytes"] == layers * (attn * 2 + packed + scales + shapes) + rest
+
+
+@pytest.mark.parametrize(("config", "name"), [
+    ({"quant_method": "gptq", "bits": 4, "group_size": 128, "desc_act": False, "sym": True},
+     "gptq-int4"),
+    ({"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True,
+      "modules_to_not_convert": ["down_proj"]}, "awq-int4"),
+    ({"quant_method": "bitsandbytes", "load_in_4bit": True, "bnb_4bit_quant_type": "nf4",
+      "bnb_4bit_use_double_quant": True}, "bnb-nf4-dq"),
+    ({"quant_method": "bitsandbytes", "load_in_8bit": True}, "bnb-int8"),
+    ({"quant_method": "fp8", "activation_scheme": "static"}, "fp8"),
+    ({"quant_method": "mxfp4"}, "mxfp4"),
+])
+def test_each_method_reads_as_its_format(tmp_path: Path, config: dict[str, Any],
+                                         name: str) -> None:
+    memory = count_config(tmp_path, config)
+    assert (memory["format"], memory["format_source"]) == (name, "config")
+
+
+def test_awq_modules_match_as_substrings(tmp_path: Path) -> None:
+    awq = {"quant_method": "awq", "bits": 4, "group_size": 128}
+    whole = count_config(tmp_path, awq)["weights_bytes"]
+    kept = count_config(tmp_path, {**awq, "modules_to_not_convert": ["down_proj"]})
+    # down_proj [256 x 512] fp16 instead of qweight [512, 32] I32 + qzeros [4, 32] I32 +
+    # scales [4, 256] F16, in 2 layers
+    assert kept["weights_bytes"] - whole == 2 * (256 * 512 * 2 - (512 * 32 * 4 + 4 * 32 * 4
+                                                                 + 4 * 256 * 2))
+
+
+def test_default_requests_fit_the_context_and_long_contexts_need_the_override() -> None:
+    # gpt2-small's context is 1,024: the default request shortens to 768 + 256
+    est = run("serve", "gpt2-small", "--gpu", "h100-sxm")["estimates"]
+    assert (est["prompt_tokens"], est["output_tokens"]) == (768, 256)
+    est = run("serve", "llama3-8b", "--gpu", "h100-sxm")["estimates"]
+    assert (est["prompt_tokens"], est["output_tokens"]) == (1024, 256)
+    # VLLM_ALLOW_LONG_MAX_MODEL_LEN: 16k on an 8k model, the KV of 16k tokens per request
+    doc = run("serve", "llama3-8b", "--gpu", "h100-sxm", "--max-model-len", "16k",
+              "--allow-long-context")
+    assert doc["request"]["max_model_len"] == 16384
+    assert doc["memory_per_gpu"]["kv_bytes_per_request"] == 16384 * 131072  # 128 KiB a token
+    shipped = run("serve", "gpt-oss-120b", "--gpu", "h100-sxm", "--max-model-len", "200k",
+                  "--allow-long-context")
+    assert shipped["model"]["format_source"] == "config"
+
+
+def test_vllm_fp8_kv_dtype_names_are_fp8() -> None:
+    fp8 = run("serve", "llama3-8b", "--gpu", "h100-sxm", "--kv-dtype", "fp8")
+    for name in ("fp8_e4m3", "fp8_e5m2"):
+        doc = run("serve", "llama3-8b", "--gpu", "h100-sxm", "--kv-dtype", name)
+        assert doc["model"]["kv_dtype"] == "fp8"
+        assert doc["kv_blocks"] == fp8["kv_blocks"]
