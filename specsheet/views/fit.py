@@ -7,10 +7,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from specsheet.plan.local import DECODE_FORMULA
-from specsheet.views.table import TableView
 
 if TYPE_CHECKING:
     from specsheet.plan.local import Buffer, LocalCheck, LocalFit, Placement
+    from specsheet.views.table import TableView
 
 SCHEMA_VERSION = 1
 MIB = 1 << 20
@@ -99,6 +99,8 @@ def fit_check_document(fit: LocalFit, checks: list[LocalCheck], options: dict[st
 
 def fit_check_view(fit: LocalFit, checks: list[LocalCheck]) -> TableView:
     """Each local limit with its value and the verdict."""
+    from specsheet.views.table import TableView  # the table path only
+
     failed = sum(1 for c in checks if not c.ok)
     view = TableView(
         title=f"{fit.model.name} on {fit.engine}: "
@@ -117,6 +119,8 @@ def _mib(n: int) -> str:
 
 def fit_views(fit: LocalFit) -> list[TableView]:
     """Memory per device, the placement, and the verdict with the command line."""
+    from specsheet.views.table import TableView  # the table path only
+
     p = fit.placement
     memory = TableView(
         title=f"{fit.model.name} ({fit.quant}) on {fit.engine}: memory per device, MiB",
