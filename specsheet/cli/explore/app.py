@@ -15,7 +15,7 @@ from textual.lazy import Lazy
 from textual.widgets import Checkbox, Footer, Header, Input, Label, Select, Static
 
 from specsheet.api import count as api
-from specsheet.api.spec import DEFAULT_DTYPE, REQUIRED_FIELDS, Model
+from specsheet.api.spec import DEFAULT_DTYPE, REQUIRED_FIELDS, Model, ModelSpec
 from specsheet.cli.explore import bars
 from specsheet.cli.explore.design import (
     CHOICE_FIELDS,
@@ -235,13 +235,7 @@ class ExploreApp(App[None]):
                 for field in self.query(f"#{name}").results(Input):
                     field.value = str(given[name]) if name in given else ""
                     field.placeholder = str(getattr(spec, name))
-            for name in CHOICE_FIELDS:
-                for select in self.query(f"#{name}").results(Select):
-                    select.value = getattr(spec, name)
-            for name in SWITCH_FIELDS:
-                for box in self.query(f"#{name}").results(Checkbox):
-                    box.value = getattr(spec, name)
-                    box.label = switch_label(name, box.value)
+            self._fill_choices(spec)
             self.query_one("#name", Input).value = self.design.name
         self._refresh_derived()
 
@@ -253,14 +247,18 @@ class ExploreApp(App[None]):
             for name in NUMBER_FIELDS[len(REQUIRED_FIELDS):]:
                 for field in self.query(f"#{name}").results(Input):
                     field.value = str(given[name]) if name in given else ""
-            for name in CHOICE_FIELDS:
-                for select in self.query(f"#{name}").results(Select):
-                    select.value = getattr(spec, name)
-            for name in SWITCH_FIELDS:
-                for box in self.query(f"#{name}").results(Checkbox):
-                    box.value = getattr(spec, name)
-                    box.label = switch_label(name, box.value)
+            self._fill_choices(spec)
         self._refresh_derived()
+
+    def _fill_choices(self, spec: ModelSpec) -> None:
+        """The choice and switch fields as ``spec`` has them (a switch says on or off)."""
+        for name in CHOICE_FIELDS:
+            for select in self.query(f"#{name}").results(Select):
+                select.value = getattr(spec, name)
+        for name in SWITCH_FIELDS:
+            for box in self.query(f"#{name}").results(Checkbox):
+                box.value = getattr(spec, name)
+                box.label = switch_label(name, box.value)
 
     def _refresh_derived(self) -> None:
         """What follows from the last good model: placeholders of derived numbers, the automatic
