@@ -163,7 +163,8 @@ def emit(fmt: str, document: dict[str, Any], rows: list[dict[str, Any]],
     the figure and ``inputs``, the command's real-valued options as the user gave them."""
     from specsheet.cli import streams
 
-    not_finite(document, inputs or {})
+    if fmt != "json" or svg is not None or html is not None:
+        not_finite(document, inputs or {})  # JSON alone: its writer refuses one itself
 
     shown: list[TableView | ChartView] = []
 
@@ -194,7 +195,11 @@ def emit(fmt: str, document: dict[str, Any], rows: list[dict[str, Any]],
     elif fmt == "json":
         from specsheet.render.text import to_json
 
-        out = to_json(document, lines_of)
+        try:
+            out = to_json(document, lines_of)
+        except ValueError:  # a number that is not finite: name it and the inputs
+            not_finite(document, inputs or {})
+            raise
     elif fmt == "csv":
         from specsheet.render.text import flatten, to_csv
 
@@ -208,15 +213,29 @@ def emit(fmt: str, document: dict[str, Any], rows: list[dict[str, Any]],
     streams.write(out)
 
 
-def _non_finite(value: Any, path: str = "") -> tuple[str, float] | None:
-    if isinstance(value, float):
-        return None if math.isfinite(value) else (path, value)
-    items = value.items() if isinstance(value, dict) else enumerate(value) \
-        if isinstance(value, list) else ()
-    for key, item in items:
-        found = _non_finite(item, f"{path}.{key}" if path else str(key))
-        if found is not None:
-            return found
+def _non_finite(document: Any) -> tuple[str, float] | None:
+    """The path and value of the first float in ``document`` that is not finite, or None. A
+    section that several points share (a sweep's) is walked once."""
+    seen: set[int] = set()
+    stack: list[tuple[str, Any]] = [("", document)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, float):
+            if not math.isfinite(value):
+                return path, value
+            continue
+        if isinstance(value, dict):
+            items: Any = value.items()
+        elif isinstance(value, list):
+            items = enumerate(value)
+        else:
+            continue
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
+        stack.extend((f"{path}.{key}" if path else str(key), item)
+                     for key, item in reversed(list(items))
+                     if isinstance(item, (float, dict, list)))
     return None
 
 

@@ -28,19 +28,25 @@ def to_ascii(text: str) -> str:
     return text.translate(_ASCII)
 
 
+def _dumps(value: Any, indent: int | None = None) -> str:
+    """``json.dumps``, strict: a number that is not finite raises ValueError, never written
+    as ``Infinity`` or ``NaN``, which strict JSON readers refuse."""
+    return json.dumps(value, indent=indent, allow_nan=False)
+
+
 def to_json(document: dict[str, Any], lines_of: str | None = None) -> str:
     """One JSON document, keys in schema order, integers exact: ``json.dumps`` with an indent
     of 2. With ``lines_of``, that key's list (a sweep's points) is written an item per line,
     each as ``json.dumps`` writes it compact: the same JSON value, and a line per point for
     grep (``_item_lines``)."""
     if lines_of is None:
-        return json.dumps(document, indent=2) + "\n"
-    head = "".join(f"  {json.dumps(key)}: {json.dumps(value)},\n"
+        return _dumps(document, indent=2) + "\n"
+    head = "".join(f"  {_dumps(key)}: {_dumps(value)},\n"
                    for key, value in document.items() if key != lines_of)
     items = document[lines_of]
     if not items:
-        return f"{{\n{head}  {json.dumps(lines_of)}: []\n}}\n"
-    return f"{{\n{head}  {json.dumps(lines_of)}: [\n    {_item_lines(items)}\n  ]\n}}\n"
+        return f"{{\n{head}  {_dumps(lines_of)}: []\n}}\n"
+    return f"{{\n{head}  {_dumps(lines_of)}: [\n    {_item_lines(items)}\n  ]\n}}\n"
 
 
 def _item_lines(items: list[Any]) -> str:
@@ -56,19 +62,19 @@ def _item_lines(items: list[Any]) -> str:
     def text(value: Any) -> str:
         found = encoded.get(id(value))
         if found is None:
-            found = encoded[id(value)] = json.dumps(value)
+            found = encoded[id(value)] = _dumps(value)
         return found
 
     def key(name: str) -> str:
         found = keys.get(name)
         if found is None:
-            found = keys[name] = json.dumps(name) + ": "
+            found = keys[name] = _dumps(name) + ": "
         return found
 
     lines = []
     for item in items:
         if type(item) is not dict:
-            lines.append(json.dumps(item))
+            lines.append(_dumps(item))
             continue
         fields = []
         for name, value in item.items():
@@ -81,7 +87,7 @@ def _item_lines(items: list[Any]) -> str:
                     found = "{" + ", ".join(key(inner) + text(section)
                                             for inner, section in value.items()) + "}"
                 else:
-                    found = json.dumps(value)
+                    found = _dumps(value)
                 encoded[id(value)] = found
             before[name] = value
             fields.append(key(name) + found)
