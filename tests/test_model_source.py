@@ -131,9 +131,28 @@ def test_every_model_command_has_the_whole_group() -> None:
     """The group is one decorator: each command's --help lists every option of it."""
     from specsheet.cli.app import build_command
 
-    for name in (*COMMANDS, "explore"):
+    for name in (*COMMANDS, "explore", "fit"):
         options = {p.name for p in build_command(name).params}
         assert set(GROUP_PARAMETERS) <= options, (name, set(GROUP_PARAMETERS) - options)
+
+
+@pytest.mark.parametrize("kind", SOURCES)
+def test_fit_takes_every_source(kind: str, tmp_path: Path,
+                                fake_hub: FakeHub) -> None:  # noqa: F811
+    """fit places the same 32 blocks and output layer from every kind of source (a .gguf
+    with its own tensors, the others in the default Q4_K_M), and one block fewer with
+    --set layers=31 (a .gguf then read by its metadata)."""
+    (tmp_path / "again").mkdir()
+    result = runner.invoke(app, ["fit", *_source(kind, tmp_path), "--json"])
+    assert result.exit_code == 0, (kind, result.stderr)
+    document = json.loads(result.stdout)
+    assert document["layers"]["total"] == 33
+    assert document["quant"] == ("file" if kind == "gguf" else "gguf-q4_k_m")
+    fewer = runner.invoke(app, ["fit", *_source(kind, tmp_path / "again"), "--set",
+                                "layers=31", "--json"]) if kind != "five numbers" else \
+        runner.invoke(app, ["fit", *FIVE, "--layers", "31", "--json"])
+    assert fewer.exit_code == 0, (kind, fewer.stderr)
+    assert json.loads(fewer.stdout)["layers"]["total"] == 32
 
 
 def _at(command: str, out: str) -> Any:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from specsheet.cli.model_source import NO_SOURCE, ModelSource, model_options
 from specsheet.cli.options import (
     FormatOpt,
     HtmlOpt,
@@ -62,11 +63,13 @@ def _bytes(text: str, option: str = "--host-memory") -> int:
     return parse_quantity(text, "bytes", option)
 
 
+@model_options
 def fit(
-    model: Annotated[str, typer.Argument(
+    model: Annotated[str | None, typer.Argument(
         help="A .gguf file (its own tensor types are used), or anything count takes: a preset "
-             "name, a preset YAML file, a config.json or a model folder.",
-        show_default=False)],
+             "name, a preset YAML file, a config.json or a model folder, ORG/NAME. Leave out "
+             "to give the five numbers as options.",
+        show_default=False)] = None,
     quant: Annotated[str | None, typer.Option(
         "--quant", "-q", help="The GGUF mixture: gguf-q4_k_m, gguf-q8_0, ... [default: a "
         ".gguf's own types, else gguf-q4_k_m]; with --engine mlx: mlx-4bit (default), "
@@ -135,6 +138,7 @@ def fit(
     json_: JsonOpt = False,
     svg: SvgOpt = None,
     html: HtmlOpt = None,
+    src: ModelSource = NO_SOURCE,
 ) -> None:
     """Will a GGUF run here: where llama.cpp puts every layer, the KV cache and the compute
     buffers on each GPU and the host, the longest context, and the command line.
@@ -161,7 +165,7 @@ def fit(
         wired_limit_mb=None if wired_limit is None else
         _bytes(wired_limit, "--wired-limit") >> 20)
     with as_options():
-        result = run_fit(model, request)
+        result = run_fit(_model(src, model), request)
     document = result.to_dict()
 
     def views() -> list[TableView]:
@@ -170,3 +174,19 @@ def fit(
         return fit_views(result)
 
     emit(output_fmt, document, [document], views, svg=svg, html=html)
+
+
+def _model(src: ModelSource, model: str | None) -> Any:
+    """What fit places: a .gguf file as it is (its own tensors), else the model the source
+    names, with the spec options and --set applied (a .gguf with them: its metadata)."""
+    from specsheet.cli.options import say_notes
+    from specsheet.sources.resolve import resolve
+
+    ref, given = src.ref(model), src.overrides()
+    if ref is not None and ref.lower().endswith(".gguf") and not given:
+        return ref
+    notes: list[str] = []
+    try:
+        return resolve(ref, given, notes, src.checked_timeout())
+    finally:
+        say_notes(notes)
