@@ -14,6 +14,12 @@ from commands import SPECSHEET, clean_env
 TMUX = shutil.which("tmux")
 
 
+def tmux(session: str) -> list[str]:
+    """tmux on a server of the session's own: a test's last session ending takes no other
+    test's server with it."""
+    return [TMUX or "tmux", "-L", session]
+
+
 def in_terminal(args: list[str], width: int) -> str:
     """The screen after running specsheet ARGS in a terminal ``width`` columns wide."""
     if TMUX is None:
@@ -21,18 +27,18 @@ def in_terminal(args: list[str], width: int) -> str:
     session = f"specsheet-{uuid.uuid4().hex[:8]}"
     command = " ".join([*SPECSHEET, *args]) + "; echo EXIT=$?; sleep 30"
     env = clean_env(TERM="xterm-256color")
-    subprocess.run([TMUX, "-L", session, "new-session", "-d", "-s", session, "-x", str(width), "-y", "200",
-                    command], env=env, check=True)
+    subprocess.run([*tmux(session), "new-session", "-d", "-s", session, "-x", str(width),
+                    "-y", "200", command], env=env, check=True)
     try:
         for _ in range(100):
-            screen = subprocess.run([TMUX, "-L", session, "capture-pane", "-p", "-e", "-t", session],
+            screen = subprocess.run([*tmux(session), "capture-pane", "-p", "-e", "-t", session],
                                     capture_output=True, text=True, check=True).stdout
             if "EXIT=" in screen:
                 return screen
             time.sleep(0.1)
         raise AssertionError(f"no exit after 10 s:\n{screen}")
     finally:
-        subprocess.run([TMUX, "-L", session, "kill-session", "-t", session], check=False)
+        subprocess.run([*tmux(session), "kill-session", "-t", session], check=False)
 
 
 @pytest.mark.parametrize("width", [80, 40])
@@ -56,13 +62,13 @@ def test_explore_in_a_real_terminal_shows_the_figures_and_quits_on_ctrl_q() -> N
         pytest.fail("tmux is needed for the terminal tests (apt-get install tmux)")
     session = f"specsheet-{uuid.uuid4().hex[:8]}"
     command = f"{sys.executable} -m specsheet explore gpt2-small; echo EXIT=$?; sleep 30"
-    subprocess.run([TMUX, "-L", session, "new-session", "-d", "-s", session, "-x", "132", "-y", "44", command],
-                   env=clean_env(TERM="xterm-256color"), check=True)
+    subprocess.run([*tmux(session), "new-session", "-d", "-s", session, "-x", "132", "-y", "44",
+                    command], env=clean_env(TERM="xterm-256color"), check=True)
 
     def screen_with(text: str) -> str:
         screen = ""
         for _ in range(300):
-            screen = subprocess.run([TMUX, "-L", session, "capture-pane", "-p", "-t", session],
+            screen = subprocess.run([*tmux(session), "capture-pane", "-p", "-t", session],
                                     capture_output=True, text=True, check=True).stdout
             if text in screen:
                 return screen
@@ -73,10 +79,10 @@ def test_explore_in_a_real_terminal_shows_the_figures_and_quits_on_ctrl_q() -> N
         screen_with("Save preset")  # the footer lists the keys
         assert "gpt2-small: where the 124,439,808 parameters live" in screen_with(
             "total 124,439,808 parameters")
-        subprocess.run([TMUX, "-L", session, "send-keys", "-t", session, "C-q"], check=True)
+        subprocess.run([*tmux(session), "send-keys", "-t", session, "C-q"], check=True)
         assert "EXIT=0" in screen_with("EXIT=")
     finally:
-        subprocess.run([TMUX, "-L", session, "kill-session", "-t", session], check=False)
+        subprocess.run([*tmux(session), "kill-session", "-t", session], check=False)
 
 
 @pytest.mark.parametrize("width", [80, 40])
@@ -107,14 +113,14 @@ class Explorer:
         self.session = f"specsheet-{uuid.uuid4().hex[:8]}"
         command = " ".join([sys.executable, "-m", "specsheet", "explore", *args]) \
             + "; echo EXIT=$?; sleep 30"
-        subprocess.run([TMUX, "-L", self.session, "new-session", "-d", "-s", self.session, "-x", str(width),
-                        "-y", str(height), command], env=clean_env(TERM="xterm-256color"),
-                       check=True)
+        subprocess.run([*tmux(self.session), "new-session", "-d", "-s", self.session, "-x",
+                        str(width), "-y", str(height), command],
+                       env=clean_env(TERM="xterm-256color"), check=True)
 
     def screen_with(self, text: str) -> str:
         screen = ""
         for _ in range(300):
-            screen = subprocess.run([TMUX or "tmux", "-L", self.session, "capture-pane", "-p", "-t", self.session],
+            screen = subprocess.run([*tmux(self.session), "capture-pane", "-p", "-t", self.session],
                                     capture_output=True, text=True, check=True).stdout
             if text in screen:
                 return screen
@@ -122,10 +128,10 @@ class Explorer:
         raise AssertionError(f"no {text!r} after 30 s:\n{screen}")
 
     def keys(self, *keys: str) -> None:
-        subprocess.run([TMUX or "tmux", "-L", self.session, "send-keys", "-t", self.session, *keys], check=True)
+        subprocess.run([*tmux(self.session), "send-keys", "-t", self.session, *keys], check=True)
 
     def close(self) -> None:
-        subprocess.run([TMUX or "tmux", "-L", self.session, "kill-session", "-t", self.session], check=False)
+        subprocess.run([*tmux(self.session), "kill-session", "-t", self.session], check=False)
 
 
 def count_json(*args: str) -> dict[str, object]:
