@@ -165,24 +165,37 @@ def _spec_source(model: Model, quant: str) -> _Source:
                            for s in stored], quant, None)
 
 
-def cache_layers(spec: ModelSpec) -> tuple[list[LayerKV], int]:
-    """Each block's cache widths as llama.cpp allocates them, and the sliding window."""
+def cache_layers(spec: ModelSpec, mla: bool = False) -> tuple[list[LayerKV], int]:
+    """Each block's cache widths as llama.cpp allocates them, and the sliding window.
+
+    ``mla``: the file holds DeepSeek's MLA in llama.cpp's current layout (attn_k_b and
+    attn_v_b, converted since PR #12801): one K/V head of kv_lora_rank + the rotary dims and
+    kv_lora_rank (convert_hf_to_gguf.py DeepseekV2Model: key_length, value_length). A file
+    with attn_kv_b (the older conversion, and specsheet's own tensor list) caches every head,
+    head_dim and v_head_dim wide (llama-hparams.cpp is_mla false, n_embd_k_gqa)."""
     from specsheet.plan.local import LayerKV
 
-    if spec.latent_attention:
-        raise SpecError("multi-head latent attention (DeepSeek's MLA): llama.cpp's cache of it "
-                        "has no placement rule in specsheet yet", field="model")
     types = spec.layer_types or ("attention",) * spec.layers
     sliding = set(spec.sliding_layers) if spec.sliding_window else set()
     layers = []
     for i, kind in enumerate(types):
-        if kind == "attention":
+        if kind == "attention" and spec.latent_attention and mla:
+            layers.append(LayerKV(spec.kv_lora_rank + spec.qk_rope_head_dim,
+                                  spec.kv_lora_rank, i in sliding))
+        elif kind == "attention":
             layers.append(LayerKV(spec.kv_heads * spec.head_dim, spec.kv_heads * spec.v_head_dim,
                                   i in sliding))
         elif kind in ("mamba", "mamba2"):
             groups = spec.ssm_groups if kind == "mamba2" else 0
             r = (spec.ssm_conv - 1) * (spec.ssm_inner + 2 * groups * spec.ssm_state)
             layers.append(LayerKV(0, 0, False, r, spec.ssm_state * spec.ssm_inner))
+        elif kind == "linear_attention":
+            # gated DeltaNet (qwen3next, qwen35): llama.cpp's ssm_d_inner = value heads x value
+            # dim, ssm_n_group = key heads, ssm_d_state = key dim; n_embd_r and n_embd_s as
+            # for Mamba (llama-hparams.cpp)
+            inner = spec.linear_value_heads * spec.linear_value_dim
+            r = (spec.ssm_conv - 1) * (inner + 2 * spec.linear_key_heads * spec.linear_key_dim)
+            layers.append(LayerKV(0, 0, False, r, spec.linear_key_dim * inner))
         elif kind == "none":
             layers.append(LayerKV(0, 0))
         else:
@@ -321,7 +334,8 @@ def fit(model: str | Model, request: FitRequest = FitRequest()) -> Fit:
             model = load(model)
         source = _spec_source(model, request.quant or DEFAULT_QUANT)
     spec = source.model.spec
-    kv, n_swa = cache_layers(spec)
+    mla = any(t.name.endswith(".attn_k_b.weight") for t in source.tensors)
+    kv, n_swa = cache_layers(spec, mla)
     shape = ComputeShape(spec.d_model, spec.heads, spec.vocab)
     devices = _devices(request.gpu, request.wired_limit_mb)
     if request.wired_limit_mb is not None and not any(d.backend == "Metal" for d in devices):
