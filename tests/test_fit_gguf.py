@@ -1,11 +1,10 @@
 """specsheet fit on a .gguf file: its own tensor types and offsets (the mapped host buffer is
-the file's byte range), and the answer's speed on a 150,000-token vocabulary."""
+the file's byte range), and a 150,000-token vocabulary's (its speed: bench/fit.py)."""
 
 from __future__ import annotations
 
 import json
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -60,24 +59,17 @@ def test_a_file_with_a_format_is_bad_input(qwen_file: Path) -> None:
     assert "a .gguf file holds its own tensor types" in result.stderr
 
 
-def test_fit_on_a_150k_vocabulary_file_answers_in_half_a_second(qwen_file: Path) -> None:
-    """Reading the header (its 151,936 tokens skipped, not built), placing every tensor, the
-    searches for max_ctx, the document and the tables: under 0.5 s (the best of three, in
-    process; the command's start-up is bench/startup.py's, whose ratios are checked there).
-    The whole process is checked too, with room for a loaded machine."""
+def test_fit_on_a_150k_vocabulary_file_answers(qwen_file: Path) -> None:
+    """The header read (its 151,936 tokens skipped, not built), every tensor placed, the
+    searches for the GPU layers and max_ctx, the document and the tables, in process and as a
+    real process. How fast is bench/fit.py's to measure (target 0.5 s), not a test's."""
     from specsheet.views.fit import fit_views
 
-    times = []
-    for _ in range(3):
-        start = time.perf_counter()
-        got = fit(str(qwen_file), FitRequest(gpu=("rtx-4090",)))
-        got.to_dict()
-        fit_views(got)
-        times.append(time.perf_counter() - start)
-    assert min(times) < 0.5, times
-    start = time.perf_counter()
+    got = fit(str(qwen_file), FitRequest(gpu=("rtx-4090",)))
+    assert got.placement.on_gpu == 25 and got.max_ctx == 32768  # every layer; the model's ctx
+    assert got.to_dict()["layers"]["on_gpu"] == 25 and fit_views(got)
     result = subprocess.run([*SPECSHEET, "fit", str(qwen_file), "--gpu", "rtx-4090"],
                             capture_output=True, env=clean_env(COLUMNS="100"), timeout=60,
                             check=False)
     assert result.returncode == 0, result.stderr
-    assert time.perf_counter() - start < 5
+    assert b"25/25 layers" in result.stdout
