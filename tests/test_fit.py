@@ -223,23 +223,6 @@ def test_mla_cache_of_the_current_conversion_derived_from_the_code() -> None:
     assert printed(p.devices[0].kv_bytes) == "229.50"
 
 
-def test_a_file_with_attn_k_b_gets_the_mla_cache(monkeypatch: pytest.MonkeyPatch) -> None:
-    """fit reads the layout from the tensors: attn_k_b in the file means the one-head cache."""
-    import specsheet.api.fit as api
-    from specsheet.plan.local import LocalTensor
-
-    real = api._spec_source
-
-    def with_k_b(model: Any, quant: str) -> Any:
-        got = real(model, quant)
-        return got._replace(tensors=[*got.tensors, LocalTensor("blk.0.attn_k_b.weight", "Q8_0",
-                                                              128, 34 * 4)])
-
-    monkeypatch.setattr(api, "_spec_source", with_k_b)
-    got = fit("deepseek-v2-lite", FitRequest(gpu=("rtx-4090",), ctx=4096, n_gpu_layers=28))
-    assert got.placement.devices[0].kv_bytes == 4096 * 27 * (576 + 512) * 2
-
-
 # ---- the rules one at a time ---------------------------------------------------------------
 
 def test_layer_split_is_upper_bound_on_cumulative_fractions() -> None:
