@@ -427,6 +427,27 @@ def test_mlx_4bit_bytes_derived_by_hand() -> None:
     assert got.command == ("mlx_lm.generate", "--model", "llama3-8b", "--max-kv-size", "8192")
 
 
+def test_mlx_quantized_kv_cache_derived_by_hand() -> None:
+    """QuantizedKVCache: per head and token, head_dim x bits / 8 bytes of uint32 words and a
+    bf16 scale and bias per group of 64, in 256-token steps (mlx_lm/models/cache.py)."""
+    eight = fit("llama3-8b", FitRequest(engine="mlx", gpu=("apple-m3-max",), ctx=8192,
+                                        kv_bits=8))
+    assert eight.placement.devices[0].kv_bytes == 8192 * 32 * 8 * 2 * (128 + 2 * 2 * 2)
+    assert printed(eight.placement.devices[0].kv_bytes) == "544.00"
+    four = fit("llama3-8b", FitRequest(engine="mlx", gpu=("apple-m3-max",), ctx=8000,
+                                       kv_bits=4, kv_group_size=32))
+    assert four.placement.devices[0].kv_bytes == 8192 * 32 * 8 * 2 * (64 + 4 * 2 * 2)
+    assert four.command[-6:] == ("--kv-bits", "4", "--kv-group-size", "32",
+                                 "--quantized-kv-start", "0")
+    assert four.cache_type_k == "affine 4-bit, group 32"
+    doc = four.to_dict()
+    assert doc["devices"][0]["kv_bytes"] == four.placement.devices[0].kv_bytes
+    longer = fit("llama3.1-70b", FitRequest(engine="mlx", gpu=("apple-m3-max",), ctx="auto",
+                                            kv_bits=4))
+    plain = fit("llama3.1-70b", FitRequest(engine="mlx", gpu=("apple-m3-max",), ctx="auto"))
+    assert longer.placement.n_ctx >= plain.placement.n_ctx
+
+
 def test_mlx_tied_embedding_is_stored_once() -> None:
     got = fit("llama3.2-1b", FitRequest(engine="mlx", gpu=("apple-m3-max",), ctx=4096))
     spec = specsheet.load("llama3.2-1b").spec

@@ -63,6 +63,8 @@ class FitRequest(NamedTuple):
     override_tensor: tuple[str, ...] = ()  # llama.cpp's -ot PATTERN=BUFFER, in order
     wired_limit_mb: int | None = None  # macOS iogpu.wired_limit_mb: the Metal working set
     host_bandwidth: int | None = None  # the host memory's bytes/s, for the decode estimate
+    kv_bits: int | None = None  # MLX: mlx-lm's --kv-bits, a quantized cache (2, 4 or 8)
+    kv_group_size: int = 64  # MLX: mlx-lm's --kv-group-size
 
 
 class Fit(LocalFit):
@@ -290,6 +292,9 @@ def _check(request: FitRequest) -> None:
     if request.host_bandwidth is not None and request.host_bandwidth <= 0:
         raise SpecError(f"host bandwidth {request.host_bandwidth:,} bytes/s: expected a "
                         "positive rate", field="host_bandwidth", value=request.host_bandwidth)
+    if request.engine != "mlx" and (request.kv_bits is not None or request.kv_group_size != 64):
+        raise SpecError("a quantized cache of KV bits is MLX's (llama.cpp's are the cache "
+                        "types)", field="kv_bits", value=str(request.kv_bits))
     if request.wired_limit_mb is not None and request.wired_limit_mb <= 0:
         raise SpecError(f"wired limit {request.wired_limit_mb} MiB: expected a positive size",
                         field="wired_limit_mb", value=request.wired_limit_mb)
@@ -395,7 +400,12 @@ def fit(model: str | Model, request: FitRequest = FitRequest()) -> Fit:
 def _fit_mlx(model: str | Model, request: FitRequest) -> Fit:
     """MLX: every layer on the Apple GPU, the weights in an MLX format, the cache in bf16."""
     from specsheet.plan.local import Buffer, Placement, decode_estimate, longest_ctx, pad
-    from specsheet.plan.mlx import check_mlx_format, mlx_kv_bytes, mlx_weight_bytes
+    from specsheet.plan.mlx import (
+        check_kv_quantization,
+        check_mlx_format,
+        mlx_kv_bytes,
+        mlx_weight_bytes,
+    )
 
     if isinstance(model, str):
         if model.lower().endswith(".gguf"):
@@ -423,11 +433,12 @@ def _fit_mlx(model: str | Model, request: FitRequest) -> Fit:
         raise SpecError(f"MLX runs all {every} layers on the GPU", field="n_gpu_layers",
                         value=request.n_gpu_layers)
     weights = mlx_weight_bytes(spec, fmt)
+    check_kv_quantization(spec, request.kv_bits, request.kv_group_size)
     device = devices[0]
     host = request.host_memory or 0
 
     def at(ctx: int) -> Placement:
-        kv = mlx_kv_bytes(spec, ctx)
+        kv = mlx_kv_bytes(spec, ctx, request.kv_bits, request.kv_group_size)
         n_ctx = pad(ctx, 256)
         swa = min(n_ctx, spec.sliding_window) if spec.sliding_window and \
             spec.sliding_layers else 0
@@ -456,10 +467,18 @@ def _fit_mlx(model: str | Model, request: FitRequest) -> Fit:
         notes.append("mlx-lm warns above 90% of the working set for the weights "
                      "(mlx_lm/generate.py wired_limit)")
     max_ctx = longest_ctx(lambda c: at(c).fits, spec.context)
-    command = ("mlx_lm.generate", "--model", model.name, "--max-kv-size", str(ctx))
+    command: tuple[str, ...] = ("mlx_lm.generate", "--model", model.name, "--max-kv-size",
+                                str(ctx))
+    cache = "bf16"
+    if request.kv_bits is not None:
+        # from the first token: mlx-lm's default --quantized-kv-start 5000 keeps a shorter
+        # context in bf16
+        command += ("--kv-bits", str(request.kv_bits), "--kv-group-size",
+                    str(request.kv_group_size), "--quantized-kv-start", "0")
+        cache = f"affine {request.kv_bits}-bit, group {request.kv_group_size}"
     step = decode_estimate(placement, [device.bandwidth_bytes_per_s], 0, 1.0) \
         if not spec.experts else None
-    return Fit(model, fmt.name, None, placement, "mlx", MLX_VERSION, 1, "bf16", "bf16",
+    return Fit(model, fmt.name, None, placement, "mlx", MLX_VERSION, 1, cache, cache,
                max_ctx, command, (), tuple(notes), step)
 
 

@@ -102,6 +102,8 @@ FIELD_OPTIONS: dict[str, str] = {
     "engine": "--engine",
     "override_tensor": "--override-tensor",
     "wired_limit_mb": "--wired-limit",
+    "kv_bits": "--kv-bits",
+    "kv_group_size": "--kv-group-size",
     "host_bandwidth": "--host-bandwidth",
     "min_ctx": "--min-ctx",
     "min_gpu_layers": "--min-gpu-layers",
