@@ -248,7 +248,8 @@ def apply_recipe(model: Model, request: TrainRequest) -> tuple[TrainRequest, Rec
     fields: dict[str, Any] = {}
     overridden: dict[str, Any] = {}
     not_applied: dict[str, str] = {}
-    for key, value in items.items():
+    same: dict[str, Any] = {}
+    for key, value in list(items.items()):
         if key not in RECIPE_FIELDS:
             from specsheet.errors import did_you_mean
 
@@ -256,11 +257,13 @@ def apply_recipe(model: Model, request: TrainRequest) -> tuple[TrainRequest, Rec
                             f"{did_you_mean(key, RECIPE_FIELDS)}; the items are "
                             f"{', '.join(RECIPE_FIELDS)}", field="recipe", value=key)
         if isinstance(value, list | tuple):
-            value = ",".join(map(str, value))
+            items[key] = value = ",".join(map(str, value))
         given = getattr(request, key)
         if given is not None:
             if given != value:
                 overridden[key] = value
+            else:
+                same[key] = value  # given as the recipe has it
         elif request.lora_rank:
             not_applied[key] = "a pre-training recipe; this is a LoRA run"
         else:
@@ -272,8 +275,9 @@ def apply_recipe(model: Model, request: TrainRequest) -> tuple[TrainRequest, Rec
     if "recompute_modules" in fields and recompute != "selective":
         not_applied["recompute_modules"] = f"recompute is {recompute or 'none'}, not selective"
         del fields["recompute_modules"]
-    use = RecipeUse(name, meta["source"], meta["cite"] or f"{name}'s training recipe", fields,
-                    overridden, not_applied)
+    applied = {key: value for key, value in items.items() if key in fields or key in same}
+    use = RecipeUse(name, meta["source"], meta["cite"] or f"{name}'s training recipe",
+                    applied, overridden, not_applied)
     return request._replace(**fields), use
 
 

@@ -34,8 +34,8 @@ from specsheet.model.spec import ModelSpec
 from specsheet.plan.activations import (
     ACTIVATION_CACHES,
     RECOMPUTE_MODULES,
-    ActivationTerms,
     Activations,
+    ActivationTerms,
     activation_terms,
     activations,
     check_cache,
