@@ -58,11 +58,9 @@ def layer_parts(spec: ModelSpec, moe_layer: bool) -> tuple[Part, ...]:
         qkv = h * spec.head_dim + spec.kv_heads * (spec.head_dim + spec.v_head_dim)
         latents = rope = 0
     gated = spec.mlp == "gated"
-    if moe_layer:
-        routed, shared = spec.experts_per_token * spec.expert_d_ff, spec.shared_d_ff
-        width = routed + shared
-    else:
-        routed, shared, width = 0, 0, spec.d_ff
+    # an MoE layer's inner width: its k routed experts' and its shared experts'
+    routed = spec.experts_per_token * spec.expert_d_ff if moe_layer else 0
+    width = routed + spec.shared_d_ff if moe_layer else spec.d_ff
     # a gated MLP keeps gate and up (the SwiGLU's inputs, FP8 in the experts, section 3.3.3
     # (2)) and their product (a Linear's input); an ungated one the activation's input and
     # output
@@ -82,7 +80,6 @@ def layer_parts(spec: ModelSpec, moe_layer: bool) -> tuple[Part, ...]:
         Part("MLP activation output", width - routed if moe_layer else width, 16, 8, True),
         Part("router logits (fp32)", spec.experts if moe_layer else 0, 32, 32, True),
     ]
-    del shared
     return tuple(p for p in parts if p.values)
 
 
