@@ -66,6 +66,9 @@ FIELD_OPTIONS: dict[str, str] = {
     "step_time": "--step-time",
     "grad_accum": "--grad-accum",
     "recompute_modules": "--recompute-modules",
+    "optimizer_states": "--optimizer-states",
+    "activation_cache": "--activation-cache",
+    "recipe": "--recipe",
     "tokens_per_second": "--tokens-per-second",
     "seq_len": "--tokens",  # --seq-len is an alias of it
     "micro_batch": "--micro-batch",
