@@ -16,6 +16,7 @@ import pytest
 import textual  # noqa: F401 - the test extra installs it; a missing Textual fails here
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from textual.widgets import Static
 from typer.testing import CliRunner
 
 import specsheet
@@ -49,8 +50,8 @@ def pilot(app: ExploreApp, steps: Callable[[Any], Awaitable[None]]) -> None:
 
 
 def shown(app: ExploreApp, widget: str) -> str:
-    """The text a Static of the app shows."""
-    return str(app.query_one(f"#{widget}").render())
+    """The text a Static of the app shows (a picture: as last drawn, at the pane's width)."""
+    return str(app.query_one(f"#{widget}", Static).content)
 
 
 def test_typing_a_value_changes_the_total_to_the_exact_figure() -> None:
