@@ -14,7 +14,12 @@ the ratio docs/performance.md tracks (the target: within 2x). ``--kind`` as in
 bench/startup.py: ``bytecode`` (Python may cache the package's bytecode) or ``editable``
 (PYTHONDONTWRITEBYTECODE=1, the package compiled as hatch_build.py compiles it).
 
-    python bench/explore.py [--rounds N] [--kind bytecode|editable]
+``--phases`` says where the time goes instead: both commands run in the terminal under a
+wrapper that reads the process's CPU time (time.process_time, which a busy machine disturbs
+less than the wall clock) at the end of each phase, up to count's exit and up to the moment the
+explorer writes its first screen; it prints the medians, phase by phase.
+
+    python bench/explore.py [--rounds N] [--kind bytecode|editable] [--phases]
 """
 
 from __future__ import annotations
@@ -62,6 +67,136 @@ def timed(server: str, command: str, shown: tuple[str, ...], quit_keys: list[str
         subprocess.run([TMUX, "-L", server, "kill-session", "-t", session], check=False)
 
 
+# Run in the terminal by --phases: the command, with the CPU time read at the end of each phase
+# (marks patched onto the functions that end them) and written to the file given.
+WRAPPER = r"""
+import os, sys, time
+marks = [("python start", time.process_time())]
+_exit = os._exit
+def mark(name):
+    marks.append((name, time.process_time()))
+SPENT = []
+def done():
+    mark("first screen" if sys.argv[1] == "explore" else "table")
+    for spent in SPENT:
+        marks.extend((label, -value) for label, value in spent.items())
+    with open(OUT, "a") as f:
+        f.write(repr(marks) + "\n")
+    _exit(0)
+import specsheet.cli.app as cli
+mark("specsheet's CLI imported")
+import specsheet.cli.commands.count as count_command
+import specsheet.cli.commands.explore as explore_command
+import specsheet.cli.options as options
+_reports = options.reports
+def reports(*a, **k):
+    result = _reports(*a, **k)
+    mark("model and report")
+    return result
+count_command.reports = explore_command.reports = options.reports = reports
+os._exit = lambda code: done()
+if sys.argv[1] == "explore":
+    import builtins
+    _import = builtins.__import__
+    def traced(name, *a, **k):
+        if name == "textual.app" and "textual.app" not in sys.modules:
+            module = _import(name, *a, **k)
+            mark("Textual imported (textual.app)")
+            return module
+        module = _import(name, *a, **k)
+        if name == "specsheet.cli.explore.app" and not hasattr(traced, "seen"):
+            traced.seen = True
+            mark("Textual and the explorer imported")
+            from textual.app import App
+            from textual.css.stylesheet import Stylesheet
+            from textual.drivers.linux_driver import LinuxDriver
+            from textual._compositor import Compositor
+            _run, _write = App.run, LinuxDriver.write
+            spent = {}
+            def timed(cls, method, label):
+                inner = getattr(cls, method)
+                def wrapped(*a, **k):
+                    if label in busy:
+                        return inner(*a, **k)
+                    busy.add(label)
+                    start = time.process_time()
+                    try:
+                        return inner(*a, **k)
+                    finally:
+                        busy.discard(label)
+                        spent[label] = spent.get(label, 0) + time.process_time() - start
+                setattr(cls, method, wrapped)
+            busy = set()
+            timed(Stylesheet, "parse", "  of which: parsing CSS")
+            timed(Stylesheet, "apply", "  of which: styling the widgets")
+            timed(Compositor, "reflow", "  of which: layout (the tables drawn)")
+            timed(Compositor, "render_update", "  of which: painting the frame")
+            SPENT.append(spent)
+            def run(self, *a, **k):
+                mark("app built")
+                return _run(self, *a, **k)
+            def write(self, data):
+                result = _write(self, data)
+                if "total 124,439,808" in data:
+                    done()
+                return result
+            App.run, LinuxDriver.write = run, write
+        return module
+    builtins.__import__ = traced
+cli.main()
+"""
+
+
+def phases(rounds: int, specsheet: Path, env: dict[str, str]) -> None:
+    """Median CPU milliseconds of each phase of count (to its exit) and of explore (to its first
+    screen), in turn in the terminal."""
+    import ast
+    import tempfile
+
+    assert TMUX is not None
+    server = f"bench-{uuid.uuid4().hex[:8]}"
+    subprocess.run([TMUX, "-L", server, "new-session", "-d", "-s", "keep", "sleep 600"],
+                   check=True)
+    found: dict[str, list[list[tuple[str, float]]]] = {"count": [], "explore": []}
+    with tempfile.TemporaryDirectory() as folder:
+        try:
+            for index in range(rounds + 1):  # the first round warms the file cache
+                for name in ("count", "explore"):
+                    out = Path(folder) / f"{name}.txt"
+                    script = Path(folder) / "wrapper.py"
+                    script.write_text(f"OUT = {str(out)!r}\n{WRAPPER}", encoding="utf-8")
+                    python = specsheet.with_name("python")
+                    before = len(out.read_text().splitlines()) if out.exists() else 0
+                    command = f"{python} {script} {name} gpt2-small; sleep 30"
+                    settings = [a for k, v in env.items() for a in ("-e", f"{k}={v}")]
+                    session = f"phase-{uuid.uuid4().hex[:8]}"
+                    subprocess.run([TMUX, "-L", server, "new-session", "-d", "-s", session,
+                                    "-x", "120", "-y", "44", *settings, command], check=True)
+                    deadline = time.perf_counter() + 60
+                    while not (out.exists() and len(out.read_text().splitlines()) > before):
+                        if time.perf_counter() > deadline:
+                            raise SystemExit(f"{name}: no first screen after 60 s")
+                        time.sleep(0.02)
+                    subprocess.run([TMUX, "-L", server, "kill-session", "-t", session],
+                                   check=False)
+                    if index:
+                        found[name].append(ast.literal_eval(out.read_text().splitlines()[-1]))
+        finally:
+            subprocess.run([TMUX, "-L", server, "kill-server"], check=False)
+    print(f"{rounds} rounds; CPU ms, median of each phase (and its end, from the process's "
+          "start)")
+    for name, runs in found.items():
+        print(f"{name}:")
+        for i, (phase, at) in enumerate(runs[0][1:], start=1):
+            if at < 0:  # a part of the phase before it (its CPU time, negated)
+                part = statistics.median(-run[i][1] for run in runs)
+                print(f"  {phase:38} {part * 1000:6.0f}")
+                continue
+            length = statistics.median(run[i][1] - run[i - 1][1] for run in runs)
+            end = statistics.median(run[i][1] for run in runs)
+            print(f"  {phase:38} {length * 1000:6.0f}   (at {end * 1000:4.0f})")
+
+
 def spread(values: list[float], unit: float = 1000, fmt: str = "7.0f") -> str:
     """Minimum, median and maximum."""
     low, mid, high = min(values), statistics.median(values), max(values)
@@ -72,6 +207,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--kind", choices=("bytecode", "editable"), default="bytecode")
+    parser.add_argument("--phases", action="store_true",
+                        help="where the CPU time goes, phase by phase, instead")
     args = parser.parse_args()
     specsheet = Path(sys.executable).with_name("specsheet")
     if TMUX is None or not specsheet.exists():
@@ -82,6 +219,9 @@ def main() -> None:
         import specsheet as package
 
         compileall.compile_dir(str(Path(package.__file__).parent), quiet=1)
+    if args.phases:
+        phases(args.rounds, specsheet, env)
+        return
     count_command = f"{specsheet} count gpt2-small; echo EXIT=$?; sleep 30"
     explore_command = f"{specsheet} explore gpt2-small; sleep 30"
     count: list[float] = []
