@@ -16,7 +16,7 @@ import pytest
 import textual  # noqa: F401 - the test extra installs it; a missing Textual fails here
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from textual.widgets import Static
+from textual.widgets import Input, Static
 from typer.testing import CliRunner
 
 import specsheet
@@ -252,6 +252,40 @@ def test_focus_starts_on_layers_and_the_arrows_step_it() -> None:
         assert app.query_one("#d_model").value == str(768 + 640)
 
     pilot(app, steps)
+
+
+def test_the_first_frame_has_the_five_numbers_and_the_figures_the_rest_follows() -> None:
+    """The first frame shows the figures at the pane's width (no second layout to learn it) and
+    the five numbers; the details and the request are built and mounted after it, filled as the
+    design is then; Python's collector, off while Textual started, is on again."""
+    import gc
+
+    app = ExploreApp(specsheet.load("gpt2-small"))
+    first: dict[str, Any] = {}
+    mount_later = app._mount_later
+
+    async def after_first_frame() -> None:
+        first["breakdown"] = shown(app, "breakdown")
+        first["tables"] = shown(app, "tables")
+        first["details"] = len(app.query_one("#details").children)
+        await mount_later()
+
+    app._mount_later = after_first_frame  # type: ignore[method-assign]
+    gc.disable()  # as the command does before it imports Textual
+
+    async def steps(p: Any) -> None:
+        assert first["breakdown"].splitlines()[1] == f"total {exact(GPT2_SMALL)} parameters"
+        assert f"where the {exact(GPT2_SMALL)} parameters live" in first["tables"]
+        assert first["details"] == 0  # the pictures were drawn (AtWidth draws as it is laid out)
+        assert [w.id for w in app.query("#details Input")] == list(NUMBER_FIELDS[5:])
+        assert app.query_one("#d_ff", Input).placeholder == "3072"
+        assert app.query_one("#compare").is_mounted and app.focused is app.query_one("#layers")
+        assert gc.isenabled()
+
+    try:
+        pilot(app, steps)
+    finally:
+        gc.enable()
 
 
 def test_a_switch_says_on_or_off_in_words() -> None:
