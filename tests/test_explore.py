@@ -325,6 +325,23 @@ def test_the_breakdown_bar_at_every_width_down_to_60_columns(width: int) -> None
     asyncio.run(run())
 
 
+def test_the_pictures_are_drawn_again_at_the_new_width_when_the_terminal_is_resized() -> None:
+    app = ExploreApp(specsheet.load("gpt2-small"))
+
+    async def run() -> None:
+        async with app.run_test(size=(160, 40)) as p:
+            await p.pause()
+            for size in (80, 110):
+                await p.resize_terminal(size, 40)
+                await p.pause()
+                width = app.query_one("#figures").scrollable_content_region.width
+                bar = shown(app, "breakdown").splitlines()[2]
+                assert len(bar) == width  # the bar fills the pane
+                assert max(len(line) for line in shown(app, "tables").splitlines()) <= width
+
+    asyncio.run(run())
+
+
 def test_the_bar_gives_every_part_with_parameters_a_cell_and_fills_its_width() -> None:
     from specsheet.cli.explore.bars import cells
 
