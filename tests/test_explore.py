@@ -16,6 +16,7 @@ import pytest
 import textual  # noqa: F401 - the test extra installs it; a missing Textual fails here
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from textual.widgets import Input, Static
 from typer.testing import CliRunner
 
 import specsheet
@@ -49,8 +50,8 @@ def pilot(app: ExploreApp, steps: Callable[[Any], Awaitable[None]]) -> None:
 
 
 def shown(app: ExploreApp, widget: str) -> str:
-    """The text a Static of the app shows."""
-    return str(app.query_one(f"#{widget}").render())
+    """The text a Static of the app shows (a picture: as last drawn, at the pane's width)."""
+    return str(app.query_one(f"#{widget}", Static).content)
 
 
 def test_typing_a_value_changes_the_total_to_the_exact_figure() -> None:
@@ -253,6 +254,40 @@ def test_focus_starts_on_layers_and_the_arrows_step_it() -> None:
     pilot(app, steps)
 
 
+def test_the_first_frame_has_the_five_numbers_and_the_figures_the_rest_follows() -> None:
+    """The first frame shows the figures at the pane's width (no second layout to learn it) and
+    the five numbers; the details and the request are built and mounted after it, filled as the
+    design is then; Python's collector, off while Textual started, is on again."""
+    import gc
+
+    app = ExploreApp(specsheet.load("gpt2-small"))
+    first: dict[str, Any] = {}
+    mount_later = app._mount_later
+
+    async def after_first_frame() -> None:
+        first["breakdown"] = shown(app, "breakdown")
+        first["tables"] = shown(app, "tables")
+        first["details"] = len(app.query_one("#details").children)
+        await mount_later()
+
+    app._mount_later = after_first_frame  # type: ignore[method-assign]
+    gc.disable()  # as the command does before it imports Textual
+
+    async def steps(p: Any) -> None:
+        assert first["breakdown"].splitlines()[1] == f"total {exact(GPT2_SMALL)} parameters"
+        assert f"where the {exact(GPT2_SMALL)} parameters live" in first["tables"]
+        assert first["details"] == 0  # the pictures were drawn (AtWidth draws as it is laid out)
+        assert [w.id for w in app.query("#details Input")] == list(NUMBER_FIELDS[5:])
+        assert app.query_one("#d_ff", Input).placeholder == "3072"
+        assert app.query_one("#compare").is_mounted and app.focused is app.query_one("#layers")
+        assert gc.isenabled()
+
+    try:
+        pilot(app, steps)
+    finally:
+        gc.enable()
+
+
 def test_a_switch_says_on_or_off_in_words() -> None:
     app = ExploreApp(specsheet.load("gpt2-small"))
 
@@ -286,6 +321,23 @@ def test_the_breakdown_bar_at_every_width_down_to_60_columns(width: int) -> None
                 ["norms", "<0.1%"]]
             assert max(len(line) for line in text) <= app.query_one(
                 "#figures").scrollable_content_region.width
+
+    asyncio.run(run())
+
+
+def test_the_pictures_are_drawn_again_at_the_new_width_when_the_terminal_is_resized() -> None:
+    app = ExploreApp(specsheet.load("gpt2-small"))
+
+    async def run() -> None:
+        async with app.run_test(size=(160, 40)) as p:
+            await p.pause()
+            for size in (80, 110):
+                await p.resize_terminal(size, 40)
+                await p.pause()
+                width = app.query_one("#figures").scrollable_content_region.width
+                bar = shown(app, "breakdown").splitlines()[2]
+                assert len(bar) == width  # the bar fills the pane
+                assert max(len(line) for line in shown(app, "tables").splitlines()) <= width
 
     asyncio.run(run())
 

@@ -4,6 +4,7 @@ Textual is imported here only, when the command runs: no other command loads it.
 
 from __future__ import annotations
 
+import gc
 import os
 from typing import Annotated, Any
 
@@ -90,6 +91,8 @@ def explore(
     if not (_is_terminal(0) and _is_terminal(1)) and not _in_browser():
         raise SpecError("explore is interactive: run it in a terminal ('specsheet count' "
                         "writes the figures to a pipe or a file)")
+    gc.disable()  # until the first screen is drawn (the app enables it again): collecting
+    # Textual's start-up objects was about a fifth of the time to that screen
     try:
         from specsheet.cli.explore.app import ExploreApp  # Textual: about 0.4 s of imports
     except ModuleNotFoundError as e:  # Textual there, but not whole

@@ -7,11 +7,16 @@ A field that makes no model shows the SpecError's line and keeps the last good f
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Callable
+
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Horizontal, VerticalScroll
 from textual.events import DescendantFocus
-from textual.lazy import Lazy
+from textual.widget import Widget
 from textual.widgets import Checkbox, Footer, Header, Input, Label, Select, Static
 
 from specsheet.api import count as api
@@ -83,30 +88,38 @@ def _choice(name: str, choices: tuple[str, ...], value: str, help: str) -> Selec
                   compact=True, tooltip=help)
 
 
-class Later(Lazy):
-    """Part of the form mounted once the first screen is drawn (Textual's Lazy): the first
-    screen waits for the five numbers and the figures alone. Mounted, it shows the design as
-    it is by then."""
-
-    def on_mount(self) -> None:
-        app = self.app
-        if isinstance(app, ExploreApp):
-            self.call_after_refresh(app._fill_later)
+def _lines(lines: list[list[tuple[str, str]]]) -> Text:
+    """Styled runs, line by line, as one Rich text."""
+    return Text("\n").join(Text.assemble(*line) for line in lines)
 
 
-class Figures(VerticalScroll):
-    """The right-hand pane: count's tables, drawn again at the pane's width when it changes."""
+class AtWidth:
+    """A picture drawn at the width Textual gives it, on every frame (a Rich renderable): the
+    first frame shows the figures at the pane's width without waiting for a layout to learn it.
+    ``str()`` is the text last drawn."""
 
-    def on_resize(self) -> None:
-        app = self.app
-        if isinstance(app, ExploreApp):
-            app._show()
+    def __init__(self, draw: Callable[[int], Text]) -> None:
+        self.draw = draw
+        self.drawn: tuple[int, Text] | None = None
+
+    def at(self, width: int) -> Text:
+        if self.drawn is None or self.drawn[0] != width:
+            self.drawn = (width, self.draw(width))
+        return self.drawn[1]
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield self.at(options.max_width)
+
+    def __str__(self) -> str:
+        return "" if self.drawn is None else self.drawn[1].plain
 
 
 class ExploreApp(App[None]):
     """``specsheet explore``: design a model and watch its figures."""
 
     TITLE = "specsheet explore"
+    AUTO_FOCUS = "#layers"  # the first model field (focused as the screen mounts: no restyle
+    # of the form for a focus that moves on at once)
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]  # a narrow terminal: a narrow form
     CSS = """
     #form { width: 34; border-right: solid $primary; padding: 0 1; }
@@ -117,7 +130,6 @@ class ExploreApp(App[None]):
     .focused-label { text-style: bold reverse; }
     #fields, #details, #request {
         grid-size: 2; grid-columns: 16 1fr; grid-rows: 1; height: auto; }
-    Lazy { height: auto; }
     .wide { column-span: 2; }
     .heading { text-style: bold; }
     #extra { height: auto; }
@@ -151,7 +163,7 @@ class ExploreApp(App[None]):
         self.error = ""  # why the design shows the last good figures, if it does
         self.note = ""  # what the last key did (a file saved)
         self.saved = ""  # the file last saved
-        self.shown: tuple[api.Report, int] | None = None  # the report drawn, at that width
+        self.shown: api.Report | None = None  # the report drawn
         self.model = start
         self.report: api.Report = report(start, tokens, self.dtype, kv_dtype)
 
@@ -177,40 +189,10 @@ class ExploreApp(App[None]):
                         yield Label(LABELS[name], id=f"label-{name}")  # placeholders
                         yield _number(name, str(given[name]) if name in given else "",
                                       str(getattr(spec, name)), DOCS[name].help)
-                with Later(Grid(id="details")):  # mounted after the first screen
-                    for name in NUMBER_FIELDS[len(REQUIRED_FIELDS):]:
-                        yield Label(LABELS[name], id=f"label-{name}")
-                        yield _number(name, str(given[name]) if name in given else "",
-                                      str(getattr(spec, name)), DOCS[name].help)
-                    for name in CHOICE_FIELDS:
-                        yield Label(LABELS[name], id=f"label-{name}")
-                        yield _choice(name, DOCS[name].choices, getattr(spec, name),
-                                      DOCS[name].help)
-                    for name in SWITCH_FIELDS:
-                        yield Checkbox(switch_label(name, getattr(spec, name)),
-                                       getattr(spec, name), id=name, compact=True,
-                                       tooltip=DOCS[name].help, classes="wide")
+                yield Grid(id="details")  # filled once the first screen is drawn
                 yield Static("", id="extra", markup=False)
-                with Later(Grid(id="request")):
-                    yield Label("A request", classes="wide heading")
-                    yield Label("tokens T", id="label-tokens")
-                    yield _number("tokens", "" if self.tokens is None else str(self.tokens),
-                                  "the context", "the sequence length")
-                    yield Label("weights dtype", id="label-dtype")
-                    yield _choice("dtype", DTYPES, self.dtype, "the weights' element type")
-                    yield Label("KV dtype", id="label-kv_dtype")
-                    yield _choice("kv_dtype", DTYPES, self.kv_dtype,
-                                  "the KV cache's element type")
-                    yield Label("Serve and compare", classes="wide heading")
-                    yield Label("GPU", id="label-gpu")
-                    yield Select([(g, g) for g in gpu_names()], id="gpu", prompt="none",
-                                 value=self.gpu or Select.NULL, compact=True)
-                    yield Label("GPUs", id="label-gpus")
-                    yield _number("gpus", str(self.gpus), "1", "GPUs to serve on")
-                    yield Label("compare with", id="label-compare")
-                    yield Select([(p, p) for p in presets], id="compare", prompt="none",
-                                 value=self.compare or Select.NULL, compact=True)
-            with Figures(id="figures"):
+                yield Grid(id="request")  # so is this
+            with VerticalScroll(id="figures"):
                 yield Static("", id="status", markup=False)
                 yield Static("", id="breakdown", markup=False)
                 yield Static("", id="serving", markup=False)
@@ -218,11 +200,60 @@ class ExploreApp(App[None]):
                 yield Static("", id="tables", markup=False)
         yield Footer()
 
+    def _details(self) -> list[Widget]:
+        """The form's details: the numbers after the five, the choices and the switches, as the
+        design is when they are made."""
+        spec, given = self.model.spec, self.design.fields
+        widgets: list[Widget] = []
+        for name in NUMBER_FIELDS[len(REQUIRED_FIELDS):]:
+            widgets += [Label(LABELS[name], id=f"label-{name}"),
+                        _number(name, str(given[name]) if name in given else "",
+                                str(getattr(spec, name)), DOCS[name].help)]
+        for name in CHOICE_FIELDS:
+            widgets += [Label(LABELS[name], id=f"label-{name}"),
+                        _choice(name, DOCS[name].choices, getattr(spec, name), DOCS[name].help)]
+        widgets += [Checkbox(switch_label(name, getattr(spec, name)), getattr(spec, name),
+                             id=name, compact=True, tooltip=DOCS[name].help, classes="wide")
+                    for name in SWITCH_FIELDS]
+        return widgets
+
+    def _request(self) -> list[Widget]:
+        """The request (tokens and dtypes), the GPU served on and the model compared with."""
+        presets = api.presets()
+        return [
+            Label("A request", classes="wide heading"),
+            Label("tokens T", id="label-tokens"),
+            _number("tokens", "" if self.tokens is None else str(self.tokens), "the context",
+                    "the sequence length"),
+            Label("weights dtype", id="label-dtype"),
+            _choice("dtype", DTYPES, self.dtype, "the weights' element type"),
+            Label("KV dtype", id="label-kv_dtype"),
+            _choice("kv_dtype", DTYPES, self.kv_dtype, "the KV cache's element type"),
+            Label("Serve and compare", classes="wide heading"),
+            Label("GPU", id="label-gpu"),
+            Select([(g, g) for g in gpu_names()], id="gpu", prompt="none",
+                   value=self.gpu or Select.NULL, compact=True),
+            Label("GPUs", id="label-gpus"),
+            _number("gpus", str(self.gpus), "1", "GPUs to serve on"),
+            Label("compare with", id="label-compare"),
+            Select([(p, p) for p in presets], id="compare", prompt="none",
+                   value=self.compare or Select.NULL, compact=True),
+        ]
+
     def on_mount(self) -> None:
-        self.query_one("#layers", Input).focus()  # the first model field
         self._recompute_aside()
         self._refresh_derived()
-        self._show()  # the tables follow once the pane has a width (Figures.on_resize)
+        self._show()  # drawn at the pane's width on the first frame (AtWidth)
+        self.call_after_refresh(self._mount_later)
+
+    async def _mount_later(self) -> None:
+        """The rest of the form, once the first screen is drawn: that screen waits for the five
+        numbers and the figures alone (keys typed meanwhile go to the focused field).
+        Python's garbage collector, off while the command started the app, is on again."""
+        gc.enable()
+        await self.query_one("#details", Grid).mount_all(self._details())
+        await self.query_one("#request", Grid).mount_all(self._request())
+        self._refresh_derived()
 
     # ---- the form ----------------------------------------------------------------------------
 
@@ -237,17 +268,6 @@ class ExploreApp(App[None]):
                     field.placeholder = str(getattr(spec, name))
             self._fill_choices(spec)
             self.query_one("#name", Input).value = self.design.name
-        self._refresh_derived()
-
-    def _fill_later(self) -> None:
-        """The fields mounted after the first screen, as the design is by then (the five
-        numbers, being typed into, are left alone)."""
-        spec, given = self.model.spec, self.design.fields
-        with self.prevent(Input.Changed, Select.Changed, Checkbox.Changed):
-            for name in NUMBER_FIELDS[len(REQUIRED_FIELDS):]:
-                for field in self.query(f"#{name}").results(Input):
-                    field.value = str(given[name]) if name in given else ""
-            self._fill_choices(spec)
         self._refresh_derived()
 
     def _fill_choices(self, spec: ModelSpec) -> None:
@@ -373,9 +393,7 @@ class ExploreApp(App[None]):
 
     def _show(self, force: bool = False) -> None:
         """The status line, the breakdown bar (and the comparison, the serving view) and
-        count's two tables of the last good report."""
-        from rich.text import Text
-
+        count's two tables of the last good report, each drawn at the pane's width."""
         from specsheet.render.terminal import render_views
         from specsheet.views.count import count_views
 
@@ -386,25 +404,21 @@ class ExploreApp(App[None]):
         else:
             status.update(self.note or f"{self.model.name}: {self.model.origin}")
             status.remove_class("error")
-        width = self.query_one("#figures", Figures).scrollable_content_region.width
-        drawn = self.shown is not None and self.shown[0] is self.report and self.shown[1] == width
-        if width and (force or not drawn):  # a key that changes no figure draws nothing again
-            self.shown = (self.report, width)
-
-            def text(lines: list[list[tuple[str, str]]]) -> Text:
-                return Text("\n").join(Text.assemble(*line) for line in lines)
-
-            self.query_one("#breakdown", Static).update(
-                text(bars.breakdown(self.report, width)))
-            compared = self.query_one("#compare-view", Static)
-            compared.display = self.compare_report is not None
-            if self.compare_report is not None:
-                compared.update(text(bars.comparison(self.report, self.compare_report, width)))
-            served = self.query_one("#serving", Static)
-            served.display = bool(self.served_lines)
-            served.update(text(self.served_lines))
-            self.query_one("#tables", Static).update(  # a narrow pane: count's stacked tables
-                render_views(count_views(self.report), width))
+        if not force and self.shown is self.report:  # a key that changes no figure
+            return  # draws nothing again
+        self.shown = report = self.report
+        self.query_one("#breakdown", Static).update(
+            AtWidth(lambda width: _lines(bars.breakdown(report, width))))
+        compared = self.query_one("#compare-view", Static)
+        compared.display = (other := self.compare_report) is not None
+        if other is not None:
+            compared.update(AtWidth(lambda width: _lines(bars.comparison(report, other, width))))
+        served = self.query_one("#serving", Static)
+        served.display = bool(self.served_lines)
+        served.update(_lines(self.served_lines))
+        views = count_views(report)  # a narrow pane: count's stacked tables
+        self.query_one("#tables", Static).update(
+            AtWidth(lambda width: Text(render_views(views, width))))
 
     def on_descendant_focus(self, event: DescendantFocus) -> None:
         """The focused field's label is marked too: the focus ring without colour."""
