@@ -10,13 +10,15 @@ from typing import Any
 
 import pytest
 
-from specsheet.sources.hf_config.families import FAMILIES
+from specsheet.errors import SpecError
+from specsheet.sources.hf_config.families import FAMILIES, fields_from_hf_config
 from specsheet.sources.hf_config.unsupported import (
     ENCODER_DECODER,
     ENCODER_ONLY,
     TEXT_MODELS,
     UNSUPPORTED,
     WRAPPERS,
+    refusal,
 )
 from tests.test_docs import load_script
 
@@ -90,3 +92,47 @@ def test_the_table_and_the_census_agree() -> None:
         assert TYPES[wrapper]["text_config_default"] == text
     assert WRAPPERS == {t for t, e in TYPES.items() if e["text_config"] and t not in FAMILIES
                         and t not in UNSUPPORTED and not e["encoder_decoder"]}
+
+
+def test_relabelling_is_suggested_only_for_the_same_model() -> None:
+    """A suggested family is one transformers builds from the same configuration class."""
+    same = {t: e.closest for t, e in UNSUPPORTED.items() if e.same}
+    assert same == {"gpt-sw3": "gpt2"}
+    for model_type, family in same.items():
+        assert TYPES[model_type]["config_class"] == TYPES[family]["config_class"] == "GPT2Config"
+
+
+def refused(model_type: str) -> str:
+    with pytest.raises(SpecError) as caught:
+        fields_from_hf_config({"model_type": model_type}, "config.json")
+    return str(caught.value)
+
+
+@pytest.mark.parametrize(("model_type", "closest", "not_suggested"), [
+    ("bamba", "granitemoehybrid", "jamba"),  # Mamba-2 hybrid, jamba's layers are Mamba-1
+    ("olmoe", "qwen3_moe", "olmo"),  # an MoE, olmo is dense
+    ("falcon_mamba", "jamba", "falcon_h1"),  # Mamba-1, falcon_h1's layers are Mamba-2
+    ("mamba", "jamba", "mamba2"),
+])
+def test_no_suggestion_of_a_family_with_other_figures(model_type: str, closest: str,
+                                                      not_suggested: str) -> None:
+    message = refused(model_type)
+    assert "did you mean" not in message
+    assert f"the closest supported family is '{closest}'" in message
+    assert "relabelling the file as it would give different figures" in message
+    assert f"'{not_suggested}'" not in message
+
+
+def test_every_family_refused_says_why() -> None:
+    """Every model_type of the census but the supported ones, as a file of its own keys (a
+    wrapper's without text_config), is refused with its reason, never a family of a similar
+    name."""
+    for model_type in set(TYPES) - set(FAMILIES):
+        message = refused(model_type)
+        assert "did you mean" not in message and "supported: gpt2" not in message, message
+    assert "the file has none" in refused("llava")
+
+
+def test_a_misspelt_family_still_gets_its_suggestion() -> None:
+    assert refusal("lama") is None
+    assert "(did you mean 'llama'?)" in refused("lama")

@@ -11,6 +11,7 @@ from typing import Any
 from specsheet.errors import SpecError, did_you_mean
 from specsheet.sources.hf_config.defaults import DEFAULTS
 from specsheet.sources.hf_config.reader import HFConfig, key_error
+from specsheet.sources.hf_config.unsupported import refusal
 
 Fields = dict[str, Any]
 
@@ -832,6 +833,12 @@ def fields_from_hf_config(data: Mapping[str, Any], origin: str) -> tuple[Fields,
                         f"got {model_type!r}", source=origin)
     family = FAMILIES.get(model_type)
     if family is None:
+        # a family transformers knows is refused with its reason, never by a similar name
+        # (bamba is not jamba); a name it does not know may be a misspelt supported one
+        why = refusal(model_type)
+        if why is not None:
+            raise SpecError(f"model_type '{model_type}' is not supported: {why}",
+                            source=origin)
         raise SpecError(f"model_type '{model_type}' is not supported"
                         f"{did_you_mean(model_type, FAMILIES)}; supported: "
                         f"{', '.join(FAMILIES)}", source=origin)
