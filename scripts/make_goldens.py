@@ -324,7 +324,7 @@ DEFAULT_FAMILIES = (
     "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2", "gemma3_text", "phi3", "starcoder2",
     "olmo", "olmo2", "deepseek_v3", "phi", "gpt_oss", "cohere", "cohere2", "smollm3", "granite",
     "glm4_moe", "llama4_text", "exaone4", "glm4", "olmo3", "seed_oss", "ernie4_5", "ernie4_5_moe",
-    "phimoe", "granitemoe", "mamba2", "jamba", "falcon_h1", "qwen3_next",
+    "phimoe", "granitemoe", "mamba2", "jamba", "falcon_h1", "qwen3_next", "olmoe",
 )
 # hunyuan_v1_dense (head_dim defaults to None) and dbrx (its attention configuration has no
 # rope_theta) cannot be built from their configuration classes' defaults alone

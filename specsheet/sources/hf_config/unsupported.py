@@ -60,10 +60,8 @@ UNSUPPORTED: dict[str, Unsupported] = {
     "doge": Unsupported("dynamic mask attention and cross-domain MoE (Doge)"),
     "hrm_text": Unsupported(f"hierarchical recurrent reasoning modules {_OWN}"),
     # ---- experts under their own keys
-    "olmoe": Unsupported("routed experts with q/k norms over all heads (OLMoE's keys)",
-                         "qwen3_moe", "q/k norms one head wide; olmo is dense"),
-    "flex_olmo": Unsupported("FlexOlmo experts with q/k norms over all heads", "qwen3_moe",
-                             "q/k norms one head wide"),
+    "flex_olmo": Unsupported(f"OLMo 2's layers with experts under FlexOlmo's keys {_OWN}",
+                             "olmoe", "its own key names"),
     "jetmoe": Unsupported("mixture of attention heads and MLP experts (JetMoE)", "mixtral",
                           "dense attention"),
     "hunyuan_v1_moe": Unsupported("experts with a shared MLP and q/k norms under Hunyuan's keys",
