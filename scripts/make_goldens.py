@@ -351,6 +351,9 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "olmo3-gqa-attention-bias": ("olmo-3-7b", {"num_key_value_heads": 8,
                                                "attention_bias": True}),
     "hunyuan-attention-bias": ("hunyuan-4b", {"attention_bias": True}),
+    # the key norm is kv heads x head_dim wide, the query norm hidden_size
+    "olmoe-gqa-attention-bias": ("olmoe-1b-7b", {"num_key_value_heads": 4,
+                                                 "attention_bias": True}),
     "seed_oss-out-and-mlp-bias": ("seed-oss-36b", {"attention_out_bias": True,
                                                    "mlp_bias": True}),
     "ernie4_5-use-bias": ("ernie-4.5-0.3b", {"use_bias": True}),
