@@ -324,7 +324,7 @@ DEFAULT_FAMILIES = (
     "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2", "gemma3_text", "phi3", "starcoder2",
     "olmo", "olmo2", "deepseek_v3", "phi", "gpt_oss", "cohere", "cohere2", "smollm3", "granite",
     "glm4_moe", "llama4_text", "exaone4", "glm4", "olmo3", "seed_oss", "ernie4_5", "ernie4_5_moe",
-    "phimoe", "granitemoe", "mamba2", "jamba", "falcon_h1", "qwen3_next",
+    "phimoe", "granitemoe", "mamba2", "jamba", "falcon_h1", "qwen3_next", "olmoe",
 )
 # hunyuan_v1_dense (head_dim defaults to None) and dbrx (its attention configuration has no
 # rope_theta) cannot be built from their configuration classes' defaults alone
@@ -351,6 +351,9 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "olmo3-gqa-attention-bias": ("olmo-3-7b", {"num_key_value_heads": 8,
                                                "attention_bias": True}),
     "hunyuan-attention-bias": ("hunyuan-4b", {"attention_bias": True}),
+    # the key norm is kv heads x head_dim wide, the query norm hidden_size
+    "olmoe-gqa-attention-bias": ("olmoe-1b-7b", {"num_key_value_heads": 4,
+                                                 "attention_bias": True}),
     "seed_oss-out-and-mlp-bias": ("seed-oss-36b", {"attention_out_bias": True,
                                                    "mlp_bias": True}),
     "ernie4_5-use-bias": ("ernie-4.5-0.3b", {"use_bias": True}),

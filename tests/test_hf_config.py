@@ -212,3 +212,21 @@ def test_qk_norm_switches(tmp_path: Path, name: str, key: str, extra: int) -> No
     path.write_text(json.dumps({**data, key: True}))
     on, off = load_file(path).spec, load_file(DATA / name).spec
     assert count_params(on).block.norms - count_params(off).block.norms == extra
+
+
+def test_olmoe_counts_as_derived_by_hand(tmp_path: Path) -> None:
+    """OLMoE-1B-7B-0924, written out: per layer q, k, v, o of 2,048 x 2,048, a query norm of
+    2,048 and a key norm of 16 heads x 128, two block norms, a router of 64 x 2,048 and 64
+    experts of 3 x 2,048 x 1,024; untied embedding and head of 50,304 x 2,048. With 4 KV heads
+    and attention_bias, k and v shrink to 2,048 x 512 (with biases), the key norm to 512."""
+    d, f, experts, vocab, layers = 2048, 1024, 64, 50304, 16
+    layer = 4 * d * d + 2 * d + 2 * d + experts * d + experts * 3 * d * f
+    total = layers * layer + 2 * vocab * d + d
+    assert count_params(load_file(DATA / "olmoe-1b-7b.json").spec).total == total == 6_919_161_856
+    data = json.loads((DATA / "olmoe-1b-7b.json").read_text())
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**data, "num_key_value_heads": 4, "attention_bias": True}))
+    kv = 4 * 128
+    gqa = 2 * d * d + 2 * d * kv + 2 * d + 2 * kv + d + kv + 2 * d + experts * d \
+        + experts * 3 * d * f
+    assert count_params(load_file(path).spec).total == layers * gqa + 2 * vocab * d + d

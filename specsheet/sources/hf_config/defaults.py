@@ -64,6 +64,10 @@ DEFAULTS: dict[str, dict[str, Any]] = {
                    "max_position_embeddings": 4096, "use_bias": True, "tie_word_embeddings": True},
     "olmo": {**_LLAMA, "vocab_size": 50304},
     "olmo2": {**_LLAMA, "vocab_size": 50304},
+    # OlmoeConfig has no mlp_bias (its experts have no biases)
+    "olmoe": {**_LLAMA, "vocab_size": 50304, "hidden_size": 2048, "intermediate_size": 2048,
+              "num_hidden_layers": 16, "num_attention_heads": 16,
+              "max_position_embeddings": 4096, "num_experts": 64, "num_experts_per_tok": 8},
     "deepseek_v2": {**_LLAMA, "vocab_size": 102400, "first_k_dense_replace": 0,
                     "kv_lora_rank": 512, "q_lora_rank": 1536, "n_routed_experts": 64,
                     "n_shared_experts": 2, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64,

@@ -11,6 +11,7 @@ from typing import Any
 from specsheet.errors import SpecError, did_you_mean
 from specsheet.sources.hf_config.defaults import DEFAULTS
 from specsheet.sources.hf_config.reader import HFConfig, key_error
+from specsheet.sources.hf_config.unsupported import refusal
 
 Fields = dict[str, Any]
 
@@ -556,6 +557,24 @@ def _nested(c: HFConfig, key: str) -> HFConfig:
     return nested
 
 
+def _olmoe(c: HFConfig) -> Fields:
+    """OLMoE: Llama's attention with RMSNorms over all heads' queries (hidden_size wide) and
+    keys (kv heads x head_dim), every layer an MoE of num_experts experts of
+    intermediate_size (Mixtral's experts: gated, no biases) with a router without bias; no
+    shared expert, no dense layer. clip_qkv and norm_topk_prob change no count. Its attention
+    takes head_dim as hidden_size // heads (OlmoeConfig has no head_dim)."""
+    fields = _llama_like(c)
+    d, heads = fields["d_model"], fields["heads"]
+    if d % heads:
+        raise key_error("num_attention_heads", f"{heads} does not divide hidden_size {d}",
+                        source=c.origin)
+    fields.update(head_dim=d // heads, mlp_bias=False, qk_norm="full",
+                  experts=c.integer("num_experts"),
+                  experts_per_token=c.integer("num_experts_per_tok"),
+                  expert_d_ff=fields["d_ff"])
+    return fields
+
+
 # ---- hybrids: state-space and linear-attention layers beside attention --------------------
 
 def _mamba2_fields(c: HFConfig, inner: int, heads: int, groups: int, state: int, conv: int,
@@ -794,6 +813,7 @@ FAMILIES: dict[str, Callable[[HFConfig], Fields]] = {
     "phimoe": _phimoe,
     "granitemoe": _granitemoe,
     "dbrx": _dbrx,
+    "olmoe": _olmoe,
     "mamba2": _mamba2,
     "jamba": _jamba,
     "falcon_h1": _falcon_h1,
@@ -832,6 +852,12 @@ def fields_from_hf_config(data: Mapping[str, Any], origin: str) -> tuple[Fields,
                         f"got {model_type!r}", source=origin)
     family = FAMILIES.get(model_type)
     if family is None:
+        # a family transformers knows is refused with its reason, never by a similar name
+        # (bamba is not jamba); a name it does not know may be a misspelt supported one
+        why = refusal(model_type)
+        if why is not None:
+            raise SpecError(f"model_type '{model_type}' is not supported: {why}",
+                            source=origin)
         raise SpecError(f"model_type '{model_type}' is not supported"
                         f"{did_you_mean(model_type, FAMILIES)}; supported: "
                         f"{', '.join(FAMILIES)}", source=origin)
