@@ -9,6 +9,7 @@ import csv
 import io
 import json
 from collections.abc import Sequence
+from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -28,9 +29,15 @@ def to_ascii(text: str) -> str:
     return text.translate(_ASCII)
 
 
+_STRICT = json.JSONEncoder(allow_nan=False)
+
+
 def _dumps(value: Any, indent: int | None = None) -> str:
     """``json.dumps``, strict: a number that is not finite raises ValueError, never written
-    as ``Infinity`` or ``NaN``, which strict JSON readers refuse."""
+    as ``Infinity`` or ``NaN``, which strict JSON readers refuse. Compact, it is one encoder's
+    ``encode`` (what ``json.dumps(value, allow_nan=False)`` builds and calls each time)."""
+    if indent is None:
+        return _STRICT.encode(value)
     return json.dumps(value, indent=indent, allow_nan=False)
 
 
@@ -49,28 +56,20 @@ def to_json(document: dict[str, Any], lines_of: str | None = None) -> str:
     return f"{{\n{head}  {_dumps(lines_of)}: [\n    {_item_lines(items)}\n  ]\n}}\n"
 
 
+# The one optimisation of the text writers: a section that consecutive items share (the very
+# same object: views/sweep.py shares a sweep's spec, parameters and memory along the grid) is
+# written once. Held by tests/test_render_json.py to what json.dumps and a plain flatten +
+# csv.writer write.
+
 def _item_lines(items: list[Any]) -> str:
-    """``",\\n    ".join(map(json.dumps, items))``, written faster: the one optimisation of
-    the JSON writer, held to that join by tests/test_render_json.py. A sweep's points share the
-    sections that do not move along the grid (views/sweep.py: the very same objects), and a
-    value that several items share is encoded once. An item's document that shares no section
-    with the item before it is encoded whole, as json.dumps encodes it."""
-    encoded: dict[int, str] = {}  # a value's text by its id (every value lives meanwhile)
+    """``",\\n    ".join(map(json.dumps, items))``, written faster (the one optimisation, above).
+    Each item's value at a key is compared with the value at that key in the item before: the
+    same object is its text again; a dict whose entries are partly the item before's (the same
+    objects under the same keys, in the same order) is spliced from their texts and the others
+    encoded; anything else is encoded whole, as json.dumps encodes it."""
     keys: dict[str, str] = {}  # '"key": ' by key
-    before: dict[str, Any] = {}  # the item before's value by key
-
-    def text(value: Any) -> str:
-        found = encoded.get(id(value))
-        if found is None:
-            found = encoded[id(value)] = _dumps(value)
-        return found
-
-    def key(name: str) -> str:
-        found = keys.get(name)
-        if found is None:
-            found = keys[name] = _dumps(name) + ": "
-        return found
-
+    before: dict[str, tuple[Any, str, list[str] | None]] = {}  # the item before's, by key:
+    # its value, its '"key": text', and for a spliced dict its entries' texts
     lines = []
     for item in items:
         if type(item) is not dict:
@@ -78,21 +77,44 @@ def _item_lines(items: list[Any]) -> str:
             continue
         fields = []
         for name, value in item.items():
-            found = encoded.get(id(value))
-            if found is None:
-                last = before.get(name)
-                if type(value) is dict and type(last) is dict and any(
-                        section is last.get(inner) for inner, section in value.items()
-                        if type(section) is dict):
-                    found = "{" + ", ".join(key(inner) + text(section)
-                                            for inner, section in value.items()) + "}"
-                else:
-                    found = _dumps(value)
-                encoded[id(value)] = found
-            before[name] = value
-            fields.append(key(name) + found)
+            last = before.get(name)
+            if last is not None and last[0] is value:
+                fields.append(last[1])
+                continue
+            head = keys.get(name)
+            if head is None:
+                head = keys[name] = _dumps(name) + ": "
+            pieces = None
+            if last is not None and type(value) is dict and type(last[0]) is dict:
+                pieces = _spliced(value, last[0], last[2], keys)
+            text = head + (_dumps(value) if pieces is None else "{" + ", ".join(pieces) + "}")
+            before[name] = (value, text, pieces)
+            fields.append(text)
         lines.append("{" + ", ".join(fields) + "}")
     return ",\n    ".join(lines)
+
+
+def _spliced(value: dict[Any, Any], last: dict[Any, Any], pieces: list[str] | None,
+             keys: dict[str, str]) -> list[str] | None:
+    """The '"key": text' of each entry of ``value``, taking ``pieces`` (those of ``last``,
+    when it was spliced) for the entries that are the same objects as ``last``'s; None when
+    none is, or the keys differ (then ``value`` is encoded whole)."""
+    if len(value) != len(last) or not any(
+            v is w for v, w in zip(value.values(), last.values(), strict=True)):
+        return None
+    new = []
+    for i, ((key, entry), (key_before, entry_before)) in enumerate(
+            zip(value.items(), last.items(), strict=True)):
+        if type(key) is not str or key != key_before:
+            return None
+        if entry is entry_before and pieces is not None:
+            new.append(pieces[i])
+            continue
+        head = keys.get(key)
+        if head is None:
+            head = keys[key] = _dumps(key) + ": "
+        new.append(head + _dumps(entry))
+    return new
 
 
 def flatten(document: dict[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -121,19 +143,35 @@ def _csv_cell(value: Scalar | list[Any]) -> Scalar:
 
 
 def to_csv(rows: list[dict[str, Any]]) -> str:
-    """A header row and one line per row. The columns are the union of every row's keys, in
-    the order they first appear (the first row's, then each key a later row adds), free-text
-    columns last, so no row loses a field; a row without a column has an empty cell. Lists are
-    written as JSON ([0, 2, 4]), booleans as true and false, null as an empty cell."""
-
+    """A header row and one line per row, each row's leaves by dotted path (``flatten``). The
+    columns are the union of every row's leaves, in the order they first appear (the first
+    row's, then each a later row adds), free-text columns last, so no row loses a field; a
+    row without a column has an empty cell. Lists are written as JSON ([0, 2, 4]), booleans
+    as true and false, null as an empty cell. A section that a row shares with the row before
+    it (the same object) is flattened and its cells written once (the one optimisation,
+    above)."""
+    cells: list[dict[str, Any]] = []
+    before: dict[str, tuple[Any, dict[str, Any]]] = {}  # by key: the row before's section
+    for row in rows:
+        leaves: dict[str, Any] = {}
+        for key, value in row.items():
+            if isinstance(value, dict):
+                last = before.get(key)
+                if last is None or last[0] is not value:
+                    last = before[key] = (value, {path: _csv_cell(leaf) for path, leaf in
+                                                  flatten(value, f"{key}.").items()})
+                leaves.update(last[1])
+            else:
+                leaves[key] = _csv_cell(value)
+        cells.append(leaves)
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    columns = list(dict.fromkeys(key for row in rows for key in row))
+    columns = list(dict.fromkeys(chain.from_iterable(cells)))
     header = [c for c in columns if c.rsplit(".", 1)[-1] not in FREE_TEXT]
     header += [c for c in columns if c.rsplit(".", 1)[-1] in FREE_TEXT]
     writer.writerow(header)
-    for row in rows:
-        writer.writerow([_csv_cell(row.get(column)) for column in header])
+    # a missing column is None, which csv.writer writes as an empty cell, as _csv_cell does
+    writer.writerows([list(map(leaves.get, header)) for leaves in cells])
     return out.getvalue()
 
 
