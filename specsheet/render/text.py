@@ -147,32 +147,69 @@ def to_csv(rows: list[dict[str, Any]]) -> str:
     columns are the union of every row's leaves, in the order they first appear (the first
     row's, then each a later row adds), free-text columns last, so no row loses a field; a
     row without a column has an empty cell. Lists are written as JSON ([0, 2, 4]), booleans
-    as true and false, null as an empty cell. A section that a row shares with the row before
-    it (the same object) is flattened and its cells written once (the one optimisation,
-    above)."""
-    cells: list[dict[str, Any]] = []
-    before: dict[str, tuple[Any, dict[str, Any]]] = {}  # by key: the row before's section
+    as true and false, null as an empty cell: what csv.writer writes of the cells.
+
+    A section or value that a row shares with the row before it (the same object at the same
+    key) has its cells written once (the one optimisation, above): csv.writer quotes a cell by
+    what it holds alone, so a line is the join of its cells' texts, each written once."""
+    texts: list[dict[str, str]] = []  # each row's cells' texts by column
+    before: dict[str, tuple[Any, dict[str, str]]] = {}  # the row before's section by key
     for row in rows:
-        leaves: dict[str, Any] = {}
+        parts: list[Any] = []  # by key in order: a value's texts, or its leaves to write
+        fresh: list[Any] = []
         for key, value in row.items():
-            if isinstance(value, dict):
-                last = before.get(key)
-                if last is None or last[0] is not value:
-                    last = before[key] = (value, {path: _csv_cell(leaf) for path, leaf in
-                                                  flatten(value, f"{key}.").items()})
-                leaves.update(last[1])
-            else:
-                leaves[key] = _csv_cell(value)
-        cells.append(leaves)
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    columns = list(dict.fromkeys(chain.from_iterable(cells)))
+            last = before.get(key)
+            if last is not None and last[0] is value:
+                parts.append(last[1])
+                continue
+            leaves = flatten(value, f"{key}.") if isinstance(value, dict) else {key: value}
+            parts.append((key, value, leaves))
+            fresh.extend(_csv_cell(leaf) for leaf in leaves.values())
+        written = iter(_cell_texts(fresh))
+        cells: dict[str, str] = {}
+        for part in parts:
+            if type(part) is dict:
+                cells.update(part)
+                continue
+            key, value, leaves = part
+            section = before[key] = (value, dict(zip(leaves, written, strict=False)))  # in turn
+            cells.update(section[1])
+        texts.append(cells)
+    columns = list(dict.fromkeys(chain.from_iterable(texts)))
     header = [c for c in columns if c.rsplit(".", 1)[-1] not in FREE_TEXT]
     header += [c for c in columns if c.rsplit(".", 1)[-1] in FREE_TEXT]
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
     writer.writerow(header)
-    # a missing column is None, which csv.writer writes as an empty cell, as _csv_cell does
-    writer.writerows([list(map(leaves.get, header)) for leaves in cells])
-    return out.getvalue()
+    if len(header) == 1:  # a line of one empty cell is written "", not as nothing
+        writer.writerows([cells.get(header[0], "")] for cells in texts)
+        return out.getvalue()
+    empty = dict.fromkeys(header, "")
+    return out.getvalue() + "".join(",".join(map({**empty, **cells}.__getitem__, header)) + "\n"
+                                    for cells in texts)
+
+
+def _cell_texts(cells: list[Scalar]) -> list[str]:
+    """Each cell as csv.writer writes it in a line of several: the line of them all split at
+    its commas when no cell is quoted (a cell holding a comma would be), else one by one."""
+    if not cells:
+        return []
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(cells)
+    line = out.getvalue()[:-1]
+    if '"' not in line:
+        return line.split(",")
+    texts = []
+    for cell in cells:
+        if cell == "":
+            texts.append("")
+            continue
+        out.seek(0)
+        out.truncate()
+        writer.writerow([cell])
+        texts.append(out.getvalue()[:-1])
+    return texts
 
 
 def _md_cell(text: str) -> str:
