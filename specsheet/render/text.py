@@ -154,6 +154,8 @@ def to_csv(rows: list[dict[str, Any]]) -> str:
     what it holds alone, so a line is the join of its cells' texts, each written once."""
     texts: list[dict[str, str]] = []  # each row's cells' texts by column
     before: dict[str, tuple[Any, dict[str, str]]] = {}  # the row before's section by key
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
     for row in rows:
         parts: list[Any] = []  # by key in order: a value's texts, or its leaves to write
         fresh: list[Any] = []
@@ -165,7 +167,7 @@ def to_csv(rows: list[dict[str, Any]]) -> str:
             leaves = flatten(value, f"{key}.") if isinstance(value, dict) else {key: value}
             parts.append((key, value, leaves))
             fresh.extend(_csv_cell(leaf) for leaf in leaves.values())
-        written = iter(_cell_texts(fresh))
+        written = iter(_cell_texts(fresh, writer, out))
         cells: dict[str, str] = {}
         for part in parts:
             if type(part) is dict:
@@ -178,24 +180,27 @@ def to_csv(rows: list[dict[str, Any]]) -> str:
     columns = list(dict.fromkeys(chain.from_iterable(texts)))
     header = [c for c in columns if c.rsplit(".", 1)[-1] not in FREE_TEXT]
     header += [c for c in columns if c.rsplit(".", 1)[-1] in FREE_TEXT]
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    out.seek(0)
+    out.truncate()
     writer.writerow(header)
     if len(header) == 1:  # a line of one empty cell is written "", not as nothing
         writer.writerows([cells.get(header[0], "")] for cells in texts)
         return out.getvalue()
     empty = dict.fromkeys(header, "")
-    return out.getvalue() + "".join(",".join(map({**empty, **cells}.__getitem__, header)) + "\n"
-                                    for cells in texts)
+    width = len(header)
+    return out.getvalue() + "".join(
+        ",".join(map((cells if len(cells) == width else {**empty, **cells}).__getitem__,
+                     header)) + "\n" for cells in texts)
 
 
-def _cell_texts(cells: list[Scalar]) -> list[str]:
+def _cell_texts(cells: list[Scalar], writer: Any, out: io.StringIO) -> list[str]:
     """Each cell as csv.writer writes it in a line of several: the line of them all split at
-    its commas when no cell is quoted (a cell holding a comma would be), else one by one."""
+    its commas when no cell is quoted (a cell holding a comma would be), else one by one
+    (``writer`` writes to ``out``)."""
     if not cells:
         return []
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    out.seek(0)
+    out.truncate()
     writer.writerow(cells)
     line = out.getvalue()[:-1]
     if '"' not in line:
