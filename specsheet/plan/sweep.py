@@ -102,11 +102,12 @@ def grid(axes: list[Axis], single: Mapping[str, Any],
     names = [a.name for a in axes]
     fields = [i for i, a in enumerate(axes) if a.name in _SPEC_FIELDS]
     others = [i for i, name in enumerate(names) if name not in ("tokens", "batch")]
+    make = Point._make
     points = []
     for combination in product(*(a.values for a in reversed(axes))):
         values = combination[::-1]  # the first axis varies fastest
         at = dict(zip(names, values, strict=True))
-        key = tuple(values[i] for i in others)
+        key = tuple([values[i] for i in others]) if others else ()
         base = cache.reports.get(key)
         if base is None:
             where = {**single, **at}
@@ -118,7 +119,7 @@ def grid(axes: list[Axis], single: Mapping[str, Any],
                 model, None if tokens_axis else where.get("tokens"), where.get("dtype"),
                 where.get("kv_dtype", DEFAULT_DTYPE), where.get("quant"), group_size)
         moved = moved_to_tokens(base, int(at["tokens"] or 0)) if tokens_axis else base
-        points.append(Point(at, moved, int(at.get("batch", batch))))
+        points.append(make((at, moved, int(at.get("batch", batch)))))
     return points
 
 

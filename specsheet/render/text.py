@@ -99,9 +99,9 @@ def _spliced(value: dict[Any, Any], last: dict[Any, Any], pieces: list[str] | No
     """The '"key": text' of each entry of ``value``, taking ``pieces`` (those of ``last``,
     when it was spliced) for the entries that are the same objects as ``last``'s; None when
     none is, or the keys differ (then ``value`` is encoded whole)."""
-    if len(value) != len(last) or not any(
+    if len(value) != len(last) or pieces is None and not any(
             v is w for v, w in zip(value.values(), last.values(), strict=True)):
-        return None
+        return None  # (a dict spliced before is spliced again: its neighbours share)
     new = []
     for i, ((key, entry), (key_before, entry_before)) in enumerate(
             zip(value.items(), last.items(), strict=True)):
