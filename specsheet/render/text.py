@@ -9,7 +9,6 @@ import csv
 import io
 import json
 from collections.abc import Sequence
-from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -53,7 +52,13 @@ def to_json(document: dict[str, Any], lines_of: str | None = None) -> str:
     items = document[lines_of]
     if not items:
         return f"{{\n{head}  {_dumps(lines_of)}: []\n}}\n"
-    return f"{{\n{head}  {_dumps(lines_of)}: [\n    {_item_lines(items)}\n  ]\n}}\n"
+    lines = _item_lines(items)
+    parts = [""] * (2 * len(lines) + 1)  # the text joined once: a copy of megabytes less
+    parts[0] = f"{{\n{head}  {_dumps(lines_of)}: [\n    "
+    parts[1::2] = lines
+    parts[2:-1:2] = [",\n    "] * (len(lines) - 1)
+    parts[-1] = "\n  ]\n}\n"
+    return "".join(parts)
 
 
 # The one optimisation of the text writers: a section that consecutive items share (the very
@@ -61,8 +66,8 @@ def to_json(document: dict[str, Any], lines_of: str | None = None) -> str:
 # written once. Held by tests/test_render_json.py to what json.dumps and a plain flatten +
 # csv.writer write.
 
-def _item_lines(items: list[Any]) -> str:
-    """``",\\n    ".join(map(json.dumps, items))``, written faster (the one optimisation, above).
+def _item_lines(items: list[Any]) -> list[str]:
+    """``list(map(json.dumps, items))``, written faster (the one optimisation, above).
     Each item's value at a key is compared with the value at that key in the item before: the
     same object is its text again; a dict whose entries are partly the item before's (the same
     objects under the same keys, in the same order) is spliced from their texts and the others
@@ -91,7 +96,7 @@ def _item_lines(items: list[Any]) -> str:
             before[name] = (value, text, pieces)
             fields.append(text)
         lines.append("{" + ", ".join(fields) + "}")
-    return ",\n    ".join(lines)
+    return lines
 
 
 def _spliced(value: dict[Any, Any], last: dict[Any, Any], pieces: list[str] | None,
@@ -152,7 +157,7 @@ def to_csv(rows: list[dict[str, Any]]) -> str:
     A section or value that a row shares with the row before it (the same object at the same
     key) has its cells written once (the one optimisation, above): csv.writer quotes a cell by
     what it holds alone, so a line is the join of its cells' texts, each written once."""
-    texts: list[dict[str, str]] = []  # each row's cells' texts by column
+    rows_texts: list[list[dict[str, str]]] = []  # each row's sections' cells' texts by column
     before: dict[str, tuple[Any, dict[str, str]]] = {}  # the row before's section by key
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
@@ -168,29 +173,43 @@ def to_csv(rows: list[dict[str, Any]]) -> str:
             parts.append((key, value, leaves))
             fresh.extend(_csv_cell(leaf) for leaf in leaves.values())
         written = iter(_cell_texts(fresh, writer, out))
-        cells: dict[str, str] = {}
+        for n, part in enumerate(parts):
+            if type(part) is not dict:
+                key, value, leaves = part
+                section = before[key] = (value, dict(zip(leaves, written, strict=False)))
+                parts[n] = section[1]  # the cells in turn
+        rows_texts.append(parts)
+    columns: dict[str, None] = {}
+    seen: set[int] = set()  # a section seen in a row before adds no column
+    for parts in rows_texts:
         for part in parts:
-            if type(part) is dict:
-                cells.update(part)
-                continue
-            key, value, leaves = part
-            section = before[key] = (value, dict(zip(leaves, written, strict=False)))  # in turn
-            cells.update(section[1])
-        texts.append(cells)
-    columns = list(dict.fromkeys(chain.from_iterable(texts)))
+            if id(part) not in seen:
+                seen.add(id(part))
+                columns.update(dict.fromkeys(part))
     header = [c for c in columns if c.rsplit(".", 1)[-1] not in FREE_TEXT]
     header += [c for c in columns if c.rsplit(".", 1)[-1] in FREE_TEXT]
     out.seek(0)
     out.truncate()
     writer.writerow(header)
     if len(header) == 1:  # a line of one empty cell is written "", not as nothing
-        writer.writerows([cells.get(header[0], "")] for cells in texts)
+        writer.writerows([_merged(parts).get(header[0], "")] for parts in rows_texts)
         return out.getvalue()
     empty = dict.fromkeys(header, "")
     width = len(header)
-    return out.getvalue() + "".join(
-        ",".join(map((cells if len(cells) == width else {**empty, **cells}).__getitem__,
-                     header)) + "\n" for cells in texts)
+    lines = [out.getvalue()]
+    for parts in rows_texts:
+        cells = _merged(parts)
+        lines.append(",".join(map((cells if len(cells) == width else {**empty, **cells})
+                                  .__getitem__, header)))
+        lines.append("\n")
+    return "".join(lines)
+
+
+def _merged(parts: list[dict[str, str]]) -> dict[str, str]:
+    cells: dict[str, str] = {}
+    for part in parts:
+        cells.update(part)
+    return cells
 
 
 def _cell_texts(cells: list[Scalar], writer: Any, out: io.StringIO) -> list[str]:
