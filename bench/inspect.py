@@ -8,7 +8,7 @@ reading of 163 headers, the naming of 90,369 tensors and their comparison with t
 dependency): Qwen2.5-0.5B's shapes in Q8_0, with a 151,936-entry vocabulary (tokens, scores,
 token types, 151,387 merges), the arrays llama.cpp's GGUFReader materializes and specsheet's
 reader skips. Prints the parse time of specsheet's header reader, of the whole command in
-process (best of 5), and of GGUFReader once.
+process (best of 5; wall-clock and CPU time), and of GGUFReader once.
 
     python bench/inspect.py
 """
@@ -40,10 +40,13 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as folder:
         index = _deepseek_v3_index(Path(folder))
         runner = CliRunner()
-        best = min(_time(lambda: runner.invoke(app, ["inspect", str(index), "--json"]))
-                   for _ in range(3))
+        runs = [_times(lambda: runner.invoke(app, ["inspect", str(index), "--json"]))
+                for _ in range(5)]
+        wall, cpu = min(w for w, _ in runs), min(c for _, c in runs)
+        verdict = "ok" if wall <= 0.3 else "OVER"
         print(f"specsheet inspect --json of DeepSeek-V3's index (90,369 tensors), in process: "
-              f"{best * 1000:.0f} ms (best of 3; target 300 ms)")
+              f"{wall * 1000:.0f} ms, {cpu * 1000:.0f} ms of CPU (best of 5; target 300 ms) "
+              f"{verdict}")
 
     config = small_config("qwen2.5-0.5b")
     config["vocab_size"] = 151_936
@@ -74,6 +77,13 @@ def _deepseek_v3_index(folder: Path) -> Path:
     assert len(shapes) == 90_369, len(shapes)
     return write_checkpoint(folder / "deepseek-v3", config, shapes, shards=163) \
         / "model.safetensors.index.json"
+
+
+def _times(call: object) -> tuple[float, float]:
+    """The wall-clock and CPU seconds of ``call()`` (CPU time is steadier on a busy machine)."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    call()  # type: ignore[operator]
+    return time.perf_counter() - wall, time.process_time() - cpu
 
 
 def _time(call: object) -> float:

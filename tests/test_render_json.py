@@ -1,14 +1,17 @@
-"""The JSON writer's one optimisation (render.text._item_lines) writes what plain json.dumps
-writes: an item per line, each compact, the rest indented by 2."""
+"""The text writers' one optimisation (render.text: a section consecutive items share is
+written once) writes what plain json.dumps writes (an item per line, each compact, the rest
+indented by 2), and what a plain flatten and csv.writer write."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from typing import Any
 
 import pytest
 
-from specsheet.render.text import to_json
+from specsheet.render.text import FREE_TEXT, flatten, to_csv, to_json
 
 
 def plain(document: dict[str, Any], lines_of: str) -> str:
@@ -32,6 +35,17 @@ DOCUMENTS = [
         {"at": {"tokens": 3}, "report": {"spec": dict(shared), "kv": {}, "x": 1.0}},
         [1, "two"], "three", None,
     ]},
+    # spliced dicts: entries shared in part, keys reordered, a key added, non-string keys
+    {"schema_version": 1, "points": [
+        {"at": {"tokens": 1}, "report": {"spec": shared, "kv": {"b": 1}, "n": "x"}},
+        {"at": {"tokens": 2}, "report": {"spec": shared, "kv": {"b": 2}, "n": "x"}},
+        {"at": {"tokens": 2}, "report": {"kv": {"b": 2}, "spec": shared, "n": "x"}},
+        {"at": {"tokens": 2}, "report": {"kv": {"b": 2}, "spec": shared, "n": "y", "z": 1}},
+        {"at": {1: 2}, "report": {1: shared, 2: {"b": 2}}},
+        {"at": {1: 2}, "report": {1: shared, 2: {"b": 3}}},
+        {"at": {"tokens": 3}, "report": {"spec": shared, "kv": [1.5, shared], "n": None}},
+        {"at": {"tokens": 3}, "report": {"spec": shared, "kv": [1.5, shared], "n": None}},
+    ]},
 ]
 
 
@@ -39,7 +53,7 @@ DOCUMENTS = [
 def test_items_are_written_as_json_dumps_writes_them(document: dict[str, Any]) -> None:
     text = to_json(document, "points")
     assert text == plain(document, "points")
-    assert json.loads(text) == document
+    assert json.loads(text) == json.loads(json.dumps(document))  # integer keys become strings
 
 
 def test_a_sweeps_document_is_written_as_json_dumps_writes_it() -> None:
@@ -56,3 +70,56 @@ def test_a_sweeps_document_is_written_as_json_dumps_writes_it() -> None:
                               options={"tokens": "t", "batch": "b"})
     assert document["points"][0]["report"]["spec"] is document["points"][2]["report"]["spec"]
     assert to_json(document, "points") == plain(document, "points")
+
+
+def plain_csv(rows: list[dict[str, Any]]) -> str:
+    """The reference: each row flattened, the union of their columns (free text last), a
+    cell by csv.writer."""
+    flat = [flatten(row) for row in rows]
+    columns = list(dict.fromkeys(key for row in flat for key in row))
+    header = [c for c in columns if c.rsplit(".", 1)[-1] not in FREE_TEXT]
+    header += [c for c in columns if c.rsplit(".", 1)[-1] in FREE_TEXT]
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(header)
+
+    def cell(value: Any) -> Any:
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, list):
+            return json.dumps(value)
+        return "" if value is None else value
+
+    for row in flat:
+        writer.writerow([cell(row.get(column)) for column in header])
+    return out.getvalue()
+
+
+CSV_ROWS = [
+    [],
+    [{"a": None}],
+    [{"a": {"b": 1}}, {"a": {"c": 2}}],
+    [{"at": {"tokens": 1}, "batch": 1, "spec": shared, "kv": {"bytes": 1, "on": True}},
+     {"at": {"tokens": 2}, "batch": 1, "spec": shared, "kv": {"bytes": 2, "on": False}},
+     {"at": {"tokens": 3}, "batch": 2, "spec": dict(shared, name='a "b", c'),
+      "description": "x,y", "kv": {}},
+     {"batch": None, "spec": shared, "extra": [1, {"x": 1}], "kv": {"bytes": 2.5}}],
+]
+
+
+@pytest.mark.parametrize("rows", CSV_ROWS)
+def test_rows_are_written_as_a_plain_csv_writer_writes_them(rows: list[dict[str, Any]]) -> None:
+    assert to_csv(rows) == plain_csv(rows)
+
+
+def test_a_sweeps_rows_are_written_as_a_plain_csv_writer_writes_them() -> None:
+    import specsheet
+
+    sweep = specsheet.sweep("gpt2-small", tokens=[128, 256, 512], batch=[1, 2])
+    document = sweep.to_dict()
+    rows = [{"at": point["at"], "batch": p.batch, **point["report"]}
+            for point, p in zip(document["points"], sweep.points, strict=True)]
+    assert rows[0]["spec"] is rows[1]["spec"]
+    text = to_csv(rows)
+    assert text == plain_csv(rows)
+    assert text.splitlines()[1].startswith("128,1,1,1,gpt2-small,124439808,")

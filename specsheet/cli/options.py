@@ -201,9 +201,9 @@ def emit(fmt: str, document: dict[str, Any], rows: list[dict[str, Any]],
             not_finite(document, inputs or {})
             raise
     elif fmt == "csv":
-        from specsheet.render.text import flatten, to_csv
+        from specsheet.render.text import to_csv
 
-        out = to_csv([flatten(row) for row in rows])
+        out = to_csv(rows)
     else:
         from specsheet.render.text import to_ascii, to_markdown
 
@@ -215,7 +215,10 @@ def emit(fmt: str, document: dict[str, Any], rows: list[dict[str, Any]],
 
 def _non_finite(document: Any) -> tuple[str, float] | None:
     """The path and value of the first float in ``document`` that is not finite, or None. A
-    section that several points share (a sweep's) is walked once."""
+    section that several points share (a sweep's) is walked once; the paths are spelled only
+    for a document that holds such a float (``_finite``, a walk without them, first)."""
+    if _finite(document, set()):
+        return None
     seen: set[int] = set()
     stack: list[tuple[str, Any]] = [("", document)]
     while stack:
@@ -237,6 +240,20 @@ def _non_finite(document: Any) -> tuple[str, float] | None:
                      for key, item in reversed(list(items))
                      if isinstance(item, (float, dict, list)))
     return None
+
+
+def _finite(value: Any, seen: set[int]) -> bool:
+    """Every float in ``value`` (a dict or list) is finite; ``seen``: the ids of the sections
+    walked already."""
+    for item in value.values() if isinstance(value, dict) else value:
+        if isinstance(item, float):
+            if not math.isfinite(item):
+                return False
+        elif isinstance(item, (dict, list)) and id(item) not in seen:
+            seen.add(id(item))
+            if not _finite(item, seen):
+                return False
+    return True
 
 
 def not_finite(document: dict[str, Any], inputs: dict[str, object]) -> None:

@@ -87,21 +87,32 @@ class _Tally(NamedTuple):
 
 
 def _tally(named: list[Named]) -> _Tally:
-    params = dict.fromkeys(ALL_COMPONENTS, 0)
-    by_pair: dict[tuple[str, str], int] = {}
-    by_group: dict[tuple[str, int | None], int] = {}
+    """The sums of ``named``, gathered by (component, dtype, layer) in one pass and then
+    summed into their pairs and groups (each key first found where its first tensor is)."""
+    sums: dict[tuple[str, str, int | None], list[int]] = {}  # -> [parameters, bytes]
     vector_types: set[str] = set()
     embedding = None
     for tensor, component, layer, count, _ in named:
-        params[component] += count
-        pair = (component, tensor.dtype)
-        by_pair[pair] = by_pair.get(pair, 0) + tensor.nbytes
-        group = (component, layer if component != OTHER else None)
-        by_group[group] = by_group.get(group, 0) + count
+        key = (component, tensor.dtype, layer)
+        found = sums.get(key)
+        if found is None:
+            sums[key] = [count, tensor.nbytes]
+            if component == "token_embedding" and embedding is None:
+                embedding = tensor.dtype
+        else:
+            found[0] += count
+            found[1] += tensor.nbytes
         if component == "norms" and len(tensor.shape) == 1:
             vector_types.add(tensor.dtype)
-        elif component == "token_embedding" and embedding is None:
-            embedding = tensor.dtype
+    params = dict.fromkeys(ALL_COMPONENTS, 0)
+    by_pair: dict[tuple[str, str], int] = {}
+    by_group: dict[tuple[str, int | None], int] = {}
+    for (component, dtype, layer), (count, nbytes) in sums.items():
+        params[component] += count
+        pair = (component, dtype)
+        by_pair[pair] = by_pair.get(pair, 0) + nbytes
+        group = (component, layer if component != OTHER else None)
+        by_group[group] = by_group.get(group, 0) + count
     by_component = dict.fromkeys(ALL_COMPONENTS, 0)
     for (component, _), nbytes in by_pair.items():
         by_component[component] += nbytes

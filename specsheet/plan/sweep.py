@@ -19,15 +19,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from itertools import product
-from typing import Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from specsheet.errors import SpecError, TokensOverContext
 from specsheet.figures import Axis, Point, Report, build_report
 from specsheet.model.flops import forward_flops
 from specsheet.model.memory import DEFAULT_DTYPE, kv_cache
 from specsheet.model.spec import FIELD_DOCS, Model
-from specsheet.plan.kv_blocks import group_blocks, kv_block_size
-from specsheet.plan.serving import ServePlan, over_context
+
+if TYPE_CHECKING:
+    from specsheet.plan.serving import ServePlan
 
 S = TypeVar("S")
 
@@ -52,6 +53,10 @@ def moved_to_max_model_len(plan: ServePlan, report: Report, max_model_len: int) 
     """``plan`` for ``report`` (the same model, weights and KV dtype as the plan's, at other
     tokens) and requests of ``max_model_len`` tokens: the same as ``plan_serving`` with them,
     computing again only the blocks a request holds."""
+    # imported here: a sweep without a GPU never lays out (and loads none of the serving plan)
+    from specsheet.plan.kv_blocks import group_blocks, kv_block_size
+    from specsheet.plan.serving import over_context
+
     spec = report.model.spec
     if max_model_len > spec.context:
         raise over_context(report, max_model_len)
@@ -97,11 +102,12 @@ def grid(axes: list[Axis], single: Mapping[str, Any],
     names = [a.name for a in axes]
     fields = [i for i, a in enumerate(axes) if a.name in _SPEC_FIELDS]
     others = [i for i, name in enumerate(names) if name not in ("tokens", "batch")]
+    make = Point._make
     points = []
     for combination in product(*(a.values for a in reversed(axes))):
         values = combination[::-1]  # the first axis varies fastest
         at = dict(zip(names, values, strict=True))
-        key = tuple(values[i] for i in others)
+        key = tuple([values[i] for i in others]) if others else ()
         base = cache.reports.get(key)
         if base is None:
             where = {**single, **at}
@@ -113,7 +119,7 @@ def grid(axes: list[Axis], single: Mapping[str, Any],
                 model, None if tokens_axis else where.get("tokens"), where.get("dtype"),
                 where.get("kv_dtype", DEFAULT_DTYPE), where.get("quant"), group_size)
         moved = moved_to_tokens(base, int(at["tokens"] or 0)) if tokens_axis else base
-        points.append(Point(at, moved, int(at.get("batch", batch))))
+        points.append(make((at, moved, int(at.get("batch", batch)))))
     return points
 
 

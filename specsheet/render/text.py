@@ -28,9 +28,15 @@ def to_ascii(text: str) -> str:
     return text.translate(_ASCII)
 
 
+_STRICT = json.JSONEncoder(allow_nan=False)
+
+
 def _dumps(value: Any, indent: int | None = None) -> str:
     """``json.dumps``, strict: a number that is not finite raises ValueError, never written
-    as ``Infinity`` or ``NaN``, which strict JSON readers refuse."""
+    as ``Infinity`` or ``NaN``, which strict JSON readers refuse. Compact, it is one encoder's
+    ``encode`` (what ``json.dumps(value, allow_nan=False)`` builds and calls each time)."""
+    if indent is None:
+        return _STRICT.encode(value)
     return json.dumps(value, indent=indent, allow_nan=False)
 
 
@@ -46,31 +52,29 @@ def to_json(document: dict[str, Any], lines_of: str | None = None) -> str:
     items = document[lines_of]
     if not items:
         return f"{{\n{head}  {_dumps(lines_of)}: []\n}}\n"
-    return f"{{\n{head}  {_dumps(lines_of)}: [\n    {_item_lines(items)}\n  ]\n}}\n"
+    lines = _item_lines(items)
+    parts = [""] * (2 * len(lines) + 1)  # the text joined once: a copy of megabytes less
+    parts[0] = f"{{\n{head}  {_dumps(lines_of)}: [\n    "
+    parts[1::2] = lines
+    parts[2:-1:2] = [",\n    "] * (len(lines) - 1)
+    parts[-1] = "\n  ]\n}\n"
+    return "".join(parts)
 
 
-def _item_lines(items: list[Any]) -> str:
-    """``",\\n    ".join(map(json.dumps, items))``, written faster: the one optimisation of
-    the JSON writer, held to that join by tests/test_render_json.py. A sweep's points share the
-    sections that do not move along the grid (views/sweep.py: the very same objects), and a
-    value that several items share is encoded once. An item's document that shares no section
-    with the item before it is encoded whole, as json.dumps encodes it."""
-    encoded: dict[int, str] = {}  # a value's text by its id (every value lives meanwhile)
+# The one optimisation of the text writers: a section that consecutive items share (the very
+# same object: views/sweep.py shares a sweep's spec, parameters and memory along the grid) is
+# written once. Held by tests/test_render_json.py to what json.dumps and a plain flatten +
+# csv.writer write.
+
+def _item_lines(items: list[Any]) -> list[str]:
+    """``list(map(json.dumps, items))``, written faster (the one optimisation, above).
+    Each item's value at a key is compared with the value at that key in the item before: the
+    same object is its text again; a dict whose entries are partly the item before's (the same
+    objects under the same keys, in the same order) is spliced from their texts and the others
+    encoded; anything else is encoded whole, as json.dumps encodes it."""
     keys: dict[str, str] = {}  # '"key": ' by key
-    before: dict[str, Any] = {}  # the item before's value by key
-
-    def text(value: Any) -> str:
-        found = encoded.get(id(value))
-        if found is None:
-            found = encoded[id(value)] = _dumps(value)
-        return found
-
-    def key(name: str) -> str:
-        found = keys.get(name)
-        if found is None:
-            found = keys[name] = _dumps(name) + ": "
-        return found
-
+    before: dict[str, tuple[Any, str, list[str] | None]] = {}  # the item before's, by key:
+    # its value, its '"key": text', and for a spliced dict its entries' texts
     lines = []
     for item in items:
         if type(item) is not dict:
@@ -78,21 +82,44 @@ def _item_lines(items: list[Any]) -> str:
             continue
         fields = []
         for name, value in item.items():
-            found = encoded.get(id(value))
-            if found is None:
-                last = before.get(name)
-                if type(value) is dict and type(last) is dict and any(
-                        section is last.get(inner) for inner, section in value.items()
-                        if type(section) is dict):
-                    found = "{" + ", ".join(key(inner) + text(section)
-                                            for inner, section in value.items()) + "}"
-                else:
-                    found = _dumps(value)
-                encoded[id(value)] = found
-            before[name] = value
-            fields.append(key(name) + found)
+            last = before.get(name)
+            if last is not None and last[0] is value:
+                fields.append(last[1])
+                continue
+            head = keys.get(name)
+            if head is None:
+                head = keys[name] = _dumps(name) + ": "
+            pieces = None
+            if last is not None and type(value) is dict and type(last[0]) is dict:
+                pieces = _spliced(value, last[0], last[2], keys)
+            text = head + (_dumps(value) if pieces is None else "{" + ", ".join(pieces) + "}")
+            before[name] = (value, text, pieces)
+            fields.append(text)
         lines.append("{" + ", ".join(fields) + "}")
-    return ",\n    ".join(lines)
+    return lines
+
+
+def _spliced(value: dict[Any, Any], last: dict[Any, Any], pieces: list[str] | None,
+             keys: dict[str, str]) -> list[str] | None:
+    """The '"key": text' of each entry of ``value``, taking ``pieces`` (those of ``last``,
+    when it was spliced) for the entries that are the same objects as ``last``'s; None when
+    none is, or the keys differ (then ``value`` is encoded whole)."""
+    if len(value) != len(last) or pieces is None and not any(
+            v is w for v, w in zip(value.values(), last.values(), strict=True)):
+        return None  # (a dict spliced before is spliced again: its neighbours share)
+    new = []
+    for i, ((key, entry), (key_before, entry_before)) in enumerate(
+            zip(value.items(), last.items(), strict=True)):
+        if type(key) is not str or key != key_before:
+            return None
+        if entry is entry_before and pieces is not None:
+            new.append(pieces[i])
+            continue
+        head = keys.get(key)
+        if head is None:
+            head = keys[key] = _dumps(key) + ": "
+        new.append(head + _dumps(entry))
+    return new
 
 
 def flatten(document: dict[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -121,20 +148,92 @@ def _csv_cell(value: Scalar | list[Any]) -> Scalar:
 
 
 def to_csv(rows: list[dict[str, Any]]) -> str:
-    """A header row and one line per row. The columns are the union of every row's keys, in
-    the order they first appear (the first row's, then each key a later row adds), free-text
-    columns last, so no row loses a field; a row without a column has an empty cell. Lists are
-    written as JSON ([0, 2, 4]), booleans as true and false, null as an empty cell."""
+    """A header row and one line per row, each row's leaves by dotted path (``flatten``). The
+    columns are the union of every row's leaves, in the order they first appear (the first
+    row's, then each a later row adds), free-text columns last, so no row loses a field; a
+    row without a column has an empty cell. Lists are written as JSON ([0, 2, 4]), booleans
+    as true and false, null as an empty cell: what csv.writer writes of the cells.
 
+    A section or value that a row shares with the row before it (the same object at the same
+    key) has its cells written once (the one optimisation, above): csv.writer quotes a cell by
+    what it holds alone, so a line is the join of its cells' texts, each written once."""
+    rows_texts: list[list[dict[str, str]]] = []  # each row's sections' cells' texts by column
+    before: dict[str, tuple[Any, dict[str, str]]] = {}  # the row before's section by key
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    columns = list(dict.fromkeys(key for row in rows for key in row))
+    for row in rows:
+        parts: list[Any] = []  # by key in order: a value's texts, or its leaves to write
+        fresh: list[Any] = []
+        for key, value in row.items():
+            last = before.get(key)
+            if last is not None and last[0] is value:
+                parts.append(last[1])
+                continue
+            leaves = flatten(value, f"{key}.") if isinstance(value, dict) else {key: value}
+            parts.append((key, value, leaves))
+            fresh.extend(_csv_cell(leaf) for leaf in leaves.values())
+        written = iter(_cell_texts(fresh, writer, out))
+        for n, part in enumerate(parts):
+            if type(part) is not dict:
+                key, value, leaves = part
+                section = before[key] = (value, dict(zip(leaves, written, strict=False)))
+                parts[n] = section[1]  # the cells in turn
+        rows_texts.append(parts)
+    columns: dict[str, None] = {}
+    seen: set[int] = set()  # a section seen in a row before adds no column
+    for parts in rows_texts:
+        for part in parts:
+            if id(part) not in seen:
+                seen.add(id(part))
+                columns.update(dict.fromkeys(part))
     header = [c for c in columns if c.rsplit(".", 1)[-1] not in FREE_TEXT]
     header += [c for c in columns if c.rsplit(".", 1)[-1] in FREE_TEXT]
+    out.seek(0)
+    out.truncate()
     writer.writerow(header)
-    for row in rows:
-        writer.writerow([_csv_cell(row.get(column)) for column in header])
-    return out.getvalue()
+    if len(header) == 1:  # a line of one empty cell is written "", not as nothing
+        writer.writerows([_merged(parts).get(header[0], "")] for parts in rows_texts)
+        return out.getvalue()
+    empty = dict.fromkeys(header, "")
+    width = len(header)
+    lines = [out.getvalue()]
+    for parts in rows_texts:
+        cells = _merged(parts)
+        lines.append(",".join(map((cells if len(cells) == width else {**empty, **cells})
+                                  .__getitem__, header)))
+        lines.append("\n")
+    return "".join(lines)
+
+
+def _merged(parts: list[dict[str, str]]) -> dict[str, str]:
+    cells: dict[str, str] = {}
+    for part in parts:
+        cells.update(part)
+    return cells
+
+
+def _cell_texts(cells: list[Scalar], writer: Any, out: io.StringIO) -> list[str]:
+    """Each cell as csv.writer writes it in a line of several: the line of them all split at
+    its commas when no cell is quoted (a cell holding a comma would be), else one by one
+    (``writer`` writes to ``out``)."""
+    if not cells:
+        return []
+    out.seek(0)
+    out.truncate()
+    writer.writerow(cells)
+    line = out.getvalue()[:-1]
+    if '"' not in line:
+        return line.split(",")
+    texts = []
+    for cell in cells:
+        if cell == "":
+            texts.append("")
+            continue
+        out.seek(0)
+        out.truncate()
+        writer.writerow([cell])
+        texts.append(out.getvalue()[:-1])
+    return texts
 
 
 def _md_cell(text: str) -> str:

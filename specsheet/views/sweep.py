@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 from specsheet.figures import Axis, Point, Report
 from specsheet.views.count import count_document, flops_section, kv_section
 from specsheet.views.schema import SCHEMA_VERSION
-from specsheet.views.serve import serve_document
 
 if TYPE_CHECKING:
     from specsheet.hardware.catalog import Accelerator
@@ -32,6 +31,8 @@ def sweep_document(axes: list[Axis], points: list[Point], batch: int | None,
     tokens shares its spec, parameters and memory sections (the same dicts, which
     render.text.to_json writes once)."""
     if served is not None:
+        from specsheet.views.serve import serve_document  # a sweep on a GPU's alone
+
         entries = [{"at": point.at, "report": serve_document(*plan)}
                    for point, plan in zip(points, served, strict=True)]
     else:

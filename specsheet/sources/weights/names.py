@@ -190,9 +190,9 @@ def name_tensors(tensors: list[TensorInfo], layers: int | None = None) -> Layout
     The tensors are taken module by module (a Linear's weight beside its scales): the layout
     and the layer once per module, the component once per name pattern (the name with its
     layer's number taken out: the same for every layer)."""
-    modules: dict[str, dict[str, TensorInfo]] = {}
+    modules: dict[str, dict[str, int]] = {}  # module -> what it stores -> the tensor's index
     joined = True  # every name is its module, ".", and what it stores
-    for t in tensors:
+    for i, t in enumerate(tensors):
         name = t.name
         if ".weight." in name or name.endswith(_SUFFIXES):
             module, stores = _split(name)
@@ -201,15 +201,17 @@ def name_tensors(tensors: list[TensorInfo], layers: int | None = None) -> Layout
             module, _, stores = name.rpartition(".")
         stored = modules.get(module)
         if stored is None:
-            modules[module] = {stores: t}
+            modules[module] = {stores: i}
         else:
-            stored[stores] = t
+            stored[stores] = i
     layouts: dict[str, int] = {}
     groups: dict[int, int] = {}
     kinds = _Kinds(layers)
-    by_name: dict[str, Named] = {}
-    for module, stored in modules.items():
-        layout, holder, count, group = _layout(stored)
+    named: list[Named | None] = [None] * len(tensors)
+    make = Named._make
+    for module, indices in modules.items():
+        stored_tensors = {stores: tensors[i] for stores, i in indices.items()}
+        layout, holder, count, group = _layout(stored_tensors)
         if layout is not None:
             layouts[layout] = layouts.get(layout, 0) + 1
             if group is not None:
@@ -222,7 +224,8 @@ def name_tensors(tensors: list[TensorInfo], layers: int | None = None) -> Layout
             in_module = kinds.inside.get(pattern)
             if in_module is None:
                 in_module = kinds.inside[pattern] = {}
-        for stores, t in stored.items():
+        for stores, i in indices.items():
+            t = tensors[i]
             if layout is None:
                 params, t_layout = t.elements, None
             elif stores == holder:
@@ -239,9 +242,9 @@ def name_tensors(tensors: list[TensorInfo], layers: int | None = None) -> Layout
                 component = in_module.get(stores) or in_module.setdefault(
                     stores, _kind(t.name, True))
                 t_layer = layer
-            by_name[t.name] = Named(t, component, t_layer, params, t_layout)
-    if joined and len(by_name) == len(tensors):
-        return Layouts([by_name[t.name] for t in tensors], layouts, groups)
+            named[i] = make((t, component, t_layer, params, t_layout))
+    if joined and None not in named:
+        return Layouts(named, layouts, groups)  # type: ignore[arg-type]  # every one is Named
     # names that repeat, or that two spellings make the same module's: one by one
     return Layouts(_one_by_one(tensors, layers), layouts, groups)
 

@@ -100,6 +100,7 @@ def _tensors(header: dict[str, Any], origin: str) -> list[TensorInfo]:
     tensors: list[TensorInfo] = []
     append = tensors.append
     bits_of = DTYPE_BITS
+    make = TensorInfo._make
     for name, entry in header.items():
         try:
             dtype, shape, (begin, end) = entry["dtype"], entry["shape"], entry["data_offsets"]
@@ -116,7 +117,7 @@ def _tensors(header: dict[str, Any], origin: str) -> list[TensorInfo]:
                 bits *= n
             else:
                 if not bits % 8 and bits // 8 == end - begin:
-                    append(TensorInfo(name, dtype, tuple(shape), end - begin, origin, begin))
+                    append(make((name, dtype, tuple(shape), end - begin, origin, begin)))
                     continue
         append(_tensor(name, entry, origin))
     return tensors
