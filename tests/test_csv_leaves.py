@@ -149,6 +149,16 @@ def test_compare_of_every_preset_in_every_format(quant: str) -> None:
     assert _holds_every_leaf(document["models"], text) > 50 * len(names)
 
 
+@pytest.mark.parametrize("quant", ["none", "fp8", "gguf-q4_k_m"])
+def test_compare_on_a_gpu_keeps_each_models_serving_plan(quant: str) -> None:
+    """With --gpu a row is a model and its serving plan (serve.*): every leaf of both."""
+    names = _takers(quant)
+    document, text = _run("compare", [*names, "--gpu", "h100-sxm", *_quant(quant)])
+    rows = [{**m, "serve": s} for m, s in zip(document["models"], document["serve"],
+                                               strict=True)]
+    assert _holds_every_leaf(rows, text) > 150 * len(names)
+
+
 def _chunks(items: list[str], n: int) -> Iterator[list[str]]:
     for start in range(0, len(items), n):
         yield items[start:start + n]
