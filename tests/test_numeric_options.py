@@ -41,7 +41,7 @@ TEXT_OTHER = {
     "--moe-kernel", "--vllm-log", "--cache-type-k", "--cache-type-v", "--flash-attn",
     "--split-mode", "--override-tensor", "--output-rule", "--recompute", "--recompute-modules",
     "--attention", "--precision", "--optimizer", "--schedule", "--offload", "--lora-targets",
-    "--output", "--compare",
+    "--output", "--compare", "--activation-cache", "--optimizer-states", "--recipe",
 }
 # each command's run: its arguments, and whether it writes JSON (--json) or text
 RUNS: dict[str, tuple[list[str], bool]] = {
