@@ -31,6 +31,8 @@ TABLE_COMMANDS = [
      "--zero", "1", "--seq-len", "4k"],  # bubble, all-to-all and ring rows
     ["train", "deepseek-v3", "--gpus", "2048", "--pp", "16", "--ep", "64", "--zero", "1",
      "--micro-batch", "2"],  # its recipe (DualPipe, FP8 cache, bf16 states), what would fit
+    # the explorer's first screen as text: the bar, the comparison, the serving view
+    ["explore", "llama3-70b", "--print", "--compare", "gpt2-small", "--gpu", "h100-sxm"],
 ]
 FORMATS = [[], ["--json"], ["--format", "csv"], ["--format", "markdown"]]
 

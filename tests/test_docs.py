@@ -88,9 +88,13 @@ def test_readme_setup_commands_are_the_ci_commands() -> None:
     test_command = "pip install '.[test]' && pytest"
     assert test_command in readme and test_command in ci
     # a new user installs this checkout (PyPI's "specsheet" is another project); pipx and uvx
-    # take the checkout too
+    # take a wheel of it, as tests/test_install.py does
     assert "pip install . && specsheet count gpt2-small" in readme
-    assert "`pipx install .`" in readme and "`uvx --from . specsheet`" in readme
+    assert "`pipx install dist/specsheet-*.whl`" in readme
+    assert "`uvx --from dist/specsheet-*.whl specsheet`" in readme
+    tested = (ROOT / "tests" / "test_install.py").read_text(encoding="utf-8")
+    assert '[pipx, "install"' in tested and '"--from",' in tested and "tests/test_install.py" \
+        in readme
 
 
 def test_docs_link_to_pages_that_exist() -> None:

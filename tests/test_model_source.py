@@ -40,6 +40,12 @@ def _yaml_total(text: str) -> int:
     return int(match.group(1).replace(",", ""))
 
 
+def _printed_total(text: str) -> int:
+    match = re.search(r"^total ([\d,]+) parameters$", text, re.M)
+    assert match, text
+    return int(match.group(1).replace(",", ""))
+
+
 # command -> (its arguments after the model, the total its output states)
 COMMANDS: dict[str, tuple[list[str], Callable[[str], int]]] = {
     "count": (["--json"], lambda out: json.loads(out)["params"]["total"]),
@@ -52,6 +58,8 @@ COMMANDS: dict[str, tuple[list[str], Callable[[str], int]]] = {
     "sweep": (["--tokens", "1k,2k", "--json"],
               lambda out: json.loads(out)["points"][0]["report"]["params"]["total"]),
     "convert": ([], _yaml_total),
+    # the explorer's first screen, written as text (--print): its bar's total
+    "explore": (["--print"], lambda out: _printed_total(out)),
 }
 SOURCES = ("preset", "yaml", "config.json", "folder", "gguf", "safetensors", "hf:", "ORG/NAME",
            "five numbers")
@@ -177,6 +185,20 @@ TOKENS_RUNS = {
     "train": ["train", "llama3-8b"],
     "sweep": ["sweep", "llama3-8b", "--batch", "1,2"],
 }
+
+
+def test_explore_prints_its_first_screen_at_tokens() -> None:
+    """explore --print serves the design at --tokens as the explorer's serving view does:
+    Llama 3.1 8B at 8,192 tokens, 1,073,741,824 KV bytes a request (REFERENCE.md), 54 at once
+    on an h100-sxm (as check says, test_the_issues_examples_in_real_processes)."""
+    result = runner.invoke(app, ["explore", "llama3.1-8b", "--print", "--gpu", "h100-sxm",
+                                 "--tokens", "8k"])
+    assert result.exit_code == 0, result.stderr
+    assert "requests of T = 8,192" in result.stdout
+    assert "KV/request    1.07 GB" in result.stdout
+    assert re.search(r"^  at once +54$", result.stdout, re.M), result.stdout
+    both = runner.invoke(app, ["explore", "--print", "--web"])
+    assert both.exit_code == 2 and "give one of them" in both.stderr
 
 
 @pytest.mark.parametrize("spelling", ["--tokens", "-t"])

@@ -1,6 +1,6 @@
 """Outputs that cannot lose data (issue 24): a CSV holds every JSON leaf of every row, whatever
-row first has it; JSON never holds NaN or Infinity; check --json lists every failing check at
-the top level."""
+row first has it (over every preset and format: tests/test_csv_leaves.py); JSON never holds NaN
+or Infinity; check --json lists every failing check at the top level."""
 
 from __future__ import annotations
 
@@ -16,8 +16,6 @@ import pytest
 from typer.testing import CliRunner
 
 from specsheet.cli.app import app
-from specsheet.quant.formats import FORMATS
-from specsheet.render.text import flatten
 from specsheet.sources.presets import preset_index
 
 runner = CliRunner()
@@ -29,74 +27,12 @@ def _run(*args: str) -> str:
     return result.stdout
 
 
-def _cell(value: Any) -> str:
-    """How a CSV cell spells a JSON leaf, written here apart from render/text.py."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return ""
-    if isinstance(value, list):
-        return json.dumps(value)
-    return str(value)
-
-
-def _holds_every_leaf(json_rows: list[dict[str, Any]], text: str) -> None:
-    table = list(csv.DictReader(io.StringIO(text)))
-    assert len(table) == len(json_rows)
-    for row, line in zip(json_rows, table, strict=True):
-        for path, value in flatten(row).items():
-            assert path in line, path
-            assert line[path] == _cell(value), (path, line[path], value)
-
-
-def test_compare_over_every_preset() -> None:
-    names = list(preset_index())
-    document = json.loads(_run("compare", *names, "--json"))
-    _holds_every_leaf(document["models"], _run("compare", *names, "--format", "csv"))
-
-
 def test_a_field_only_a_later_row_has_is_kept() -> None:
     """granite-4.0-h-tiny's 36 Mamba-2 layers, after llama3-8b which has none (the issue)."""
     text = _run("compare", "llama3-8b", "granite-4.0-h-tiny", "--format", "csv")
     rows = list(csv.DictReader(io.StringIO(text)))
     assert rows[0]["kv_cache.layers_by_kind.mamba2"] == ""
     assert rows[1]["kv_cache.layers_by_kind.mamba2"] == "36"
-
-
-@pytest.mark.parametrize("model", ["llama3-8b", "gpt2-small"])
-def test_sweep_over_every_quant_format(model: str) -> None:
-    quants = ",".join(["none", *FORMATS])
-    args = ["sweep", model, "--quant", quants, "--batch", "1,4"]
-    document = json.loads(_run(*args, "--json"))
-    rows = [{"at": p["at"], "batch": p["at"].get("batch", 1), **p["report"]}
-            for p in document["points"]]
-    text = _run(*args, "--format", "csv")
-    header = next(csv.reader(io.StringIO(text)))
-    for row in rows:
-        assert set(flatten(row)) - {"batch"} <= set(header)
-    _holds_every_leaf([{k: v for k, v in flatten(r).items() if k != "batch"} for r in rows],
-                      _strip(text, "batch"))
-
-
-def _strip(text: str, column: str) -> str:
-    """The CSV without one column (the batch is both an axis and a column)."""
-    table = list(csv.DictReader(io.StringIO(text)))
-    out = io.StringIO()
-    fields = [f for f in table[0] if f != column]
-    writer = csv.DictWriter(out, fields, extrasaction="ignore", lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(table)
-    return out.getvalue()
-
-
-def test_check_over_every_preset_and_a_gpu() -> None:
-    names = list(preset_index())
-    args = ["check", *names, "--max-params", "8B", "--gpu", "h100-sxm", "--min-concurrency", "2"]
-    document = json.loads(_run(*args, "--json"))
-    rows = [{"name": m["model"]["name"], **c} for m in document["models"] for c in m["checks"]]
-    rows += [{"name": m["model"]["name"], **c} for m in document["models"]
-             for c in m["serve"]["checks"]]
-    _holds_every_leaf(rows, _run(*args, "--format", "csv"))
 
 
 def test_check_json_lists_every_failure_at_the_top() -> None:

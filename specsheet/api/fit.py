@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from specsheet.errors import SpecError
+from specsheet.plan import check_searched, check_walked
 from specsheet.plan.local import LocalFit
 
 if TYPE_CHECKING:
@@ -323,6 +324,8 @@ def fit(model: str | Model, request: FitRequest = FitRequest()) -> Fit:
     )
 
     _check(request)
+    if not isinstance(model, str):
+        check_walked(model.spec.layers, model.name, "a placement")  # before any per layer
     if request.engine == "mlx":
         return _fit_mlx(model, request)
     if isinstance(model, str) and model.lower().endswith(".gguf") and not Path(model).is_file():
@@ -337,8 +340,10 @@ def fit(model: str | Model, request: FitRequest = FitRequest()) -> Fit:
             from specsheet.api.count import load
 
             model = load(model)
+            check_walked(model.spec.layers, model.name, "a placement")
         source = _spec_source(model, request.quant or DEFAULT_QUANT)
     spec = source.model.spec
+    check_walked(spec.layers, source.model.name, "a placement")  # a .gguf's block count
     mla = any(t.name.endswith(".attn_k_b.weight") for t in source.tensors)
     kv, n_swa = cache_layers(spec, mla)
     shape = ComputeShape(spec.d_model, spec.heads, spec.vocab)
@@ -375,6 +380,7 @@ def fit(model: str | Model, request: FitRequest = FitRequest()) -> Fit:
         assert isinstance(request.ctx, int)
         ctx = request.ctx
     if request.n_gpu_layers == "auto":
+        check_searched(n_layer, source.model.name)  # before the search
         best = most_layers(lambda n: ok(at(ctx, n)), n_layer) if devices else 0
         ngl = 0 if best is None else best
     elif request.n_gpu_layers == "all":
@@ -414,6 +420,7 @@ def _fit_mlx(model: str | Model, request: FitRequest) -> Fit:
         from specsheet.api.count import load
 
         model = load(model)
+        check_walked(model.spec.layers, model.name, "a placement")
     fmt = check_mlx_format(request.quant or DEFAULT_MLX_QUANT)
     devices = _devices(request.gpu, request.wired_limit_mb)
     if len(devices) != 1 or devices[0].backend != "Metal":

@@ -346,6 +346,9 @@ def _plan(model: Model, request: TrainRequest) -> TrainingPlan:
 def plan_train(model: Model, request: TrainRequest) -> Training:
     """The training plan of ``model`` under ``request``, its defaults named in the plan's
     assumptions, and when the step does not fit, the changes that would make it fit."""
+    from specsheet.plan import check_walked
+
+    check_walked(model.spec.layers, model.name, "a training plan")  # before any per layer
     given, recipe = apply_recipe(model, request)
     run = resolved(model, given)
     plan = _plan(model, run)

@@ -11,21 +11,25 @@ from specsheet.cli.options import emit
 from specsheet.errors import ExitCode, SpecError
 
 if TYPE_CHECKING:
+    from specsheet.cli.model_source import ModelSource
     from specsheet.views.table import TableView
 
 
-def local_check(models: list[str], engine: str, gpu: str | None, quant: str | None,
-                min_ctx: int | None, min_gpu_layers: int | None, output: str) -> None:
-    """Place the one model as ``specsheet fit`` does and check it."""
+def local_check(src: ModelSource, models: list[str], engine: str, gpu: str | None,
+                quant: str | None, min_ctx: int | None, min_gpu_layers: int | None,
+                output: str) -> None:
+    """Place the one model as ``specsheet fit`` does (the model source's spec options and
+    --set applied) and check it."""
     from specsheet.api.fit import FitRequest, check_fit
     from specsheet.cli.errors import as_options
 
-    if len(models) != 1:
+    if len(models) > 1 or not models and src.hf is None and not src.overrides():
         raise SpecError("a check with --engine takes one model")
     gpus = tuple(g.strip() for g in gpu.split(",") if g.strip()) if gpu else ()
     with as_options():
-        checked = check_fit(models[0], FitRequest(gpu=gpus, quant=quant, engine=engine),
-                            min_ctx, min_gpu_layers)
+        checked = check_fit(src.placed(models[0] if models else None),
+                            FitRequest(gpu=gpus, quant=quant, engine=engine), min_ctx,
+                            min_gpu_layers)
     document = checked.to_dict()
 
     def views() -> list[TableView]:

@@ -78,6 +78,22 @@ class ModelSource(NamedTuple):
         """``--timeout``, checked whether or not the Hub is asked."""
         return checked_timeout(self.timeout)
 
+    def placed(self, model: str | None) -> Any:
+        """What a local placement (fit, check --engine) takes: a .gguf file as it is (its own
+        tensors), else the model the source names with the spec options and --set applied (a
+        .gguf given them: its metadata)."""
+        from specsheet.cli.options import say_notes
+        from specsheet.sources.resolve import resolve
+
+        ref, given = self.ref(model), self.overrides()
+        if ref is not None and ref.lower().endswith(".gguf") and not given:
+            return ref
+        notes: list[str] = []
+        try:
+            return resolve(ref, given, notes, self.checked_timeout())
+        finally:
+            say_notes(notes)
+
 
 NO_SOURCE = ModelSource()
 

@@ -11,7 +11,15 @@ from collections.abc import Iterator
 from math import prod
 from typing import NamedTuple
 
+from specsheet.errors import SpecError
 from specsheet.model.spec import ModelSpec
+
+# The most layers a model's tensors are listed for, one by one: a quantized layout's bytes, a
+# serving plan's stages and KV groups, training's busiest GPU, a local placement, an
+# inspection's expected tensors (plan.MAX_WALKED_LAYERS is this number). About 5 s for a
+# serving plan at this many; the largest published model has 126. count in a plain dtype
+# answers any number: it builds no list per layer.
+MAX_LISTED_LAYERS = 10_000
 
 # What a parameter tensor is, for the toolchains' choices.
 # linear: a Linear weight inside a transformer block; router: an MoE router (ffn_gate_inp);
@@ -206,12 +214,23 @@ def _block(spec: ModelSpec, i: int) -> Iterator[Tensor]:
         yield from _mlp(spec, blk, "", spec.d_ff, spec.mlp_bias, i)
 
 
+def check_listed(spec: ModelSpec) -> None:
+    """Refuse, before any list per layer is built, a model of more layers than
+    ``MAX_LISTED_LAYERS``."""
+    if spec.layers > MAX_LISTED_LAYERS:
+        raise SpecError(f"a model of {spec.layers:,} layers: its tensors are listed layer by "
+                        f"layer (a quantized layout, a plan per GPU, a placement) for at most "
+                        f"{MAX_LISTED_LAYERS:,} layers (count in a plain dtype answers any "
+                        "number)", field="layers", value=spec.layers)
+
+
 def model_tensors(spec: ModelSpec) -> tuple[Tensor, ...]:
     """Every parameter tensor of ``spec`` (GGUF names, PyTorch shapes), in GGUF's order: the
     tensors outside the blocks, then block by block. A tied output head is not listed (the
     token embedding serves as both); attention projections are listed as separate q, k, v
     as Llama stores them. A block holds the mixers ``layer_types`` gives it (attention, a
     state-space or DeltaNet mixer, or both) and an MLP unless it is in ``no_mlp_layers``."""
+    check_listed(spec)
     d, e = spec.d_model, spec.embedding_dim
     tensors: list[Tensor] = [Tensor("token_embd.weight", (spec.vocab, e), "token_embedding",
                                     "embedding")]

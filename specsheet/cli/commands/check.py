@@ -132,7 +132,8 @@ def check(
                             "--min-gpu-layers")
         from specsheet.cli.local import local_check
 
-        local_check(list(models or []), engine, gpu, quant, min_ctx, min_gpu_layers, output)
+        local_check(src, list(models or []), engine, gpu, quant, min_ctx, min_gpu_layers,
+                    output)
         return
     given = {"params.total": max_params, "memory.weights_bytes": max_weights,
              "kv_cache.bytes_per_request": max_kv, "flops.forward_per_token": max_flops}

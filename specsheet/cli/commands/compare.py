@@ -126,6 +126,9 @@ def compare(
                              else [(s.plan, s.estimates, s.costs) for s in result.served],
                              OPTION_NAMES)]
 
-    emit(output, document, document["models"], views, svg=svg, html=html,
+    # a CSV row a model, its serving plan beside it (serve.*), so --gpu loses nothing
+    rows = document["models"] if "serve" not in document else [
+        {**m, "serve": s} for m, s in zip(document["models"], document["serve"], strict=True)]
+    emit(output, document, rows, views, svg=svg, html=html,
          inputs={"--mfu": mfu, "--mbu": mbu, "--price": price,
                  "--tokens-per-word": tokens_per_word})

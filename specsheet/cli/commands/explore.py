@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from specsheet.api.spec import DEFAULT_DTYPE, REQUIRED_FIELDS
+from specsheet.api.spec import DEFAULT_DTYPE, REQUIRED_FIELDS, Model
 from specsheet.cli.model_source import NO_SOURCE, ModelSource, model_options
 from specsheet.cli.options import (
     DTYPES,
@@ -54,6 +54,9 @@ def explore(
                       "pip install 'specsheet[web]').")] = False,
     port: Annotated[int, typer.Option("--port", min=1, max=65535,
                                       help="The port --web serves on.")] = 8770,
+    print_: Annotated[bool, typer.Option(
+        "--print", help="Print the first screen's figures (the breakdown bar, the comparison, "
+                        "the serving view) as text and exit: no terminal, no Textual.")] = False,
     src: ModelSource = NO_SOURCE,
 ) -> None:
     """Design a model in the terminal and watch its figures follow every keystroke.
@@ -65,7 +68,10 @@ def explore(
     """
     import importlib.util
 
-    if importlib.util.find_spec("textual") is None:
+    if print_ and web:
+        raise SpecError("--print writes the first screen and exits; --web serves the explorer: "
+                        "give one of them")
+    if not print_ and importlib.util.find_spec("textual") is None:
         raise SpecError(MISSING)
     given = src.overrides()
     ref = model
@@ -80,6 +86,9 @@ def explore(
             load_preset(compare)
         if gpu is not None:
             load_gpu_named(gpu)
+    if print_:
+        print_first_screen(start.model, tokens, dtype, kv_dtype, compare, gpu, gpus)
+        return
     if web:
         import sys
 
@@ -100,6 +109,37 @@ def explore(
             raise
         raise SpecError(f"{MISSING} (No module named {e.name!r})") from None
     ExploreApp(start.model, tokens, dtype, kv_dtype, output, compare, gpu, gpus).run()
+
+
+# the bar's fills where stdout takes ASCII only (render.text.to_ascii spells the others)
+_ASCII_FILLS = str.maketrans({"▓": "=", "▚": "%", "▒": ":", "┃": "|"})
+
+
+def print_first_screen(start: Model, tokens: int | None, dtype: str | None, kv_dtype: str,
+                       compare: str | None, gpu: str | None, gpus: int) -> None:
+    """What the explorer's first screen shows beside the form, as plain text on stdout: the
+    design's breakdown bar, the comparison and the serving view, made by the explorer's own
+    design and bars modules (Textual is not imported)."""
+    from specsheet.api.count import load
+    from specsheet.cli.explore import bars
+    from specsheet.cli.explore.design import Design, report, serving
+    from specsheet.cli.streams import ascii_only, terminal_width, write
+    from specsheet.render.text import to_ascii
+
+    dtype = dtype or DEFAULT_DTYPE
+    model = Design(start).model()
+    shown = report(model, tokens, dtype, kv_dtype)
+    width = terminal_width()
+    lines = bars.breakdown(shown, width)
+    if compare is not None:
+        other = report(load(compare), None, dtype, kv_dtype)
+        lines += [[("", "")], *bars.comparison(shown, other, width)]
+    if gpu is not None:
+        at = shown.flops.tokens
+        lines += [[("", "")], *bars.serving(serving(model, gpu, gpus, at, dtype, kv_dtype),
+                                           gpu, gpus, at)]
+    text = "".join("".join(run for run, _ in line).rstrip() + "\n" for line in lines)
+    write(to_ascii(text).translate(_ASCII_FILLS) if ascii_only() else text)
 
 
 def load_preset(name: str) -> None:

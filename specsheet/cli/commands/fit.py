@@ -173,7 +173,7 @@ def fit(
         _bytes(wired_limit, "--wired-limit") >> 20, kv_bits=kv_bits,
         kv_group_size=kv_group_size)
     with as_options():
-        result = run_fit(_model(src, model), request)
+        result = run_fit(src.placed(model), request)
     document = result.to_dict()
 
     def views() -> list[TableView]:
@@ -182,19 +182,3 @@ def fit(
         return fit_views(result)
 
     emit(output_fmt, document, [document], views, svg=svg, html=html)
-
-
-def _model(src: ModelSource, model: str | None) -> Any:
-    """What fit places: a .gguf file as it is (its own tensors), else the model the source
-    names, with the spec options and --set applied (a .gguf with them: its metadata)."""
-    from specsheet.cli.options import say_notes
-    from specsheet.sources.resolve import resolve
-
-    ref, given = src.ref(model), src.overrides()
-    if ref is not None and ref.lower().endswith(".gguf") and not given:
-        return ref
-    notes: list[str] = []
-    try:
-        return resolve(ref, given, notes, src.checked_timeout())
-    finally:
-        say_notes(notes)

@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 
 from specsheet.errors import SpecError
 from specsheet.quant.stored import Format, TensorInfo
+from specsheet.sources.weights.tensor import check_tensor_count
 
 INDEX = "model.safetensors.index.json"
 _NAME, _FILE = itemgetter(0), itemgetter(4)  # TensorInfo's name and file, read at C speed
@@ -78,6 +79,7 @@ def _index(path: Path) -> WeightFiles:
     if not isinstance(weight_map, dict) or not {str}.issuperset(map(type, weight_map.values())):
         raise SpecError(f"{path}: expected a mapping with a weight_map of tensor names to "
                         "shard files")
+    check_tensor_count(len(weight_map), str(path))
     shards: dict[str, Path] = {}
     for shard in dict.fromkeys(weight_map.values()):
         if Path(shard).name != shard or shard in ("", ".", ".."):
@@ -122,6 +124,7 @@ def _gather(kind: Format, paths: list[Path], folder: Path,
     metadata: dict[str, Any] = {}
     for i, p in enumerate(paths):
         header = read(p)
+        check_tensor_count(len(header.tensors), str(p), len(tensors))
         tensors += header.tensors
         if i == 0:
             metadata = header.metadata

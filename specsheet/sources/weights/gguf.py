@@ -23,7 +23,7 @@ from typing import IO, Any, NamedTuple
 
 from specsheet.errors import SpecError
 from specsheet.quant.stored import TensorInfo
-from specsheet.sources.weights.tensor import check_overlaps
+from specsheet.sources.weights.tensor import check_overlaps, check_tensor_count
 
 MAGIC = b"GGUF"
 VERSIONS = (2, 3)
@@ -32,6 +32,7 @@ MAX_DIMS = 4  # GGML_MAX_DIMS
 CHUNK = 1 << 20  # bytes read at a time
 MAX_KEPT_ARRAY = 4096  # arrays of numbers up to this length are kept; longer ones skipped
 MAX_KEPT_STRING = 1 << 20  # longer string values are skipped
+MAX_METADATA = 100_000  # metadata entries read (an array is one entry, however long)
 
 # GGML type id -> (name, values per block, bytes per block): GGML_QUANT_SIZES and
 # GGMLQuantizationType of gguf-py's constants.py
@@ -212,6 +213,10 @@ def _read(r: _Reader) -> GGUFHeader:
     n_kv = r.u64("the metadata count")
     r.count(n_kv, 8 + 4 + 1, "metadata count")
     r.count(n_tensors, 8 + 4 + 4 + 8, "tensor count")
+    check_tensor_count(n_tensors, origin)  # a count the file could hold: before any per tensor
+    if n_kv > MAX_METADATA:
+        raise SpecError(f"{origin}: declares {n_kv:,} metadata entries; a GGUF header is read "
+                        f"for at most {MAX_METADATA:,} (llama.cpp's converter writes about 50)")
     metadata: dict[str, Any] = {}
     for _ in range(n_kv):
         at = r.pos

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 
 from specsheet.errors import SpecError, did_you_mean
 from specsheet.quant.stored import TensorInfo
-from specsheet.sources.weights.tensor import check_overlaps
+from specsheet.sources.weights.tensor import check_overlaps, check_tensor_count
 
 # bits of one element, by the dtype names of safetensors' Dtype enum (safetensors/src/tensor.rs)
 DTYPE_BITS: dict[str, int] = {
@@ -61,6 +61,9 @@ def read_safetensors(path: Path) -> SafetensorsHeader:
         raise SpecError(f"{origin}: cannot read: {e.strerror or e}") from None
     if len(raw) < length:
         raise SpecError(f"{origin}: truncated while reading the header")
+    # each tensor's entry has one "data_offsets" key (inside a name or a metadata string the
+    # quotes are escaped): the count is known before the JSON is parsed
+    check_tensor_count(raw.count(b'"data_offsets"'), origin)
     header = _parse(raw, origin)
     metadata = header.pop("__metadata__", None)
     if metadata is None:

@@ -9,6 +9,23 @@ from specsheet.quant.stored import TensorInfo
 
 _BEGIN_NBYTES = itemgetter(5, 3)  # TensorInfo's (begin, nbytes): in the order of the data
 
+# The most tensors a checkpoint's headers are read for, all its files together: every header
+# reader checks a file's count against it before it builds anything per tensor. DeepSeek-V3's
+# checkpoint holds about 90,000 (bench/inspect.py: 90,369, its 256 experts a layer each with
+# FP8 scales), Kimi K2's (384 experts a layer) about 140,000; an inspection of this many
+# tiny tensors takes about 300 MB and 10 s (tests/test_bounded.py).
+MAX_TENSORS = 300_000
+
+
+def check_tensor_count(n: int, origin: str, already: int = 0) -> None:
+    """SpecError when ``n`` tensors (after ``already`` read from other files of the same
+    checkpoint) are more than ``MAX_TENSORS``."""
+    if already + n > MAX_TENSORS:
+        held = f" (with {already:,} in the files before it)" if already else ""
+        raise SpecError(f"{origin}: declares {n:,} tensors{held}; a checkpoint is read for at "
+                        f"most {MAX_TENSORS:,} tensors (the largest published ones hold about "
+                        "140,000)")
+
 
 def check_overlaps(tensors: list[TensorInfo], data_bytes: int, origin: str) -> None:
     """SpecError when two tensors' data overlap or one runs past the ``data_bytes`` of the
