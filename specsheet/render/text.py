@@ -5,7 +5,6 @@ None of these imports rich, so scripts that ask for them pay nothing for it.
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 from collections.abc import Sequence
@@ -125,6 +124,7 @@ def to_csv(rows: list[dict[str, Any]]) -> str:
     the order they first appear (the first row's, then each key a later row adds), free-text
     columns last, so no row loses a field; a row without a column has an empty cell. Lists are
     written as JSON ([0, 2, 4]), booleans as true and false, null as an empty cell."""
+    import csv  # lazy: the CSV path alone needs it, and every JSON path imports this module
 
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
