@@ -33,7 +33,8 @@ CASES: list[dict[str, Any]] = [
     {"description": "it's a model: with a quote"},
     {"description": "C# and 3:1 and a,b [x] {y} - z"},  # plain
     {"description": "yes"}, {"description": "null"}, {"description": "On"},  # not strings
-    {"description": "7B model"}, {"description": "ends with a colon:"},  # left to PyYAML
+    {"description": "7B model"},  # left to PyYAML (a digit first)
+    {"description": "ends with a colon:"},
     {"description": "two  spaces"}, {"description": "trailing "}, {"description": ""},
     {"description": "non-ASCII \u00e9"}, {"description": "a\nb"}, {"description": "a # b"},
     {"description": "word " * 30}, {"description": ("x" * 60 + " ") * 2 + "end"},

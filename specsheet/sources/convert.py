@@ -1,11 +1,11 @@
 """A Model written back as a preset: the mapping, and its YAML text.
 
 The text is what PyYAML's ``yaml.dump`` writes for the mapping (block style, flow style for
-lists, width 100). A preset's mapping has a restricted shape (integers, booleans, short
+lists, width 100). A preset's mapping has a restricted shape (integers, booleans, plain
 strings, lists of layer numbers or layer kinds), which ``_emit`` writes itself, so that
 ``specsheet convert`` of a preset does not import PyYAML (about a tenth of its start-up); any
-value whose text it is not sure of (a string YAML would quote in another way, or fold, or
-read as another type) goes to PyYAML, as everything did before. tests/test_convert_yaml.py
+value whose text it is not sure of (a string YAML would double-quote or read as another type,
+a float, None) goes to PyYAML, as everything did before. tests/test_convert_yaml.py
 proves the two texts equal over every preset and over generated values.
 """
 
@@ -78,7 +78,7 @@ def _pyyaml(mapping: dict[str, Any]) -> str:
 WIDTH = 100  # the width given to yaml.dump
 # PyYAML's implicit resolvers that read a plain word beginning with a letter as something
 # other than a string (yaml/resolver.py: bool and null; the rest begin with a digit, a sign,
-# a dot or a symbol, which _plain leaves to PyYAML)
+# a dot or a symbol, which _PLAIN leaves to PyYAML)
 _NOT_A_STRING = re.compile(r"yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|"
                            r"off|Off|OFF|null|Null|NULL")
 _PLAIN = re.compile(r"[A-Za-z][ -~]*")  # printable ASCII, beginning with a letter
