@@ -1,5 +1,5 @@
 """Entry point for ``python -m specsheet``."""
 
-from specsheet.cli.app import main
+from specsheet.cli.entry import main
 
 main()

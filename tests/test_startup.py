@@ -104,3 +104,25 @@ def test_serve_json_loads_no_quantization_tables_and_no_fractions(tmp_path: Path
     assert "specsheet.quant.layouts" not in modules
     assert "fractions" not in modules
     assert "specsheet.views.table" not in modules
+
+
+@pytest.mark.parametrize("args", [
+    ["count", "gpt2-small", "--json"],
+    ["fit", "llama3-8b", "--gpu", "rtx-4090", "--ctx", "8192", "--json"],
+    ["serve", "llama3-70b", "--gpu", "h100-sxm", "--gpus", "8", "--json"],
+    ["train", "llama3-8b", "--json"],
+    ["check", "llama3-8b", "--max-weights", "17GB", "--json"],
+    ["compare", "llama3-8b", "llama3-70b", "--json"],
+    ["presets", "--json"],
+    ["hardware", "--json"],
+    ["convert", "llama3-8b"],
+])
+def test_json_paths_import_no_csv_rich_or_yaml(args: list[str], tmp_path: Path) -> None:
+    """Each command's JSON (convert's YAML) needs neither the CSV writer, rich, PyYAML nor the
+    table views; fit's path also leaves the sweep and the serving plan alone."""
+    modules = imported_modules(*args, cwd=tmp_path)
+    assert not {"csv", "yaml", "rich", "textual"} & top_level(modules)
+    assert "specsheet.views.table" not in modules
+    if args[0] == "fit":
+        assert not {"specsheet.plan.serving", "specsheet.plan.sweep",
+                    "specsheet.api.serve"} & modules

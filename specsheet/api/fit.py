@@ -358,9 +358,15 @@ def fit(model: str | Model, request: FitRequest = FitRequest()) -> Fit:
     # Ollama's num_ctx is each sequence's: it runs llama-server -c num_ctx x parallel
     scale = request.parallel if request.engine == "ollama" else 1
 
+    placed: dict[tuple[int, int], Placement] = {}
+
     def at(ctx: int, ngl: int) -> Placement:
-        return place(source.tensors, n_layer, kv, n_swa, shape, devices,
-                     _setup(request, ctx * scale, ngl), host, tied)
+        """The placement at ``ctx`` and ``ngl``, each computed once: the searches and the
+        answer ask for the same ones (a Placement is immutable)."""
+        if (ctx, ngl) not in placed:
+            placed[ctx, ngl] = place(source.tensors, n_layer, kv, n_swa, shape, devices,
+                                     _setup(request, ctx * scale, ngl), host, tied)
+        return placed[ctx, ngl]
 
     def ok(p: Placement) -> bool:
         return p.fits_estimate

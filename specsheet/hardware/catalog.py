@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+from specsheet.compiled import dataclass  # dataclasses' own, its methods compiled once
 from specsheet.errors import SpecError, did_you_mean
 
 _INDEX = Path(__file__).with_name("accelerators.json")

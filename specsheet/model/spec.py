@@ -8,9 +8,10 @@ their fields are given.
 """
 
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from typing import Any, Literal, NamedTuple, get_args
 
+from specsheet.compiled import dataclass  # dataclasses' own, its methods compiled once
 from specsheet.errors import SpecError, did_you_mean
 
 MLPKind = Literal["plain", "gated"]

@@ -13,9 +13,9 @@ int4 values.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
+from specsheet.compiled import dataclass  # dataclasses' own, its methods compiled once
 from specsheet.errors import SpecError, did_you_mean
 
 

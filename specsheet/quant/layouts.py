@@ -202,15 +202,17 @@ def _gguf_fallback(t: Tensor, new_type: str) -> str:
     return fallback if ncols % GGML_TYPES[fallback].block_size == 0 else "F16"
 
 
-def gguf_types(spec: ModelSpec, ftype: str) -> dict[str, str]:
+def gguf_types(spec: ModelSpec, ftype: str,
+               tensors: tuple[Tensor, ...] | None = None) -> dict[str, str]:
     """The GGML type of every tensor of ``spec`` in a GGUF file of ``ftype`` (q4_k_m, ...),
     as llama-quantize chooses it from an F16 file without an importance matrix.
 
     Tensors are visited in llama.cpp's order (by layer, then name), which its attn_v counter
     depends on. Tensors it does not quantize keep the converter's type: F32 for vectors,
-    norms, routers and position tables.
+    norms, routers and position tables. ``tensors``: ``model_tensors(spec)``, when the caller
+    has them already (every tensor of the model, never a slice).
     """
-    tensors = model_tensors(spec)
+    tensors = model_tensors(spec) if tensors is None else tensors
     order = sorted(tensors, key=lambda t: (-1 if t.layer is None else t.layer, t.name))
     qs = _GGUFState(spec, tensors)
     default = _GGUF_DEFAULT[ftype]
@@ -228,9 +230,10 @@ def gguf_types(spec: ModelSpec, ftype: str) -> dict[str, str]:
 
 def _gguf_stored(spec: ModelSpec, ftype: str, unquantized: str | None,
                  tensors: tuple[Tensor, ...] | None = None) -> list[StoredTensor]:
-    types = gguf_types(spec, ftype)
+    every = model_tensors(spec)
+    types = gguf_types(spec, ftype, every)
     stored = []
-    for t in model_tensors(spec) if tensors is None else tensors:
+    for t in every if tensors is None else tensors:
         dtype = types[t.name]
         if dtype == "F32" and unquantized is not None:
             dtype = unquantized

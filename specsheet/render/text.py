@@ -5,7 +5,6 @@ None of these imports rich, so scripts that ask for them pay nothing for it.
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 from collections.abc import Sequence
@@ -157,6 +156,8 @@ def to_csv(rows: list[dict[str, Any]]) -> str:
     A section or value that a row shares with the row before it (the same object at the same
     key) has its cells written once (the one optimisation, above): csv.writer quotes a cell by
     what it holds alone, so a line is the join of its cells' texts, each written once."""
+    import csv  # lazy: the CSV path alone needs it, and every JSON path imports this module
+
     rows_texts: list[list[dict[str, str]]] = []  # each row's sections' cells' texts by column
     before: dict[str, tuple[Any, dict[str, str]]] = {}  # the row before's section by key
     out = io.StringIO()

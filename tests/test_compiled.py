@@ -1,0 +1,137 @@
+"""specsheet.compiled: dataclasses' generated methods compiled once and kept, the classes the
+same as dataclasses builds them (docs/performance.md)."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import marshal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from specsheet import compiled
+from specsheet.model.spec import ModelSpec
+
+
+@pytest.fixture()
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "dataclasses.test.marshal"
+    monkeypatch.setattr(compiled, "CACHE", path)
+    monkeypatch.setattr(compiled, "_cache", None)
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    return path
+
+
+def _record(decorate: Any, extra: bool = False) -> type:
+    class Record:
+        name: str
+        size: int
+        parts: tuple[int, ...] = ()
+        note: str = "x"
+        if extra:
+            more: int = 0
+
+    Record.__qualname__ = "Record"
+    return decorate(frozen=True)(Record)  # type: ignore[no-any-return]
+
+
+def _compiles(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    seen: list[str] = []
+
+    def counted(source: str, *args: Any, **kwargs: Any) -> Any:
+        seen.append(source)
+        return compile(source, *args, **kwargs)
+
+    monkeypatch.setattr(compiled, "compile", counted, raising=False)
+    return seen
+
+
+def _same(ours: type, theirs: type) -> None:
+    assert inspect.signature(ours) == inspect.signature(theirs)
+    names = [f.name for f in dataclasses.fields(theirs)]
+    assert [f.name for f in dataclasses.fields(ours)] == names
+    a, b = ours("a", 1, (2, 3)), theirs("a", 1, (2, 3))
+    assert repr(a) == repr(b) == "Record(name='a', size=1, parts=(2, 3), note='x')"
+    assert hash(a) == hash(b) == hash(("a", 1, (2, 3), "x"))
+    assert a == ours("a", 1, (2, 3)) and a != ours("a", 2)
+    assert (a == b) is False  # another class: dataclasses' __eq__ says NotImplemented
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        a.size = 2  # type: ignore[misc]
+    assert dataclasses.replace(a, size=5) == ours("a", 5, (2, 3))
+    for name in ("__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__"):
+        assert getattr(ours, name).__code__.co_code == getattr(theirs, name).__code__.co_code
+
+
+def test_a_class_is_the_one_dataclasses_builds(cache: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    theirs = _record(dataclasses.dataclass)
+    seen = _compiles(monkeypatch)
+    first = _record(compiled.dataclass)
+    assert len(seen) == 6 and cache.is_file()  # compiled once, then kept
+    _same(first, theirs)
+    monkeypatch.setattr(compiled, "_cache", None)  # a new run reads the file
+    seen.clear()
+    second = _record(compiled.dataclass)
+    assert seen == []
+    _same(second, theirs)
+    assert "exec" not in vars(dataclasses)  # the hook is gone once the class is built
+
+
+def test_a_changed_class_is_compiled_again(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _record(compiled.dataclass)
+    seen = _compiles(monkeypatch)
+    grown = _record(compiled.dataclass, extra=True)
+    assert seen  # its __init__, __repr__ ... are new texts
+    assert [f.name for f in dataclasses.fields(grown)] == ["name", "size", "parts", "note",
+                                                           "more"]
+    assert grown("a", 1).more == 0
+    (entry,) = (v for k, v in marshal.loads(cache.read_bytes()).items() if k.endswith("Record"))
+    assert len(entry) == 6 and all("more" in text for text in entry if "__init__" in text)
+
+
+def test_a_damaged_or_foreign_file_is_ignored(cache: Path) -> None:
+    for content in (b"not marshal", marshal.dumps([1, 2]), b""):
+        cache.write_bytes(content)
+        compiled._cache = None
+        _same(_record(compiled.dataclass), _record(dataclasses.dataclass))
+
+
+def test_nothing_is_written_without_bytecode(cache: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    _same(_record(compiled.dataclass), _record(dataclasses.dataclass))
+    assert not cache.exists()
+    assert list(cache.parent.iterdir()) == []
+
+
+def test_model_spec_is_still_a_frozen_dataclass() -> None:
+    spec = ModelSpec.create(layers=2, d_model=64, heads=4, vocab=100, context=32)
+    params = ModelSpec.__dataclass_params__  # type: ignore[attr-defined]
+    assert dataclasses.is_dataclass(spec) and params.frozen
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        spec.layers = 3  # type: ignore[misc]
+    assert dataclasses.replace(spec, layers=3) == ModelSpec.create(layers=3, d_model=64,
+                                                                   heads=4, vocab=100,
+                                                                   context=32)
+
+
+def test_the_cache_is_what_the_install_writes(tmp_path: Path) -> None:
+    """``python -m specsheet.compiled`` (run by the editable install's build hook) writes an
+    entry for each dataclass of the package."""
+    script = (
+        "import sys, dataclasses, marshal\n"
+        "from specsheet import compiled\n"
+        "compiled.CACHE = compiled.Path(sys.argv[1])\n"
+        "print(compiled.write_cache())\n"
+        "keys = sorted(marshal.loads(compiled.CACHE.read_bytes()))\n"
+        "print(' '.join(keys))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script, str(tmp_path / "c.marshal")],
+                         capture_output=True, text=True, check=True).stdout.splitlines()
+    assert out[1].split() == ["specsheet.hardware.catalog.Accelerator",
+                              "specsheet.model.spec.ModelSpec",
+                              "specsheet.quant.formats.QuantFormat"]
