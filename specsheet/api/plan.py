@@ -7,7 +7,7 @@ estimates are ``api.serve.estimates_of``'s at the concurrency chosen. The candid
 ``command`` is the ``serve`` line that reproduces one replica.
 
     >>> import specsheet as s
-    >>> p = s.plan(s.load("llama3-8b"), gpu="h100-sxm,a100-80gb-sxm", gpus=2, price="2")
+    >>> p = s.search(s.load("llama3-8b"), gpu="h100-sxm,a100-80gb-sxm", gpus=2, price="2")
     >>> p.best is not None
     True
 """
@@ -175,7 +175,7 @@ def check_plan_request(request: PlanRequest) -> None:
                         field="budget", value=request.budget)
 
 
-def plan(model: Model, request: PlanRequest | None = None, **options: Any) -> Planning:
+def search(model: Model, request: PlanRequest | None = None, **options: Any) -> Planning:
     """Search the layouts, formats and KV dtypes of ``model`` under ``request`` (or
     PlanRequest's fields as keyword arguments: ``gpu="h100-sxm,h200"``, ``concurrency=64``,
     ``max_ttft=0.5``, ``price="2.5"``); candidates best first by the objective."""

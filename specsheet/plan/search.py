@@ -217,9 +217,15 @@ def objective_used(objective: str, priced: bool) -> str:
     return "gpus" if objective == "cost" and not priced else objective
 
 
+def _near(value: float) -> float:
+    """``value`` to 9 significant digits: figures that differ only by rounding (two GPUs at
+    twice the price and twice the speed) tie, and the next key decides."""
+    return float(f"{value:.9g}")
+
+
 def _cost(c: Candidate) -> tuple[bool, float]:
     value = c.usd_per_million_output_tokens
-    return value is None, 0.0 if value is None else value
+    return value is None, 0.0 if value is None else _near(value)
 
 
 def rank_key(objective: str) -> Callable[[Candidate], tuple[object, ...]]:
@@ -230,12 +236,12 @@ def rank_key(objective: str) -> Callable[[Candidate], tuple[object, ...]]:
                 c.kv_dtype)
 
     if objective == "cost":
-        return lambda c: (*_cost(c), c.gpus, c.latency_s, *tail(c))
+        return lambda c: (*_cost(c), c.gpus, _near(c.latency_s), *tail(c))
     if objective == "gpus":
-        return lambda c: (c.gpus, *_cost(c), c.latency_s, *tail(c))
+        return lambda c: (c.gpus, *_cost(c), _near(c.latency_s), *tail(c))
     if objective == "latency":
-        return lambda c: (c.latency_s, *_cost(c), c.gpus, *tail(c))
-    return lambda c: (-c.tokens_per_s, *_cost(c), c.gpus, *tail(c))
+        return lambda c: (_near(c.latency_s), *_cost(c), c.gpus, *tail(c))
+    return lambda c: (-_near(c.tokens_per_s), *_cost(c), c.gpus, *tail(c))
 
 
 def rank(candidates: Sequence[Candidate], objective: str) -> list[Candidate]:
@@ -322,29 +328,28 @@ def solve(question: str, ranked: Sequence[Candidate], formats: Sequence[str],
 
 def why_lost(best: Candidate, other: Candidate, objective: str) -> str:
     """Why ``other`` ranks after ``best``: the first figure of the objective's order in which
-    they differ, in words."""
-    def cost(c: Candidate) -> str:
-        value = c.usd_per_million_output_tokens
-        return "no price" if value is None else f"${value:,.4g}"
-
-    steps = {
-        "cost": lambda c: c.usd_per_million_output_tokens,
-        "gpus": lambda c: c.gpus,
-        "latency": lambda c: round(c.latency_s, 12),
-        "throughput": lambda c: -round(c.tokens_per_s, 9),
-    }
-    words = {
-        "cost": lambda c: f"{cost(c)} per million output tokens",
-        "gpus": lambda c: f"{c.gpus} GPUs",
-        "latency": lambda c: f"a request takes {c.latency_s:,.3g} s",
-        "throughput": lambda c: f"{c.tokens_per_s:,.0f} output tokens/s",
-    }
+    they differ, in words, with the digits that tell them apart."""
+    steps: dict[str, Callable[[Candidate], object]] = {
+        "cost": _cost, "gpus": lambda c: c.gpus, "latency": lambda c: _near(c.latency_s),
+        "throughput": lambda c: _near(c.tokens_per_s)}
+    figures: dict[str, Callable[[Candidate], float | None]] = {
+        "cost": lambda c: c.usd_per_million_output_tokens, "gpus": lambda c: c.gpus,
+        "latency": lambda c: c.latency_s, "throughput": lambda c: c.tokens_per_s}
+    words = {"cost": "${} per million output tokens", "gpus": "{} GPUs",
+             "latency": "a request in {} s", "throughput": "{} output tokens/s"}
     order = {"cost": ("cost", "gpus", "latency"), "gpus": ("gpus", "cost", "latency"),
              "latency": ("latency", "cost", "gpus"),
              "throughput": ("throughput", "cost", "gpus")}[objective]
     for step in order:
-        if steps[step](best) != steps[step](other):
-            return f"#1: {words[step](other)}; #0: {words[step](best)}"
+        if steps[step](best) == steps[step](other):
+            continue
+        a, b = figures[step](other), figures[step](best)
+        if a is None or b is None:
+            return f"#1: {'no price' if a is None else 'a price'}; #0: " \
+                   f"{'no price' if b is None else 'a price'}"
+        digits = next((n for n in range(3, 10) if f"{a:,.{n}g}" != f"{b:,.{n}g}"), 9)
+        return (f"#1: {words[step].format(f'{a:,.{digits}g}')}; "
+                f"#0: {words[step].format(f'{b:,.{digits}g}')}")
     return "a tie on every figure ranked; the order of the layouts breaks it"
 
 

@@ -126,8 +126,7 @@ def plan(
     Example: 'specsheet plan llama3-70b --gpu all --tokens 8k --requests-per-s 10 --max-ttft 1
     --price 2.50'.
     """
-    from specsheet.api.plan import PlanRequest, check_plan_request
-    from specsheet.api.plan import plan as search
+    from specsheet.api.plan import PlanRequest, check_plan_request, search
     from specsheet.cli.errors import as_options
 
     output_fmt = output_format(fmt, json_)
