@@ -170,6 +170,10 @@ def check_plan_request(request: PlanRequest) -> None:
     for field in ("requests_per_s", "max_ttft", "max_tpot", "min_tokens_per_s", "budget"):
         _positive(getattr(request, field), field)
     gpu_range(request.gpus, request.nodes, request.max_gpus)
+    if request.solve == "max-context" and request.max_model_len is not None:
+        raise SpecError("max-context finds the longest max_model_len; give the concurrency, "
+                        "prompt and output, not the tokens", field="max_model_len",
+                        value=request.max_model_len)
     if request.budget is not None and request.price is None:
         raise SpecError("a budget in US dollars an hour needs a price per GPU-hour",
                         field="budget", value=request.budget)
@@ -232,6 +236,8 @@ def _search(model: Model, request: PlanRequest) -> Planning:
     shape = ServeRequest("", max_model_len=max_len, prompt=request.prompt,
                          output=request.output)
     prompt, output = request_shape(shape, max_len)
+    if request.solve == "max-context":  # every layout that holds one request of the shape
+        max_len = prompt + output
     names = gpu_names(request.gpu)
     hardware = {n: load_gpu(n) for n in names}
     price_of = prices(request.price, names)
