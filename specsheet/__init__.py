@@ -1,10 +1,10 @@
 """specsheet: exact spec sheets for decoder-only transformer language models.
 
 The public API (docs/api.md): ``load``, ``report``, ``presets``, ``serve``, ``train``,
-``sweep``, ``check``, ``compare``, ``inspect``, ``fit``, ``search`` (plan's), ``Report``, ``Inspection``,
-``FitRequest``, ``Model``, ``ModelSpec`` and ``SpecError``. Importing specsheet loads neither
-typer, rich nor yaml; the API's modules load on first use, so the command line pays only for
-what it runs.
+``sweep``, ``check``, ``compare``, ``inspect``, ``fit``, ``search`` (plan's), ``Report``,
+``Inspection``, ``FitRequest``, ``PlanRequest``, ``Model``, ``ModelSpec`` and ``SpecError``.
+Importing specsheet loads neither typer, rich nor yaml; the API's modules load on first use, so
+the command line pays only for what it runs.
 """
 
 from __future__ import annotations

@@ -29,6 +29,8 @@ TABLE_COMMANDS = [
     ["train", "llama3-8b", "--gpus", "1"],  # with the table of what would fit
     ["train", "mixtral-8x7b", "--gpus", "16", "--pp", "2", "--ep", "8", "--cp", "2",
      "--zero", "1", "--seq-len", "4k"],  # bubble, all-to-all and ring rows
+    ["plan", "llama3-70b", "--gpu", "all", "--max-model-len", "8k", "--requests-per-s", "10",
+     "--prompt", "1k", "--output", "256", "--max-ttft", "1", "--price", "2.5"],
 ]
 FORMATS = [[], ["--json"], ["--format", "csv"], ["--format", "markdown"]]
 

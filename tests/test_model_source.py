@@ -52,6 +52,8 @@ COMMANDS: dict[str, tuple[list[str], Callable[[str], int]]] = {
     "sweep": (["--tokens", "1k,2k", "--json"],
               lambda out: json.loads(out)["points"][0]["report"]["params"]["total"]),
     "convert": ([], _yaml_total),
+    "plan": (["--gpu", "h100-sxm", "--gpus", "1", "--json"],
+             lambda out: json.loads(out)["model"]["params"]),
 }
 SOURCES = ("preset", "yaml", "config.json", "folder", "gguf", "safetensors", "hf:", "ORG/NAME",
            "five numbers")

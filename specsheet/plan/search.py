@@ -350,7 +350,8 @@ def why_lost(best: Candidate, other: Candidate, objective: str) -> str:
         digits = next((n for n in range(3, 10) if f"{a:,.{n}g}" != f"{b:,.{n}g}"), 9)
         return (f"#1: {words[step].format(f'{a:,.{digits}g}')}; "
                 f"#0: {words[step].format(f'{b:,.{digits}g}')}")
-    return "a tie on every figure ranked; the order of the layouts breaks it"
+    return (f"a tie with #0 on {', '.join(order)}; the layouts are then ordered by GPU name, "
+            "tp, pp, ep, dp, format and KV dtype")
 
 
 class Planning(NamedTuple):
@@ -358,6 +359,7 @@ class Planning(NamedTuple):
     the answer to a question."""
 
     model: Model
+    params: int  # the model's parameters, all of them
     asked: str  # the objective asked for
     objective: str  # the objective ranked by (cost falls back to gpus without prices)
     priced: bool

@@ -3,6 +3,7 @@ the verdict with the chosen one's serve line and why the next best lost)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from specsheet.plan.roofline import speed_wording
@@ -18,6 +19,9 @@ SHOWN = 10  # candidates the table shows; JSON holds them all
 CONSTRAINT_WORDS = {"concurrency": "requests held at once", "requests_per_s": "requests/s",
                     "max_ttft": "time to first token", "max_tpot": "time per output token",
                     "min_tokens_per_s": "output tokens/s", "budget": "US dollars an hour"}
+# the same, in a table's narrow column
+SHORT = {"concurrency": "conc", "requests_per_s": "rate", "max_ttft": "ttft",
+         "max_tpot": "tpot", "min_tokens_per_s": "tok/s", "budget": "budget"}
 
 
 def _limits(p: Planning) -> dict[str, float | None]:
@@ -90,7 +94,7 @@ def plan_document(p: Planning) -> dict[str, Any]:
                   "command": None if argv is None else list(argv)}
     return {
         "schema_version": SCHEMA_VERSION,
-        "model": {"name": p.model.name, "origin": p.model.origin},
+        "model": {"name": p.model.name, "origin": p.model.origin, "params": p.params},
         "engine": {"name": ENGINE.name, "version": ENGINE.version},
         "request": {"max_model_len": p.max_model_len, "prompt": p.prompt, "output": p.output,
                     "concurrency": k.concurrency, "requests_per_s": k.requests_per_s},
@@ -136,27 +140,46 @@ def plan_views(p: Planning, price_option: str) -> list[TableView]:
     from specsheet.views.table import TableView, seconds_text, usd_text
 
     shown = p.candidates[:SHOWN]
+    formats = {(c.format, c.kv_dtype) for c in shown}
+    same = len(formats) == 1  # one format and KV dtype: said once, in the title
     title = (f"{p.model.name}: {len(p.candidates):,} candidates that fit, best first by "
              f"{p.objective}")
+    if same:
+        weights, kv = next(iter(formats))
+        title += f" ({weights} weights, {kv} KV cache)"
+    # (header, numeric, optional, cell)
+    columns: list[tuple[str, bool, bool, Callable[[int, Candidate], str]]] = [
+        ("#", True, False, lambda i, c: str(i)),
+        ("GPUs", False, False, lambda i, c: f"{c.gpus} x {c.gpu}"),
+        ("Layout", False, False, lambda i, c: _layout_text(c)),
+        *([] if same else [("Format", False, False, lambda i, c: c.format),
+                           ("KV", False, True, lambda i, c: c.kv_dtype)]),
+        ("Conc", True, True, lambda i, c: f"{c.concurrency * c.layout.dp:,}"),
+        ("TTFT", True, False, lambda i, c: seconds_text(c.ttft_s)),
+        ("TPOT", True, True, lambda i, c: seconds_text(c.tpot_s)),
+        ("tok/s", True, False, lambda i, c: f"{c.tokens_per_s:,.0f}"),
+        ("$/h", True, True, lambda i, c: "-" if c.usd_per_hour is None
+         else usd_text(c.usd_per_hour, price_option)),
+        ("$/1M", True, False, lambda i, c: "-" if c.usd_per_million_output_tokens is None
+         else usd_text(c.usd_per_million_output_tokens, price_option)),
+        ("Limit", False, False, lambda i, c: c.limited_by),
+        ("Meets", False, False, lambda i, c: "yes" if c.meets else
+         "no: " + ", ".join(SHORT[m] for m in c.misses)),
+    ]
     table = TableView(
-        title=title,
-        headers=("#", "GPUs", "Layout", "Format", "KV", "Conc", "TTFT", "TPOT", "tok/s",
-                 "$/h", "$/1M", "Limit", "Meets"),
-        numeric=(True, False, False, False, False, True, True, True, True, True, True, False,
-                 False),
-        optional=(False, False, False, False, True, False, False, False, False, True, False,
-                  False, False),
-        caption=f"Conc: requests decoded at once; TTFT, TPOT, tok/s and $ are estimates "
-                f"({speed_wording(p.mfu, p.mbu)}). Limit: what stops more "
-                "(memory: the KV pool; compute or bandwidth: the decode step).")
+        title=title, headers=tuple(h for h, _, _, _ in columns),
+        numeric=tuple(n for _, n, _, _ in columns),
+        optional=tuple(o for _, _, o, _ in columns),
+        caption=f"TTFT, tok/s and $ are estimates ({speed_wording(p.mfu, p.mbu)}); $/1M: "
+                "per million output tokens. Limit: what stops more (memory: the KV pool; "
+                "compute or bandwidth: the decode step).")
+    table.column_notes = {"Conc": "Conc: requests decoded at once.",
+                          "TPOT": "TPOT: time per output token (estimate).",
+                          "$/h": "$/h: every GPU at the price.",
+                          "Meets": "Meets: or the constraints missed (" + ", ".join(
+                              f"{SHORT[m]} {CONSTRAINT_WORDS[m]}" for m in CONSTRAINTS) + ")."}
     for i, c in enumerate(shown):
-        table.add(str(i), f"{c.gpus} x {c.gpu}", _layout_text(c), c.format, c.kv_dtype,
-                  f"{c.concurrency * c.layout.dp:,}", seconds_text(c.ttft_s),
-                  seconds_text(c.tpot_s), f"{c.tokens_per_s:,.0f}",
-                  "-" if c.usd_per_hour is None else usd_text(c.usd_per_hour, price_option),
-                  "-" if c.usd_per_million_output_tokens is None
-                  else usd_text(c.usd_per_million_output_tokens, price_option),
-                  c.limited_by, "yes" if c.meets else "no: " + ", ".join(c.misses))
+        table.add(*(cell(i, c) for _, _, _, cell in columns))
     verdict = TableView(title="Verdict: " + ("best is #0" if p.best is not None
                                              else "no candidate meets every constraint"),
                         headers=("Figure", "Value"), numeric=(False, False))
@@ -189,7 +212,7 @@ def plan_views(p: Planning, price_option: str) -> list[TableView]:
             verdict.add("  reproduce", " ".join(p.solve_command), style="sub")
         elif s.candidate is not None:
             verdict.add("  candidate", f"#{s.candidate}", style="sub")
-    return [table, verdict]
+    return [table, verdict] if shown else [verdict]
 
 
 def schemas() -> dict[str, Any]:
@@ -223,7 +246,8 @@ def schemas() -> dict[str, Any]:
                 "limit": number})
     document = obj({
         "schema_version": {"const": SCHEMA_VERSION},
-        "model": obj({"name": {"type": "string"}, "origin": {"type": "string"}}),
+        "model": obj({"name": {"type": "string"}, "origin": {"type": "string"},
+                      "params": count}),
         "engine": obj({"name": {"type": "string"}, "version": {"type": "string"}}),
         "request": obj({"max_model_len": count, "prompt": count, "output": count,
                         "concurrency": maybe_count, "requests_per_s": maybe_number}),

@@ -127,7 +127,7 @@ def plan(
     --price 2.50'.
     """
     from specsheet.api.plan import PlanRequest, check_plan_request, search
-    from specsheet.cli.errors import as_options
+    from specsheet.cli.errors import as_options, option_of
 
     output_fmt = output_format(fmt, json_)
     request = PlanRequest(
@@ -137,7 +137,7 @@ def plan(
         min_tokens_per_s=min_tokens_per_s, budget=budget, max_gpus=max_gpus,
         objective=objective, price=price, solve=solve, memory_utilization=memory_utilization,
         mfu=mfu, mbu=mbu, model_args=_model_args(model, src))
-    with as_options():
+    with as_options({field: f"option {option_of(field)}" for field in _FIELDS}):
         check_plan_request(request)
         (report,) = reports([src.ref(model)], src.overrides(), None, None, "bf16",
                             "lower --tokens or raise the context with --set context=N",
@@ -160,6 +160,11 @@ def plan(
         raise typer.Exit(ExitCode.CHECK_FAILED)
 
 
+# plan's own fields, each given by --FIELD-WITH-DASHES
+_FIELDS = ("objective", "requests_per_s", "max_gpus", "budget", "max_ttft", "max_tpot",
+           "min_tokens_per_s", "solve", "nodes", "kv_dtype", "quant", "engine")
+
+
 def _model_args(model: str | None, src: ModelSource) -> tuple[str, ...]:
     """The model as a serve line names it: MODEL (or --hf NAME) and each spec field given."""
     args: list[str] = [model] if model is not None else []
@@ -176,7 +181,7 @@ def _model_args(model: str | None, src: ModelSource) -> tuple[str, ...]:
 
 def _missed(document: dict[str, Any]) -> str:
     """The line on stderr when no candidate meets every constraint."""
-    from specsheet.cli.errors import FIELD_OPTIONS
+    from specsheet.cli.errors import option_of
 
     near = document["closest"]
     if near is None:
@@ -184,8 +189,8 @@ def _missed(document: dict[str, Any]) -> str:
     c = document["candidates"][near["candidate"]]
     layout = c["layout"]
     missed = "; ".join(
-        f"{FIELD_OPTIONS.get(m['constraint'], '--' + m['constraint'].replace('_', '-'))} "
-        f"{m['limit']:g} ({'none' if m['value'] is None else format(m['value'], '.4g')})"
+        f"{option_of(m['constraint'])} {m['limit']:g} (it has "
+        f"{'none' if m['value'] is None else format(m['value'], '.4g')})"
         for m in near["misses"])
     return (f"no candidate meets every constraint; the closest, {c['gpus']} x {c['gpu']} "
             f"(tp {layout['tp']}, pp {layout['pp']}, dp {layout['dp']}, {c['format']}), "
