@@ -316,7 +316,8 @@ def _search(model: Model, request: PlanRequest) -> Planning:
     commands = tuple(command(model, c, request, max_len, prompt, output, c.concurrency,
                              price_of.get(c.gpu)) for c in ranked)
     return Planning(
-        model=model, params=reports[0][1].params.total, asked=request.objective, objective=used, constraints=constraints,
+        model=model, params=reports[0][1].params.total, asked=request.objective,
+        objective=used, constraints=constraints,
         max_gpus=request.max_gpus, mfu=request.mfu, mbu=request.mbu, priced=priced,
         formats=tuple(formats),
         candidates=tuple(ranked), commands=commands, searched=searched, refused=refused,
