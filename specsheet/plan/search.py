@@ -18,7 +18,7 @@ from specsheet.errors import SpecError
 from specsheet.model.spec import Model, ModelSpec
 from specsheet.plan.parallel import check_parallel
 from specsheet.plan.roofline import Estimates
-from specsheet.plan.serving import ServePlan
+from specsheet.plan.serving import OVERHEAD_BYTES, ServePlan
 
 OBJECTIVES = ("cost", "gpus", "latency", "throughput")
 SOLVES = ("max-context", "max-concurrency", "best-quant", "min-gpus")
@@ -79,9 +79,11 @@ def layouts(spec: ModelSpec, max_gpus: int, min_gpus: int = 1, replicas: bool = 
 
 def weights_cannot_fit(weights_bytes: int, layout: Layout, budget_bytes: int) -> bool:
     """A bound that skips a memory plan: the GPUs of a replica hold at least all the weights
-    between them (sharding replicates, never drops), so one GPU holds at least weights / (tp x
-    pp); over the memory vLLM may use, no plan of that layout fits."""
-    return weights_bytes > budget_bytes * layout.replica
+    between them (sharding replicates, never drops), so the fullest GPU holds at least
+    weights / (tp x pp); a plan fits only when its KV pool, floor(U x memory) - weights -
+    activation peak - runtime overhead, is above 0, so at or over floor(U x memory) -
+    overhead no plan of that layout fits (tests/test_plan_search.py checks it against serve)."""
+    return weights_bytes >= (budget_bytes - OVERHEAD_BYTES) * layout.replica
 
 
 class Constraints(NamedTuple):

@@ -8,6 +8,8 @@ training plan takes its busiest GPU's parameters from it (docs/serving.md, docs/
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from specsheet.model.memory import bytes_for
 from specsheet.model.spec import ModelSpec
 from specsheet.plan.kv_blocks import layer_kind
@@ -84,6 +86,10 @@ def _shard_state_mixer(spec: ModelSpec, t: Tensor, module: str, kind: str,
     return t._replace(shape=(rows // tp, *shape[1:]))
 
 
+# plan's search lays each layout out on every GPU of the catalog: a stage's tensors and their
+# bytes do not depend on the GPU, so each is cut and counted once (pure functions of hashable
+# arguments; bounded, for a sweep's many models)
+@lru_cache(maxsize=1024)
 def stage_tensors(spec: ModelSpec, layout: Parallel, stage: int) -> tuple[Tensor, ...]:
     """The tensors one GPU of pipeline stage ``stage`` holds, cut to its share: the layers of
     the stage; the embeddings on the first stage; the final norm and the head on the last (with
@@ -106,6 +112,7 @@ def stage_tensors(spec: ModelSpec, layout: Parallel, stage: int) -> tuple[Tensor
     return tuple(held)
 
 
+@lru_cache(maxsize=4096)
 def stored_bytes(spec: ModelSpec, tensors: tuple[Tensor, ...], dtype: str | None,
                  quant: str | None, group_size: int | None, keep: tuple[str, ...] = (),
                  match: str = "exact") -> int:
