@@ -167,3 +167,22 @@ def test_a_model_of_experts_gets_expert_parallel_layouts_and_refusals_are_counte
     # tp 3, 5, 6 and 7 do not divide the 32 heads: refused, and counted
     assert doc["skipped"]["refused"] > 0
     assert not any(c["layout"]["tp"] in (3, 5, 6, 7) for c in doc["candidates"])
+
+
+def test_the_documents_validate_against_the_published_schema() -> None:
+    import jsonschema
+
+    schema = json.loads(runner.invoke(app, ["schema"]).stdout)
+    plan_only = {**schema, "oneOf": None, "anyOf": None, "$ref": "#/$defs/plan"}
+    plan_only = {k: v for k, v in plan_only.items() if v is not None}
+    whole = jsonschema.Draft202012Validator(schema)
+    only = jsonschema.Draft202012Validator(plan_only)
+    for argv in (ISSUE, [*ISSUE, "--price", "2"],
+                 ["plan", "llama3-8b", "--gpu", "l4", "--gpus", "1", "--max-ttft", "0.01"],
+                 ["plan", "llama3-70b", "--gpu", "l4", "--gpus", "1..2"],
+                 ["plan", "llama3.1-8b", "--gpu", "l4", "--gpus", "1..2", "--concurrency", "4",
+                  "--solve", "max-context"],
+                 ["plan", "llama3-8b", "--gpu", "l4", "--quant", "any", "--solve", "best-quant"]):
+        _, doc = run(*argv)
+        whole.validate(doc)
+        only.validate(doc)
