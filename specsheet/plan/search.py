@@ -255,10 +255,11 @@ def rank(candidates: Sequence[Candidate], objective: str) -> list[Candidate]:
 
 def pareto(candidates: Sequence[Candidate], priced: bool) -> list[int]:
     """The indices of the meeting candidates no other meeting candidate beats on both cost per
-    million output tokens (GPUs without prices) and request latency."""
+    million output tokens (GPUs without prices) and request latency (each to 9 significant
+    digits, as the ranking compares them)."""
     def point(c: Candidate) -> tuple[float, float]:
         cost = c.usd_per_million_output_tokens if priced else c.gpus
-        return (float("inf") if cost is None else float(cost), c.latency_s)
+        return (float("inf") if cost is None else _near(cost), _near(c.latency_s))
 
     meeting = [(i, point(c)) for i, c in enumerate(candidates) if c.meets]
     front = []
