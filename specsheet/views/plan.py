@@ -176,8 +176,9 @@ def plan_views(p: Planning, price_option: str) -> list[TableView]:
     table.column_notes = {"Conc": "Conc: requests decoded at once.",
                           "TPOT": "TPOT: time per output token (estimate).",
                           "$/h": "$/h: every GPU at the price.",
-                          "Meets": "Meets: or the constraints missed (" + ", ".join(
-                              f"{SHORT[m]} {CONSTRAINT_WORDS[m]}" for m in CONSTRAINTS) + ")."}
+                          "Meets": "Meets: yes, or no and what it misses: " + ", ".join(
+                              f"{SHORT[m]} ({CONSTRAINT_WORDS[m]})" for m in CONSTRAINTS)
+                          + "."}
     for i, c in enumerate(shown):
         table.add(*(cell(i, c) for _, _, _, cell in columns))
     verdict = TableView(title="Verdict: " + ("best is #0" if p.best is not None
