@@ -47,10 +47,11 @@ DEFINITIONS: dict[str, str | None] = {
     "fit": "specsheet fit MODEL --json",
     "check_fit": "specsheet check MODEL --engine llama.cpp --json",
     "plan": "specsheet plan MODEL --json",
+    "plan_train": "specsheet plan MODEL --train --json",
 }
 # the documents a --json run may write, in the order the schema tries them
 DOCUMENTS = ("count", "compare", "check", "check_many", "presets", "inspect", "hardware",
-             "hardware_one", "serve", "sweep", "train", "fit", "check_fit", "plan")
+             "hardware_one", "serve", "sweep", "train", "fit", "check_fit", "plan", "plan_train")
 
 
 def build() -> dict[str, Any]:

@@ -20,11 +20,12 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from specsheet.api.serve import DEFAULT_MBU, DEFAULT_MFU, DEFAULT_UTILIZATION
 from specsheet.errors import SpecError
 from specsheet.plan.search import Planning as _Planning
+from specsheet.plan.search import TrainPlanning as _TrainPlanning
 
 if TYPE_CHECKING:
     from specsheet.figures import Report
     from specsheet.model.spec import Model
-    from specsheet.plan.search import Candidate
+    from specsheet.plan.search import Candidate, TrainCandidate
 
 MAX_PER_NODE = 8  # GPUs a node holds: the default top of the GPU counts searched
 # the formats --quant any adds to the model's own: the ones vLLM loads on most GPUs
@@ -55,9 +56,12 @@ class PlanRequest(NamedTuple):
     price: str | float | None = None  # USD per GPU-hour: one for all, or NAME=USD,NAME=USD
     solve: str | None = None
     memory_utilization: str = DEFAULT_UTILIZATION
-    mfu: float = DEFAULT_MFU
+    mfu: float | None = None  # default: serve's 0.5, train's 0.40 with train
     mbu: float = DEFAULT_MBU
     model_args: tuple[str, ...] | None = None  # the model as the command names it
+    train: bool = False  # search training runs (train's plans) instead of serving
+    tokens_total: int | str | None = None  # with train: the tokens to train on (15.6T)
+    days: float | None = None  # with train: the run's days at most
 
 
 class Planning(_Planning):
@@ -167,8 +171,21 @@ def check_plan_request(request: PlanRequest) -> None:
     if request.concurrency is not None and request.concurrency < 1:
         raise SpecError(f"expected a positive number of requests, got {request.concurrency}",
                         field="concurrency", value=request.concurrency)
-    for field in ("requests_per_s", "max_ttft", "max_tpot", "min_tokens_per_s", "budget"):
+    for field in ("requests_per_s", "max_ttft", "max_tpot", "min_tokens_per_s", "budget",
+                  "days"):
         _positive(getattr(request, field), field)
+    from specsheet.api.serve import _share
+
+    if request.mfu is not None:
+        _share(request.mfu, "mfu")
+    _share(request.mbu, "mbu")
+    if request.train:
+        check_train_request(request)
+    else:
+        for field in ("tokens_total", "days"):
+            if getattr(request, field) is not None:
+                raise SpecError("used only with a training search", field=field,
+                                value=getattr(request, field))
     gpu_range(request.gpus, request.nodes, request.max_gpus)
     if request.solve == "max-context" and request.max_model_len is not None:
         raise SpecError("max-context finds the longest max_model_len; give the concurrency, "
@@ -179,7 +196,8 @@ def check_plan_request(request: PlanRequest) -> None:
                         field="budget", value=request.budget)
 
 
-def search(model: Model, request: PlanRequest | None = None, **options: Any) -> Planning:
+def search(model: Model, request: PlanRequest | None = None, **options: Any
+           ) -> Planning | TrainPlanning:
     """Search the layouts, formats and KV dtypes of ``model`` under ``request`` (or
     PlanRequest's fields as keyword arguments: ``gpu="h100-sxm,h200"``, ``concurrency=64``,
     ``max_ttft=0.5``, ``price="2.5"``); candidates best first by the objective."""
@@ -193,6 +211,8 @@ def search(model: Model, request: PlanRequest | None = None, **options: Any) -> 
                             field=unknown[0])
         request = PlanRequest(**options)
     check_plan_request(request)
+    if request.train:
+        return search_train(model, request)
     return _search(model, request)
 
 
@@ -233,6 +253,7 @@ def _search(model: Model, request: PlanRequest) -> Planning:
     if max_len > spec.context:
         raise SpecError(f"{max_len:,} exceeds the context of {model.name} ({spec.context:,} "
                         "tokens), which vLLM refuses", field="max_model_len", value=max_len)
+    mfu = DEFAULT_MFU if request.mfu is None else request.mfu
     shape = ServeRequest("", max_model_len=max_len, prompt=request.prompt,
                          output=request.output)
     prompt, output = request_shape(shape, max_len)
@@ -270,7 +291,7 @@ def _search(model: Model, request: PlanRequest) -> Planning:
                 serve_request = ServeRequest(
                     name, gpus=tp * pp, tp=tp, pp=pp, ep=ep, max_model_len=max_len,
                     prompt=prompt, output=output, memory_utilization=request.memory_utilization,
-                    price=price_of.get(name), mfu=request.mfu, mbu=request.mbu)
+                    price=price_of.get(name), mfu=mfu, mbu=request.mbu)
                 try:
                     served = plan_serve(r, serve_request)
                 except SpecError:  # a layout serve refuses past check_parallel's checks
@@ -318,7 +339,7 @@ def _search(model: Model, request: PlanRequest) -> Planning:
     return Planning(
         model=model, params=reports[0][1].params.total, asked=request.objective,
         objective=used, constraints=constraints,
-        max_gpus=request.max_gpus, mfu=request.mfu, mbu=request.mbu, priced=priced,
+        max_gpus=request.max_gpus, mfu=mfu, mbu=request.mbu, priced=priced,
         formats=tuple(formats),
         candidates=tuple(ranked), commands=commands, searched=searched, refused=refused,
         over_memory=over,
@@ -341,7 +362,7 @@ def command(model: Model, c: Candidate, request: PlanRequest, max_len: int, prom
     argv += ["--kv-dtype", c.kv_dtype]
     if request.memory_utilization != DEFAULT_UTILIZATION:
         argv += ["--memory-utilization", request.memory_utilization]
-    if request.mfu != DEFAULT_MFU:
+    if request.mfu is not None and request.mfu != DEFAULT_MFU:
         argv += ["--mfu", repr(request.mfu)]
     if request.mbu != DEFAULT_MBU:
         argv += ["--mbu", repr(request.mbu)]
@@ -349,3 +370,127 @@ def command(model: Model, c: Candidate, request: PlanRequest, max_len: int, prom
         argv += ["--price", repr(price)]
     return tuple(argv)
 
+
+# ---- training: the fewest GPUs, or the cheapest, that train D tokens in N days ---------------
+# Every candidate is a ``train`` run: its plan is ``api.train``'s for the resolved request the
+# ``train`` command builds, and its ``command`` is the ``specsheet train`` line that reproduces
+# it. GPU-hours do not depend on the count (FLOPs / (peak x MFU)), so the counts that cannot
+# finish in N days even without recomputation are skipped before any plan; for each accelerator
+# the search stops at the first count where a layout meets every constraint.
+
+class TrainPlanning(_TrainPlanning):
+    """The training search (``specsheet.plan.search.TrainPlanning``)."""
+
+    __slots__ = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document ``specsheet plan --train --json`` writes for the same inputs."""
+        from specsheet.views.plan import plan_train_document
+
+        return plan_train_document(self)
+
+
+def check_train_request(request: PlanRequest) -> None:
+    """What a training search cannot take, before any model is read."""
+    serving = {"concurrency": request.concurrency, "requests_per_s": request.requests_per_s,
+               "max_ttft": request.max_ttft, "max_tpot": request.max_tpot,
+               "min_tokens_per_s": request.min_tokens_per_s, "prompt": request.prompt,
+               "output": request.output}
+    for field, value in serving.items():
+        if value is not None:
+            raise SpecError("a serving constraint; a training search takes the days and the "
+                            "budget", field=field, value=value)
+    if request.quant is not None or request.kv_dtype != "bf16":
+        raise SpecError("a training search plans bf16-mixed runs of the whole model",
+                        field="quant" if request.quant is not None else "kv_dtype")
+    if request.solve not in (None, "min-gpus"):
+        raise SpecError(f"a training search answers min-gpus, not {request.solve}",
+                        field="solve", value=request.solve)
+    if request.tokens_total is None:
+        raise SpecError("a training search needs the tokens to train on", field="tokens_total")
+
+
+def search_train(model: Model, request: PlanRequest) -> TrainPlanning:
+    """Every accelerator's fewest GPUs (and the layouts at that count) whose step fits and
+    whose run meets the days and the budget."""
+    from specsheet.api.train import DEFAULT_MFU, TrainRequest, _plan, resolved, tokens_of
+    from specsheet.plan import search
+
+    tokens = tokens_of(request.tokens_total)
+    assert tokens is not None
+    mfu = DEFAULT_MFU if request.mfu is None else request.mfu
+    names = gpu_names(request.gpu)
+    price_of = prices(request.price, names)
+    low, high = gpu_range(request.gpus, request.nodes, request.max_gpus)
+    base = resolved(model, TrainRequest(tokens_total=tokens, seq_len=request.max_model_len,
+                                        mfu=mfu))
+    candidates: list[TrainCandidate] = []
+    searched = refused = over = slow = 0
+    for name in names:
+        reference = _plan(model, base._replace(gpu=name, gpus=1))  # GPU-hours, any count
+        assert reference.time is not None
+        hours = reference.time.gpu_hours
+        last: list[TrainCandidate] = []
+        for count in search.train_counts(low, high):
+            if request.days is not None and hours / count / 24 > request.days:
+                slow += 1  # no recomputation and every GPU busy still takes too long
+                continue
+            found: list[TrainCandidate] = []
+            for tp, pp, zero, recompute in search.train_layouts(count):
+                run = base._replace(gpu=name, gpus=count, tp=tp, pp=pp, zero=zero,
+                                    recompute=recompute, price=price_of.get(name),
+                                    grad_accum=pp)
+                try:
+                    plan = _plan(model, run)
+                except SpecError:  # a layout the training checks refuse
+                    refused += 1
+                    continue
+                searched += 1
+                if not plan.fits:
+                    over += 1
+                    continue
+                assert plan.time is not None
+                price = price_of.get(name)
+                per_hour = None if price is None else price * count
+                found.append(search.TrainCandidate(
+                    gpu=name, gpus=count, tp=tp, pp=pp, dp=plan.layout.dp, zero=zero,
+                    recompute=recompute, days=plan.time.days, gpu_hours=plan.time.gpu_hours,
+                    usd=plan.time.usd, usd_per_hour=per_hour, bytes_per_gpu=plan.total_bytes,
+                    capacity_bytes=plan.capacity_bytes,
+                    misses=search.train_misses(plan.time.days, per_hour, request.days,
+                                               request.budget)))
+            if found:
+                last = found
+            if any(c.meets for c in found):
+                break
+        candidates += last
+    priced = any(c.usd is not None for c in candidates)
+    used = search.objective_used(request.objective, priced)
+    ranked = search.train_rank(candidates, used)
+    solved = None
+    if request.solve == "min-gpus":
+        meeting = [i for i, c in enumerate(ranked) if c.meets]
+        i = min(meeting, key=lambda j: (ranked[j].gpus, j)) if meeting else None
+        solved = search.Solved("min-gpus", None if i is None else ranked[i].gpus, i)
+    return TrainPlanning(
+        model=model, params=reference.params.total if names else 0, asked=request.objective,
+        objective=used, priced=priced, tokens_total=tokens, seq_len=base.seq_len or 0,
+        most_days=request.days, budget=request.budget, max_gpus=request.max_gpus, mfu=mfu,
+        candidates=tuple(ranked),
+        commands=tuple(train_command(model, c, request, tokens, base.seq_len or 0, mfu,
+                                     DEFAULT_MFU) for c in ranked),
+        searched=searched, refused=refused, over_memory=over, too_slow=slow, solved=solved)
+
+
+def train_command(model: Model, c: TrainCandidate, request: PlanRequest, tokens: int,
+                  seq_len: int, mfu: float, default_mfu: float) -> tuple[str, ...]:
+    """The ``specsheet train`` line of ``c``."""
+    argv = ["specsheet", "train", *(request.model_args or (model.name,)), "--tokens-total",
+            str(tokens), "--tokens", str(seq_len), "--gpu", c.gpu, "--gpus", str(c.gpus),
+            "--tp", str(c.tp), "--pp", str(c.pp), "--zero", str(c.zero), "--recompute",
+            c.recompute]
+    if mfu != default_mfu:
+        argv += ["--mfu", repr(mfu)]
+    if c.usd_per_hour is not None:
+        argv += ["--price", repr(c.usd_per_hour / c.gpus)]
+    return tuple(argv)

@@ -387,3 +387,108 @@ class Planning(NamedTuple):
     def best(self) -> int | None:
         """The first candidate, when it meets every constraint."""
         return 0 if self.candidates and self.candidates[0].meets else None
+
+
+# ---- training: the fewest GPUs, or the cheapest, for a run in a number of days ----------------
+
+class TrainCandidate(NamedTuple):
+    """One training layout on one GPU type, planned as ``train`` plans it."""
+
+    gpu: str
+    gpus: int
+    tp: int
+    pp: int
+    dp: int
+    zero: int
+    recompute: str
+    days: float  # the run's wall-clock days (an estimate at the MFU)
+    gpu_hours: float
+    usd: float | None  # gpu_hours x the price
+    usd_per_hour: float | None
+    bytes_per_gpu: int  # the busiest GPU's step (exact: states and activations)
+    capacity_bytes: int
+    misses: tuple[str, ...]  # "days", "budget"
+
+    @property
+    def meets(self) -> bool:
+        return not self.misses
+
+
+TRAIN_RECOMPUTE = ("none", "selective", "full")  # the least recomputation first
+TRAIN_ZERO = (1, 3)  # with data parallelism: optimizer states sharded, or everything (FSDP)
+
+
+def train_layouts(gpus: int) -> list[tuple[int, int, int, str]]:
+    """(tp, pp, zero, recompute) for ``gpus`` GPUs: tp and pp powers of 2 up to 8 dividing the
+    count, ZeRO 1 or 3 when data parallelism remains (else 0), each recompute policy."""
+    found = []
+    for tp in (1, 2, 4, 8):
+        for pp in (1, 2, 4, 8):
+            if gpus % (tp * pp):
+                continue
+            zeros = TRAIN_ZERO if gpus // (tp * pp) > 1 else (0,)
+            found += [(tp, pp, zero, rc) for zero in zeros for rc in TRAIN_RECOMPUTE]
+    return found
+
+
+def train_counts(low: int, high: int) -> list[int]:
+    """The GPU counts a training search tries: 1, 2, 4, 8, then whole nodes of 8."""
+    return [n for n in (1, 2, 4, 8) if low <= n <= high] + \
+        [8 * k for k in range(2, high // 8 + 1) if low <= 8 * k <= high]
+
+
+def train_misses(days: float, usd_per_hour: float | None, most_days: float | None,
+                 budget: float | None) -> tuple[str, ...]:
+    missed = []
+    if most_days is not None and days > most_days:
+        missed.append("days")
+    if budget is not None and (usd_per_hour is None or usd_per_hour > budget):
+        missed.append("budget")
+    return tuple(missed)
+
+
+def train_rank(candidates: Sequence[TrainCandidate], objective: str) -> list[TrainCandidate]:
+    """Those that meet every constraint first, each group by the objective: cost (the run's
+    dollars), gpus, or latency and throughput (the fewest days); then fewer GPUs, less
+    recomputation, the layout."""
+    def cost(c: TrainCandidate) -> tuple[bool, float]:
+        return c.usd is None, 0.0 if c.usd is None else _near(c.usd)
+
+    def tail(c: TrainCandidate) -> tuple[object, ...]:
+        return (TRAIN_RECOMPUTE.index(c.recompute), c.gpu, c.tp, c.pp, c.zero)
+
+    keys: dict[str, Callable[[TrainCandidate], tuple[object, ...]]] = {
+        "cost": lambda c: (*cost(c), c.gpus, _near(c.days), *tail(c)),
+        "gpus": lambda c: (c.gpus, *cost(c), _near(c.days), *tail(c)),
+        "latency": lambda c: (_near(c.days), *cost(c), c.gpus, *tail(c)),
+        "throughput": lambda c: (_near(c.days), *cost(c), c.gpus, *tail(c)),
+    }
+    key = keys[objective]
+    return sorted(candidates, key=lambda c: (len(c.misses), key(c)))
+
+
+class TrainPlanning(NamedTuple):
+    """A training search: candidates best first (each with its train line)."""
+
+    model: Model
+    params: int
+    asked: str
+    objective: str
+    priced: bool
+    tokens_total: int
+    seq_len: int
+    most_days: float | None
+    budget: float | None
+    max_gpus: int | None
+    mfu: float
+    candidates: tuple[TrainCandidate, ...]
+    commands: tuple[tuple[str, ...], ...]
+    searched: int  # training plans evaluated
+    refused: int  # layouts the training checks refuse for this model
+    over_memory: int  # plans whose step does not fit
+    too_slow: int  # (GPU, count) pairs skipped: more days than asked even without recompute
+    solved: Solved | None
+
+    @property
+    def best(self) -> int | None:
+        return 0 if self.candidates and self.candidates[0].meets else None

@@ -10,7 +10,7 @@ from specsheet.plan.roofline import speed_wording
 from specsheet.plan.search import CONSTRAINTS, Candidate, figure, why_lost
 
 if TYPE_CHECKING:
-    from specsheet.plan.search import Planning
+    from specsheet.plan.search import Planning, TrainCandidate, TrainPlanning
     from specsheet.views.table import TableView
 
 SCHEMA_VERSION = 1
@@ -94,6 +94,7 @@ def plan_document(p: Planning) -> dict[str, Any]:
                   "command": None if argv is None else list(argv)}
     return {
         "schema_version": SCHEMA_VERSION,
+        "mode": "serve",
         "model": {"name": p.model.name, "origin": p.model.origin, "params": p.params},
         "engine": {"name": ENGINE.name, "version": ENGINE.version},
         "request": {"max_model_len": p.max_model_len, "prompt": p.prompt, "output": p.output,
@@ -247,6 +248,7 @@ def schemas() -> dict[str, Any]:
                 "limit": number})
     document = obj({
         "schema_version": {"const": SCHEMA_VERSION},
+        "mode": {"const": "serve"},
         "model": obj({"name": {"type": "string"}, "origin": {"type": "string"},
                       "params": count}),
         "engine": obj({"name": {"type": "string"}, "version": {"type": "string"}}),
@@ -274,4 +276,154 @@ def schemas() -> dict[str, Any]:
             "candidate": maybe_count, "command": {"oneOf": [{"type": "null"}, argv]}})]},
         "estimates": {"type": "string"},
     }, "the document of specsheet plan")
-    return {"plan": document}
+    return {"plan": document, "plan_train": train_schema(obj, argv)}
+
+
+# ---- training ----------------------------------------------------------------------------------
+
+TRAIN_ESTIMATES = ("days, gpu_hours and usd are train's estimates at the MFU (hardware FLOPs / "
+                   "(GPUs x peak x MFU)); bytes_per_gpu is exact as train computes a step")
+
+
+def _train_candidate(c: TrainCandidate, argv: tuple[str, ...]) -> dict[str, Any]:
+    return {"gpu": c.gpu, "gpus": c.gpus,
+            "layout": {"tp": c.tp, "pp": c.pp, "dp": c.dp, "zero": c.zero,
+                       "recompute": c.recompute},
+            "days": c.days, "gpu_hours": c.gpu_hours, "usd": c.usd,
+            "usd_per_hour": c.usd_per_hour, "bytes_per_gpu": c.bytes_per_gpu,
+            "capacity_bytes": c.capacity_bytes, "meets": c.meets, "misses": list(c.misses),
+            "command": list(argv)}
+
+
+def _train_reason(p: TrainPlanning) -> str | None:
+    if p.best is not None:
+        return None
+    if not p.candidates and not p.searched and p.too_slow:
+        return (f"every GPU count searched takes more than {p.most_days:g} days, even with "
+                "every GPU busy and no recomputation")
+    if not p.candidates:
+        return "no count and layout searched holds a training step"
+    return "no candidate meets every constraint; the closest misses " + ", ".join(
+        TRAIN_WORDS[m] for m in p.candidates[0].misses)
+
+
+TRAIN_WORDS = {"days": "the days", "budget": "US dollars an hour"}
+
+
+def _train_figure(c: TrainCandidate, constraint: str) -> float | None:
+    return c.days if constraint == "days" else c.usd_per_hour
+
+
+def plan_train_document(p: TrainPlanning) -> dict[str, Any]:
+    """The document of a training search."""
+    limits = {"days": p.most_days, "budget": p.budget}
+    closest_ = None
+    if p.best is None and p.candidates:
+        c = p.candidates[0]
+        closest_ = {"candidate": 0,
+                    "misses": [{"constraint": m, "value": _train_figure(c, m),
+                                "limit": limits[m]} for m in c.misses]}
+    solved = None
+    if p.solved is not None:
+        s = p.solved
+        solved = {"question": s.question, "answer": s.answer, "candidate": s.candidate,
+                  "command": None if s.candidate is None else list(p.commands[s.candidate])}
+    note = ("cost needs a price per GPU-hour (none given): fewest GPUs instead"
+            if p.asked == "cost" and p.objective != "cost" else
+            {"cost": "the run's lowest cost", "gpus": "the fewest GPUs",
+             "latency": "the fewest days", "throughput": "the fewest days"}[p.objective])
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "mode": "train",
+        "model": {"name": p.model.name, "origin": p.model.origin, "params": p.params},
+        "run": {"tokens_total": p.tokens_total, "seq_len": p.seq_len, "mfu": p.mfu},
+        "constraints": {"days": p.most_days, "budget": p.budget, "max_gpus": p.max_gpus},
+        "objective": {"asked": p.asked, "used": p.objective, "note": note},
+        "searched": p.searched,
+        "skipped": {"refused": p.refused, "memory": p.over_memory, "days": p.too_slow},
+        "candidates": [_train_candidate(c, argv) for c, argv in zip(p.candidates, p.commands,
+                                                                     strict=True)],
+        "best": p.best,
+        "reason": _train_reason(p),
+        "closest": closest_,
+        "solve": solved,
+        "estimates": TRAIN_ESTIMATES,
+    }
+
+
+def plan_train_views(p: TrainPlanning, price_option: str) -> list[TableView]:
+    """The training candidates best first (at most SHOWN), then the verdict."""
+    from specsheet.views.table import TableView, usd_text
+
+    shown = p.candidates[:SHOWN]
+    table = TableView(
+        title=f"{p.model.name}: {p.tokens_total:,} tokens of {p.seq_len:,}, {len(p.candidates):,} "
+              f"training candidates whose step fits, best first by {p.objective}",
+        headers=("#", "GPUs", "Layout", "Recompute", "Days", "GPU-hours", "$", "GB/GPU",
+                 "Meets"),
+        numeric=(True, False, False, False, True, True, True, True, False),
+        optional=(False, False, False, False, False, True, False, True, False),
+        caption=f"Days, GPU-hours and $ are estimates at mfu {p.mfu:g}; GB/GPU: the busiest "
+                "GPU's step, exact as train computes it.")
+    for i, c in enumerate(shown):
+        layout = f"tp{c.tp} pp{c.pp} dp{c.dp} z{c.zero}"
+        table.add(str(i), f"{c.gpus:,} x {c.gpu}", layout, c.recompute, f"{c.days:,.1f}",
+                  f"{c.gpu_hours:,.0f}", "-" if c.usd is None else usd_text(c.usd, price_option),
+                  f"{c.bytes_per_gpu / 1e9:,.1f}",
+                  "yes" if c.meets else "no: " + ", ".join(c.misses))
+    verdict = TableView(title="Verdict: " + ("best is #0" if p.best is not None
+                                             else "no candidate meets every constraint"),
+                        headers=("Figure", "Value"), numeric=(False, False))
+    verdict.add("searched", f"{p.searched:,} training plans; {p.refused:,} layouts refused, "
+                            f"{p.over_memory:,} whose step does not fit, {p.too_slow:,} GPU "
+                            "counts too few for the days")
+    if p.best is not None:
+        verdict.add("reproduce #0", " ".join(p.commands[0]))
+    else:
+        verdict.add("reason", _train_reason(p) or "")
+        if p.candidates:
+            verdict.add("closest #0", " ".join(p.commands[0]))
+    if p.solved is not None:
+        verdict.add(p.solved.question, "no candidate" if p.solved.answer is None
+                    else f"{p.solved.answer:,}")
+    return [table, verdict] if shown else [verdict]
+
+
+def train_schema(obj: Callable[..., dict[str, Any]], argv: dict[str, Any]) -> dict[str, Any]:
+    """The JSON Schema of the training search's document."""
+    count = {"type": "integer", "minimum": 0}
+    number = {"type": "number"}
+    maybe_number = {"type": ["number", "null"]}
+    candidate = obj({
+        "gpu": {"type": "string"}, "gpus": count,
+        "layout": obj({"tp": count, "pp": count, "dp": count, "zero": count,
+                       "recompute": {"enum": ["none", "selective", "full"]}}),
+        "days": number, "gpu_hours": number, "usd": maybe_number,
+        "usd_per_hour": maybe_number, "bytes_per_gpu": count, "capacity_bytes": count,
+        "meets": {"type": "boolean"},
+        "misses": {"type": "array", "items": {"enum": ["days", "budget"]}},
+        "command": argv}, "one training layout as its command's train run plans it")
+    miss = obj({"constraint": {"enum": ["days", "budget"]}, "value": maybe_number,
+                "limit": number})
+    return obj({
+        "schema_version": {"const": SCHEMA_VERSION},
+        "mode": {"const": "train"},
+        "model": obj({"name": {"type": "string"}, "origin": {"type": "string"},
+                      "params": count}),
+        "run": obj({"tokens_total": count, "seq_len": count, "mfu": number}),
+        "constraints": obj({"days": maybe_number, "budget": maybe_number,
+                            "max_gpus": {"type": ["integer", "null"]}}),
+        "objective": obj({"asked": {"type": "string"}, "used": {"type": "string"},
+                          "note": {"type": "string"}}),
+        "searched": count,
+        "skipped": obj({"refused": count, "memory": count, "days": count}),
+        "candidates": {"type": "array", "items": candidate},
+        "best": {"type": ["integer", "null"]}, "reason": {"type": ["string", "null"]},
+        "closest": {"oneOf": [{"type": "null"}, obj({
+            "candidate": count, "misses": {"type": "array", "items": miss}})]},
+        "solve": {"oneOf": [{"type": "null"}, obj({
+            "question": {"type": "string"}, "answer": {"type": ["integer", "null"]},
+            "candidate": {"type": ["integer", "null"]},
+            "command": {"oneOf": [{"type": "null"}, argv]}})]},
+        "estimates": {"type": "string"},
+    }, "the document of specsheet plan with a training search")

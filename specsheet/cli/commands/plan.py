@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from specsheet.api.serve import DEFAULT_MBU, DEFAULT_MFU, DEFAULT_UTILIZATION
+from specsheet.api.serve import DEFAULT_MBU, DEFAULT_UTILIZATION
 from specsheet.cli.model_source import NO_SOURCE, ModelSource, model_options
 from specsheet.cli.options import (
     OPTION_NAMES,
@@ -21,7 +21,6 @@ from specsheet.cli.options import (
 from specsheet.cli.serving import (
     MaxModelLenOpt,
     MbuOpt,
-    MfuOpt,
     OutputOpt,
     PromptOpt,
     UtilizationOpt,
@@ -32,10 +31,11 @@ if TYPE_CHECKING:
     from specsheet.views.table import TableView
 
 SETTINGS: dict[str, Any] = {
-    "epilog": "Every candidate is a 'specsheet serve' run (its command reproduces it): the "
-              "memory exact as serve computes it, the times and costs serve's roofline "
-              "estimates. Exit codes: 0 a candidate meets every constraint, 1 none does (the "
-              "closest and what it misses on stderr), 2 bad input."}
+    "epilog": "Every candidate is a 'specsheet serve' run (with --train, a 'specsheet train' "
+              "run; its command reproduces it): the memory exact as serve computes it, the "
+              "times and costs serve's roofline estimates. Exit codes: 0 a candidate meets "
+              "every constraint, 1 none does (the closest and what it misses on stderr), 2 "
+              "bad input."}
 SPACE = "Search space"
 LIMITS = "Constraints (a candidate that misses one is listed, not chosen)"
 
@@ -85,6 +85,19 @@ ObjectiveOpt = Annotated[str, typer.Option(
 PlanPriceOpt = Annotated[str | None, typer.Option(
     "--price", help="US dollars per GPU-hour: one for every GPU, or NAME=USD,NAME=USD.",
     show_default=False)]
+TRAIN = "Training (a run of --tokens-total tokens in --days days)"
+TrainOpt = Annotated[bool, typer.Option(
+    "--train", help="Search training runs (train's plans): the fewest GPUs, or the cheapest, "
+    "whose step fits and that finish in --days.", rich_help_panel=TRAIN)]
+TokensTotalOpt = Annotated[str | None, typer.Option(
+    "--tokens-total", "-D", help="Tokens to train on: 300B, 15.6T, 2e12.", show_default=False,
+    rich_help_panel=TRAIN)]
+DaysOpt = Annotated[float | None, typer.Option(
+    "--days", help="Days the run may take at most (an estimate at the MFU).",
+    show_default=False, rich_help_panel=TRAIN)]
+PlanMfuOpt = Annotated[float | None, typer.Option(
+    "--mfu", help="Share of the peak FLOP/s reached (estimates) [default: 0.5 serving, 0.4 "
+    "training, as serve and train].", show_default=False)]
 SolveOpt = Annotated[str | None, typer.Option(
     "--solve", help="One answer: max-context (the longest --tokens at the concurrency), "
     "max-concurrency, best-quant (the most bits per weight that meets every constraint) or "
@@ -114,8 +127,11 @@ def plan(
     price: PlanPriceOpt = None,
     solve: SolveOpt = None,
     memory_utilization: UtilizationOpt = DEFAULT_UTILIZATION,
-    mfu: MfuOpt = DEFAULT_MFU,
+    mfu: PlanMfuOpt = None,
     mbu: MbuOpt = DEFAULT_MBU,
+    train: TrainOpt = False,
+    tokens_total: TokensTotalOpt = None,
+    days: DaysOpt = None,
     fmt: FormatOpt = None,
     json_: JsonOpt = False,
     src: ModelSource = NO_SOURCE,
@@ -126,7 +142,7 @@ def plan(
     Example: 'specsheet plan llama3-70b --gpu all --tokens 8k --requests-per-s 10 --max-ttft 1
     --price 2.50'.
     """
-    from specsheet.api.plan import PlanRequest, check_plan_request, search
+    from specsheet.api.plan import PlanRequest, TrainPlanning, check_plan_request, search
     from specsheet.cli.errors import as_options, option_of
 
     output_fmt = output_format(fmt, json_)
@@ -136,7 +152,8 @@ def plan(
         requests_per_s=requests_per_s, max_ttft=max_ttft, max_tpot=max_tpot,
         min_tokens_per_s=min_tokens_per_s, budget=budget, max_gpus=max_gpus,
         objective=objective, price=price, solve=solve, memory_utilization=memory_utilization,
-        mfu=mfu, mbu=mbu, model_args=_model_args(model, src))
+        mfu=mfu, mbu=mbu, model_args=_model_args(model, src), train=train,
+        tokens_total=tokens_total, days=days)
     with as_options({field: f"option {option_of(field)}" for field in _FIELDS}):
         check_plan_request(request)
         (report,) = reports([src.ref(model)], src.overrides(), None, None, "bf16",
@@ -146,12 +163,14 @@ def plan(
     document = planning.to_dict()
 
     def views() -> list[TableView]:
-        from specsheet.views.plan import plan_views
+        from specsheet.views.plan import plan_train_views, plan_views
 
+        if isinstance(planning, TrainPlanning):
+            return plan_train_views(planning, OPTION_NAMES["price"])
         return plan_views(planning, OPTION_NAMES["price"])
 
-    rows = [{k: v for k, v in c.items() if k not in ("layout", "command", "misses")}
-            for c in document["candidates"]]
+    rows = [{**{k: v for k, v in c.items() if k not in ("layout", "command", "misses")},
+             **c["layout"]} for c in document["candidates"]]
     emit(output_fmt, document, rows, views, inputs={"--mfu": mfu, "--mbu": mbu})
     if document["best"] is None:
         from specsheet.cli import streams
@@ -162,7 +181,8 @@ def plan(
 
 # plan's own fields, each given by --FIELD-WITH-DASHES
 _FIELDS = ("objective", "requests_per_s", "max_gpus", "budget", "max_ttft", "max_tpot",
-           "min_tokens_per_s", "solve", "nodes", "kv_dtype", "quant", "engine")
+           "min_tokens_per_s", "solve", "nodes", "kv_dtype", "quant", "engine", "days",
+           "tokens_total", "concurrency", "prompt", "output")
 
 
 def _model_args(model: str | None, src: ModelSource) -> tuple[str, ...]:
@@ -187,12 +207,13 @@ def _missed(document: dict[str, Any]) -> str:
     if near is None:
         return f"no candidate: {document['reason']}"
     c = document["candidates"][near["candidate"]]
-    layout = c["layout"]
+    layout = {"ep": 1, **c["layout"]}
     missed = "; ".join(
         f"{option_of(m['constraint'])} {m['limit']:g} (it has "
         f"{'none' if m['value'] is None else format(m['value'], '.4g')})"
         for m in near["misses"])
     return (f"no candidate meets every constraint; the closest, {c['gpus']} x {c['gpu']} "
-            f"(tp {layout['tp']}, pp {layout['pp']}, dp {layout['dp']}, {c['format']}), "
+            f"(tp {layout['tp']}, pp {layout['pp']}, dp {layout['dp']}, "
+            f"{c.get('format', 'zero ' + str(layout.get('zero')))}), "
             f"misses {missed}")
 
