@@ -33,6 +33,8 @@ TABLE_COMMANDS = [
     ["train", "llama3-8b", "--gpus", "1"],  # with the table of what would fit
     ["train", "mixtral-8x7b", "--gpus", "16", "--pp", "2", "--ep", "8", "--cp", "2",
      "--zero", "1", "--seq-len", "4k"],  # bubble, all-to-all and ring rows
+    ["train", "deepseek-v3", "--gpus", "2048", "--pp", "16", "--ep", "64", "--zero", "1",
+     "--micro-batch", "2"],  # its recipe (DualPipe, FP8 cache, bf16 states), what would fit
 ]
 FORMATS = [[], ["--json"], ["--format", "csv"], ["--format", "markdown"]]
 

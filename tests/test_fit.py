@@ -29,8 +29,9 @@ from specsheet.views.fit import COMPUTE_BAND
 runner = CliRunner()
 MIB = 1 << 20
 LOGS = yaml.safe_load((Path(__file__).parent / "data" / "local_logs.yaml").read_text("utf-8"))
-PLACED = [log for log in LOGS if "synthetic" not in log]
+PLACED = [log for log in LOGS if "synthetic" not in log and "hybrid" not in log]
 SYNTHETIC = [log for log in LOGS if "synthetic" in log]
+HYBRID = [log for log in LOGS if "hybrid" in log]
 PAGE = 16384  # Apple Silicon's page: Metal maps a file range in whole pages
 
 
@@ -123,6 +124,8 @@ def test_the_logs_cover_the_cases_the_issue_names() -> None:
     assert any(log.get("n_cpu_moe") for log in PLACED)  # experts on the host (L23)
     assert SYNTHETIC  # sliding window (Gemma)
     assert any("apple" in log["gpus"][0] for log in PLACED)  # Metal (L16, L9)
+    assert any(specsheet.load(log["model"]).spec.latent_attention for log in PLACED)  # L25
+    assert HYBRID  # recurrent state (L26)
     assert all(log["source"] for log in LOGS)
 
 
@@ -170,6 +173,54 @@ def test_sliding_window_caches(log: dict[str, Any]) -> None:
 
     assert printed(cache(False)) == f"{log['printed']['kv_global']:.2f}"
     assert printed(cache(True)) == f"{log['printed']['kv_swa']:.2f}"
+
+
+@pytest.mark.parametrize("log", HYBRID, ids=[log["id"] for log in HYBRID])
+def test_recurrent_state_of_a_hybrid(log: dict[str, Any]) -> None:
+    """The RS buffer: per gated-DeltaNet layer, f32 R of (d_conv - 1) x (d_inner + 2 x groups x
+    d_state) and S of d_state x d_inner, one cell per sequence (llama-hparams.cpp n_embd_r,
+    n_embd_s; llama-memory-recurrent.cpp); the attention layers hold none of it."""
+    h = log["hybrid"]
+    layers = h["set"]["layers"]
+    every = h["attention_every"]
+    kinds = ["attention" if i % every == every - 1 else "linear_attention" for i in range(layers)]
+    spec = specsheet.load(h["model"], **h["set"], layer_types=kinds).spec
+    from specsheet.api.fit import cache_layers
+    from specsheet.plan.local import Device
+
+    kv, _ = cache_layers(spec)
+    recurrent = [LayerKV(0, 0, False, k.r_width, k.s_width) for k in kv]
+    setup = LocalSetup(ctx=log["ctx"], n_gpu_layers=layers + 1, parallel=log["parallel"])
+    p = place([], layers, recurrent, 0, ComputeShape(spec.d_model, spec.heads, spec.vocab),
+              [Device("CUDA0", "CUDA", 16 << 30)], setup)
+    for name, mib in log["printed"]["rs"].items():
+        assert printed(p.devices[0].kv_bytes) == f"{mib:.2f}", name
+    # independently: Qwen3.5 9B's 24 DeltaNet layers, d_inner 32 x 128, 16 groups of 128
+    r = sum(k.r_width for k in kv) * 4
+    s = sum(k.s_width for k in kv) * 4
+    assert r == 24 * 3 * (4096 + 2 * 16 * 128) * 4 and s == 24 * 128 * 4096 * 4
+    assert (printed(r), printed(s)) == (f"{log['printed']['r']:.2f}", f"{log['printed']['s']:.2f}")
+
+
+def test_mla_cache_of_the_current_conversion_derived_from_the_code() -> None:
+    """A DeepSeek GGUF converted since PR #12801 (attn_k_b, attn_v_b; convert_hf_to_gguf.py
+    writes key_length = kv_lora_rank + qk_rope_head_dim, value_length = kv_lora_rank, one KV
+    head) caches 576 + 512 values a token and layer; the older conversion (attn_kv_b, as
+    specsheet's own tensor list) every head, 16 x 192 + 16 x 128 (L25)."""
+    from specsheet.api.fit import cache_layers
+
+    spec = specsheet.load("deepseek-v2-lite").spec
+    new, _ = cache_layers(spec, mla=True)
+    old, _ = cache_layers(spec)
+    assert {(k.k_width, k.v_width) for k in new} == {(512 + 64, 512)}
+    assert {(k.k_width, k.v_width) for k in old} == {(16 * 192, 16 * 128)}
+    from specsheet.plan.local import Device
+
+    setup = LocalSetup(ctx=4096, n_gpu_layers=28, flash_attn="on")
+    p = place([], 27, new, 0, ComputeShape(2048, 16, 102400),
+              [Device("CUDA0", "CUDA", 24 << 30)], setup)
+    assert p.devices[0].kv_bytes == 4096 * 27 * (576 + 512) * 2  # 229.50 MiB
+    assert printed(p.devices[0].kv_bytes) == "229.50"
 
 
 # ---- the rules one at a time ---------------------------------------------------------------
@@ -374,6 +425,27 @@ def test_mlx_4bit_bytes_derived_by_hand() -> None:
     assert eight.placement.devices[0].model_bytes == (8_030_261_248 - norms) * 17 // 16 \
         + 2 * norms
     assert got.command == ("mlx_lm.generate", "--model", "llama3-8b", "--max-kv-size", "8192")
+
+
+def test_mlx_quantized_kv_cache_derived_by_hand() -> None:
+    """QuantizedKVCache: per head and token, head_dim x bits / 8 bytes of uint32 words and a
+    bf16 scale and bias per group of 64, in 256-token steps (mlx_lm/models/cache.py)."""
+    eight = fit("llama3-8b", FitRequest(engine="mlx", gpu=("apple-m3-max",), ctx=8192,
+                                        kv_bits=8))
+    assert eight.placement.devices[0].kv_bytes == 8192 * 32 * 8 * 2 * (128 + 2 * 2 * 2)
+    assert printed(eight.placement.devices[0].kv_bytes) == "544.00"
+    four = fit("llama3-8b", FitRequest(engine="mlx", gpu=("apple-m3-max",), ctx=8000,
+                                       kv_bits=4, kv_group_size=32))
+    assert four.placement.devices[0].kv_bytes == 8192 * 32 * 8 * 2 * (64 + 4 * 2 * 2)
+    assert four.command[-6:] == ("--kv-bits", "4", "--kv-group-size", "32",
+                                 "--quantized-kv-start", "0")
+    assert four.cache_type_k == "affine 4-bit, group 32"
+    doc = four.to_dict()
+    assert doc["devices"][0]["kv_bytes"] == four.placement.devices[0].kv_bytes
+    longer = fit("llama3.1-70b", FitRequest(engine="mlx", gpu=("apple-m3-max",), ctx="auto",
+                                            kv_bits=4))
+    plain = fit("llama3.1-70b", FitRequest(engine="mlx", gpu=("apple-m3-max",), ctx="auto"))
+    assert longer.placement.n_ctx >= plain.placement.n_ctx
 
 
 def test_mlx_tied_embedding_is_stored_once() -> None:

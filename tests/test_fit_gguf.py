@@ -1,11 +1,10 @@
 """specsheet fit on a .gguf file: its own tensor types and offsets (the mapped host buffer is
-the file's byte range), and the answer's speed on a 150,000-token vocabulary."""
+the file's byte range), and a 150,000-token vocabulary's (its speed: bench/fit.py)."""
 
 from __future__ import annotations
 
 import json
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -60,24 +59,86 @@ def test_a_file_with_a_format_is_bad_input(qwen_file: Path) -> None:
     assert "a .gguf file holds its own tensor types" in result.stderr
 
 
-def test_fit_on_a_150k_vocabulary_file_answers_in_half_a_second(qwen_file: Path) -> None:
-    """Reading the header (its 151,936 tokens skipped, not built), placing every tensor, the
-    searches for max_ctx, the document and the tables: under 0.5 s (the best of three, in
-    process; the command's start-up is bench/startup.py's, whose ratios are checked there).
-    The whole process is checked too, with room for a loaded machine."""
+def test_fit_on_a_150k_vocabulary_file_answers(qwen_file: Path) -> None:
+    """The header read (its 151,936 tokens skipped, not built), every tensor placed, the
+    searches for the GPU layers and max_ctx, the document and the tables, in process and as a
+    real process. How fast is bench/fit.py's to measure (target 0.5 s), not a test's."""
     from specsheet.views.fit import fit_views
 
-    times = []
-    for _ in range(3):
-        start = time.perf_counter()
-        got = fit(str(qwen_file), FitRequest(gpu=("rtx-4090",)))
-        got.to_dict()
-        fit_views(got)
-        times.append(time.perf_counter() - start)
-    assert min(times) < 0.5, times
-    start = time.perf_counter()
+    got = fit(str(qwen_file), FitRequest(gpu=("rtx-4090",)))
+    assert got.placement.on_gpu == 25 and got.max_ctx == 32768  # every layer; the model's ctx
+    assert got.to_dict()["layers"]["on_gpu"] == 25 and fit_views(got)
     result = subprocess.run([*SPECSHEET, "fit", str(qwen_file), "--gpu", "rtx-4090"],
                             capture_output=True, env=clean_env(COLUMNS="100"), timeout=60,
                             check=False)
     assert result.returncode == 0, result.stderr
-    assert time.perf_counter() - start < 5
+    assert b"25/25 layers" in result.stdout
+
+
+def _mla_file(path: Path) -> Path:
+    """A two-block DeepSeek-V2-Lite-shaped GGUF as convert_hf_to_gguf.py writes MLA since PR
+    #12801: one KV head, key_length kv_lora_rank + rope (576), value_length kv_lora_rank (512),
+    the head sizes in key_length_mla / value_length_mla, attn_k_b and attn_v_b (header only)."""
+    import math
+    import os
+
+    import gguf
+    import numpy as np
+
+    w = gguf.GGUFWriter(str(path), "deepseek2")
+    layers, d, heads, vocab = 2, 2048, 16, 102400
+    w.add_block_count(layers)
+    w.add_context_length(163840)
+    w.add_embedding_length(d)
+    w.add_feed_forward_length(10944)
+    w.add_head_count(heads)
+    w.add_head_count_kv(1)
+    w.add_key_length(512 + 64)
+    w.add_value_length(512)
+    w.add_key_length_mla(192)
+    w.add_value_length_mla(128)
+    w.add_rope_dimension_count(64)
+    w.add_kv_lora_rank(512)
+    w.add_vocab_size(vocab)
+    w.add_leading_dense_block_count(layers)
+    w.add_expert_count(64)
+    w.add_expert_used_count(6)
+    w.add_expert_feed_forward_length(1408)
+    w.add_expert_shared_count(2)
+    w.add_file_type(1)
+    end = 0
+    f32, f16 = gguf.GGMLQuantizationType.F32, gguf.GGMLQuantizationType.F16
+
+    def tensor(name: str, shape: tuple[int, ...], kind: gguf.GGMLQuantizationType = f16) -> None:
+        nonlocal end
+        block, size = gguf.GGML_QUANT_SIZES[kind]
+        nbytes = math.prod(shape) // block * size
+        w.add_tensor_info(name, shape, np.dtype(np.float32), nbytes, raw_dtype=kind)
+        end += w.ggml_pad(nbytes, w.data_alignment)
+
+    tensor("token_embd.weight", (vocab, d))
+    tensor("output_norm.weight", (d,), f32)
+    tensor("output.weight", (vocab, d))
+    for i in range(layers):
+        b = f"blk.{i}."
+        for name, shape in (("attn_q", (heads * 192, d)), ("attn_kv_a_mqa", (576, d)),
+                            ("attn_k_b", (heads, 512, 128)), ("attn_v_b", (heads, 128, 512)),
+                            ("attn_output", (d, heads * 128)), ("ffn_gate", (10944, d)),
+                            ("ffn_up", (10944, d)), ("ffn_down", (d, 10944))):
+            tensor(f"{b}{name}.weight", shape)
+        for name, width in (("attn_norm", d), ("attn_kv_a_norm", 512), ("ffn_norm", d)):
+            tensor(f"{b}{name}.weight", (width,), f32)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_ti_data_to_file()
+    w.close()
+    os.truncate(path, w.ggml_pad(path.stat().st_size, w.data_alignment) + end)
+    return path
+
+
+def test_an_mla_file_of_the_current_conversion_caches_one_head(tmp_path: Path) -> None:
+    """attn_k_b in the file: each block caches kv_lora_rank + rope = 576 K values and 512 V
+    values a token, one head (llama-hparams.cpp is_mla, n_embd_k_gqa with n_head_kv 1)."""
+    path = _mla_file(tmp_path / "deepseek-v2-lite-mla.gguf")
+    got = fit(str(path), FitRequest(gpu=("rtx-4090",), ctx=4096, n_gpu_layers=3))
+    assert got.placement.devices[0].kv_bytes == 4096 * 2 * (576 + 512) * 2

@@ -34,7 +34,7 @@ runner = CliRunner()
 REQUIRED_NAMES = ("a100-40gb-sxm", "a100-80gb-sxm", "a100-80gb-pcie", "h100-sxm", "h100-pcie",
                   "h200", "b200", "l40s", "l4", "rtx-3090", "rtx-4090", "rtx-5090", "mi300x",
                   "mi325x", "tpu-v5e")
-ALSO_LISTED = ("h100-nvl", "h20", "b300", "gb200", "a10g", "rtx-6000-ada",
+ALSO_LISTED = ("h100-nvl", "h20", "h800", "b300", "gb200", "a10g", "rtx-6000-ada",
                "rtx-pro-6000-blackwell", "mi250x", "mi355x", "gaudi-3", "tpu-v5p", "tpu-v6e",
                "apple-m2-ultra", "apple-m3-max", "apple-m4-max", "apple-m2-pro-16gb")
 MiB = 2**20
@@ -283,7 +283,7 @@ def test_the_documents_validate_against_the_schema() -> None:
 def test_the_installed_package_ships_the_hardware_files(tmp_path: Path) -> None:
     code = ("from specsheet.hardware.catalog import accelerator_yaml_dir, catalog_index; "
             "print(sorted(p.stem for p in accelerator_yaml_dir().glob('*.yaml')) == "
-            "sorted(catalog_index()) and len(catalog_index()) == 31)")
+            "sorted(catalog_index()) and len(catalog_index()) == 32)")
     result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
                             text=True, check=False)
     assert result.stdout.strip() == "True", result.stderr

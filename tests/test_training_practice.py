@@ -110,6 +110,11 @@ GRID = [
     "llama3-8b --lora-rank 16 --gpu rtx-4090 --recompute none",
     "mixtral-8x7b --gpus 16 --zero 2",
     "gpt2-xl --gpu rtx-4090 --seq-len 1k --micro-batch 8",
+    # a published recipe applied (DeepSeek-V3's): --recompute full drops its modules
+    "deepseek-v3 --gpus 2048 --pp 16 --ep 64 --zero 1 --micro-batch 2",
+    # DualPipe: --pp 8 takes its default of 2 x pp micro-batches
+    "llama3-8b --gpus 8 --pp 4 --schedule dualpipe --gpu rtx-4090 --seq-len 4k --zero 1",
+    "llama3-8b --gpus 1 --optimizer-states bf16 --activation-cache fp8",
 ]
 
 

@@ -6,9 +6,9 @@ has its reason in the table. The table in docs/training.md must be the one this 
 
     SPECSHEET_WRITE_TRAINING_TABLE=1 pytest tests/test_training_published.py   # rewrite it
 
-The A100 is the built-in catalog's; the H800 comes from tests/data/hardware/ (the product
-brief's dense figures, cited there) until the catalog holds it; GPT-3 175B from
-tests/data/models/ (a preset needs a released checkpoint's count, and GPT-3 has none).
+The A100 and the H800 are the built-in catalog's (the H800 through DeepSeek-V3's training
+recipe, which names it); GPT-3 175B from tests/data/models/ (a preset needs a released
+checkpoint's count, and GPT-3 has none).
 """
 
 from __future__ import annotations
@@ -25,9 +25,7 @@ from specsheet.cli.app import app
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "training.md"
-HARDWARE = Path(__file__).resolve().parent / "data" / "hardware"
 A100 = "a100-80gb-sxm"  # the built-in catalog's entry
-H800 = str(HARDWARE / "h800-sxm.yaml")
 GPT3 = str(Path(__file__).resolve().parent / "data" / "models" / "gpt3-175b.yaml")
 START, END = "<!-- published: start -->", "<!-- published: end -->"
 runner = CliRunner()
@@ -80,11 +78,11 @@ ROWS = (
               "Llama 2 paper, Table 2", (0.90, 1.20),
               "as for 7B; theirs implies 44% MFU (a 70B model keeps the GPUs busier)"),
     Published("DeepSeek-V3, 14.8T tokens, H800-hours",
-              ("deepseek-v3", "--tokens-total", "14.8T", "--seq-len", "4096", "--gpu", H800,
-               *CAUSAL), "hours", 2.664e6, "DeepSeek-V3 technical report, Table 1",
-              (0.85, 1.15),
-              "no MFU published; 37B active; its FP8 matrix multiplications beat the bf16 "
-              "peak we assume, its multi-token-prediction module (not in the preset) adds work"),
+              ("deepseek-v3", "--tokens-total", "14.8T", *CAUSAL), "hours", 2.664e6,
+              "DeepSeek-V3 technical report, Table 1", (0.85, 1.15),
+              "no MFU published; its recipe gives the H800 and 4K sequences; 37B active; its "
+              "FP8 matrix multiplications beat the bf16 peak we assume, its "
+              "multi-token-prediction module (not in the preset) adds work"),
 )
 
 
@@ -122,7 +120,7 @@ def table() -> str:
             f"{'' if implied is None else f'{implied:.0%}'} | {row.source} | {row.why} |")
     commands = "\n".join(f"    specsheet train {' '.join(_short(a) for a in row.args)}"
                          for row in ROWS)
-    where = "GPT-3 from tests/data/models/, the H800 from tests/data/hardware/"
+    where = "GPT-3 from tests/data/models/"
     return "\n".join(lines) + f"\n\nThe commands ({where}):\n\n{commands}\n"
 
 

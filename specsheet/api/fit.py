@@ -63,6 +63,8 @@ class FitRequest(NamedTuple):
     override_tensor: tuple[str, ...] = ()  # llama.cpp's -ot PATTERN=BUFFER, in order
     wired_limit_mb: int | None = None  # macOS iogpu.wired_limit_mb: the Metal working set
     host_bandwidth: int | None = None  # the host memory's bytes/s, for the decode estimate
+    kv_bits: int | None = None  # MLX: mlx-lm's --kv-bits, a quantized cache (2, 4 or 8)
+    kv_group_size: int = 64  # MLX: mlx-lm's --kv-group-size
 
 
 class Fit(LocalFit):
@@ -165,24 +167,37 @@ def _spec_source(model: Model, quant: str) -> _Source:
                            for s in stored], quant, None)
 
 
-def cache_layers(spec: ModelSpec) -> tuple[list[LayerKV], int]:
-    """Each block's cache widths as llama.cpp allocates them, and the sliding window."""
+def cache_layers(spec: ModelSpec, mla: bool = False) -> tuple[list[LayerKV], int]:
+    """Each block's cache widths as llama.cpp allocates them, and the sliding window.
+
+    ``mla``: the file holds DeepSeek's MLA in llama.cpp's current layout (attn_k_b and
+    attn_v_b, converted since PR #12801): one K/V head of kv_lora_rank + the rotary dims and
+    kv_lora_rank (convert_hf_to_gguf.py DeepseekV2Model: key_length, value_length). A file
+    with attn_kv_b (the older conversion, and specsheet's own tensor list) caches every head,
+    head_dim and v_head_dim wide (llama-hparams.cpp is_mla false, n_embd_k_gqa)."""
     from specsheet.plan.local import LayerKV
 
-    if spec.latent_attention:
-        raise SpecError("multi-head latent attention (DeepSeek's MLA): llama.cpp's cache of it "
-                        "has no placement rule in specsheet yet", field="model")
     types = spec.layer_types or ("attention",) * spec.layers
     sliding = set(spec.sliding_layers) if spec.sliding_window else set()
     layers = []
     for i, kind in enumerate(types):
-        if kind == "attention":
+        if kind == "attention" and spec.latent_attention and mla:
+            layers.append(LayerKV(spec.kv_lora_rank + spec.qk_rope_head_dim,
+                                  spec.kv_lora_rank, i in sliding))
+        elif kind == "attention":
             layers.append(LayerKV(spec.kv_heads * spec.head_dim, spec.kv_heads * spec.v_head_dim,
                                   i in sliding))
         elif kind in ("mamba", "mamba2"):
             groups = spec.ssm_groups if kind == "mamba2" else 0
             r = (spec.ssm_conv - 1) * (spec.ssm_inner + 2 * groups * spec.ssm_state)
             layers.append(LayerKV(0, 0, False, r, spec.ssm_state * spec.ssm_inner))
+        elif kind == "linear_attention":
+            # gated DeltaNet (qwen3next, qwen35): llama.cpp's ssm_d_inner = value heads x value
+            # dim, ssm_n_group = key heads, ssm_d_state = key dim; n_embd_r and n_embd_s as
+            # for Mamba (llama-hparams.cpp)
+            inner = spec.linear_value_heads * spec.linear_value_dim
+            r = (spec.ssm_conv - 1) * (inner + 2 * spec.linear_key_heads * spec.linear_key_dim)
+            layers.append(LayerKV(0, 0, False, r, spec.linear_key_dim * inner))
         elif kind == "none":
             layers.append(LayerKV(0, 0))
         else:
@@ -277,6 +292,9 @@ def _check(request: FitRequest) -> None:
     if request.host_bandwidth is not None and request.host_bandwidth <= 0:
         raise SpecError(f"host bandwidth {request.host_bandwidth:,} bytes/s: expected a "
                         "positive rate", field="host_bandwidth", value=request.host_bandwidth)
+    if request.engine != "mlx" and (request.kv_bits is not None or request.kv_group_size != 64):
+        raise SpecError("a quantized cache of KV bits is MLX's (llama.cpp's are the cache "
+                        "types)", field="kv_bits", value=str(request.kv_bits))
     if request.wired_limit_mb is not None and request.wired_limit_mb <= 0:
         raise SpecError(f"wired limit {request.wired_limit_mb} MiB: expected a positive size",
                         field="wired_limit_mb", value=request.wired_limit_mb)
@@ -321,7 +339,8 @@ def fit(model: str | Model, request: FitRequest = FitRequest()) -> Fit:
             model = load(model)
         source = _spec_source(model, request.quant or DEFAULT_QUANT)
     spec = source.model.spec
-    kv, n_swa = cache_layers(spec)
+    mla = any(t.name.endswith(".attn_k_b.weight") for t in source.tensors)
+    kv, n_swa = cache_layers(spec, mla)
     shape = ComputeShape(spec.d_model, spec.heads, spec.vocab)
     devices = _devices(request.gpu, request.wired_limit_mb)
     if request.wired_limit_mb is not None and not any(d.backend == "Metal" for d in devices):
@@ -381,7 +400,12 @@ def fit(model: str | Model, request: FitRequest = FitRequest()) -> Fit:
 def _fit_mlx(model: str | Model, request: FitRequest) -> Fit:
     """MLX: every layer on the Apple GPU, the weights in an MLX format, the cache in bf16."""
     from specsheet.plan.local import Buffer, Placement, decode_estimate, longest_ctx, pad
-    from specsheet.plan.mlx import check_mlx_format, mlx_kv_bytes, mlx_weight_bytes
+    from specsheet.plan.mlx import (
+        check_kv_quantization,
+        check_mlx_format,
+        mlx_kv_bytes,
+        mlx_weight_bytes,
+    )
 
     if isinstance(model, str):
         if model.lower().endswith(".gguf"):
@@ -409,11 +433,12 @@ def _fit_mlx(model: str | Model, request: FitRequest) -> Fit:
         raise SpecError(f"MLX runs all {every} layers on the GPU", field="n_gpu_layers",
                         value=request.n_gpu_layers)
     weights = mlx_weight_bytes(spec, fmt)
+    check_kv_quantization(spec, request.kv_bits, request.kv_group_size)
     device = devices[0]
     host = request.host_memory or 0
 
     def at(ctx: int) -> Placement:
-        kv = mlx_kv_bytes(spec, ctx)
+        kv = mlx_kv_bytes(spec, ctx, request.kv_bits, request.kv_group_size)
         n_ctx = pad(ctx, 256)
         swa = min(n_ctx, spec.sliding_window) if spec.sliding_window and \
             spec.sliding_layers else 0
@@ -442,10 +467,18 @@ def _fit_mlx(model: str | Model, request: FitRequest) -> Fit:
         notes.append("mlx-lm warns above 90% of the working set for the weights "
                      "(mlx_lm/generate.py wired_limit)")
     max_ctx = longest_ctx(lambda c: at(c).fits, spec.context)
-    command = ("mlx_lm.generate", "--model", model.name, "--max-kv-size", str(ctx))
+    command: tuple[str, ...] = ("mlx_lm.generate", "--model", model.name, "--max-kv-size",
+                                str(ctx))
+    cache = "bf16"
+    if request.kv_bits is not None:
+        # from the first token: mlx-lm's default --quantized-kv-start 5000 keeps a shorter
+        # context in bf16
+        command += ("--kv-bits", str(request.kv_bits), "--kv-group-size",
+                    str(request.kv_group_size), "--quantized-kv-start", "0")
+        cache = f"affine {request.kv_bits}-bit, group {request.kv_group_size}"
     step = decode_estimate(placement, [device.bandwidth_bytes_per_s], 0, 1.0) \
         if not spec.experts else None
-    return Fit(model, fmt.name, None, placement, "mlx", MLX_VERSION, 1, "bf16", "bf16",
+    return Fit(model, fmt.name, None, placement, "mlx", MLX_VERSION, 1, cache, cache,
                max_ctx, command, (), tuple(notes), step)
 
 

@@ -31,7 +31,8 @@ class TrainRequest(NamedTuple):
     tokens_total: int | str | None = None  # 300B, 15.6T (default: 20 x parameters; LoRA: none)
     seq_len: int | None = None  # default: the model's context, at most 8,192
     micro_batch: int = 1  # sequences per GPU per step
-    gpu: str = DEFAULT_GPU  # a catalog name or a hardware YAML file
+    gpu: str | None = None  # a catalog name or a hardware YAML file (default: h100-sxm, or
+    # the GPU of the model's training recipe)
     gpus: int | None = None  # = dp x tp x pp
     mfu: float = DEFAULT_MFU
     price: float | None = None  # US dollars per GPU-hour
@@ -57,13 +58,17 @@ class TrainRequest(NamedTuple):
     cp: int = 1  # context-parallel ranks (gpus = dp x tp x pp x cp)
     ep: int = 1  # expert-parallel ranks, within dp x cp x tp
     vpp: int = 1  # virtual pipeline stages a GPU (schedule interleaved)
-    schedule: str = "1f1b"  # 1f1b, interleaved, zero-bubble
+    schedule: str | None = None  # 1f1b (default), interleaved, zero-bubble, dualpipe
     shard_group: int | None = None  # HSDP: ZeRO shards within groups of this many ranks
     offload: str = "none"  # none, optimizer (its states in host memory)
     grad_accum: int | None = None  # micro-batches a step (default: pp, 1 without a pipeline)
     step_time: float | None = None  # a measured step, seconds: the MFU it implies
     tokens_per_second: float | None = None  # a measured rate: the MFU it implies
     per_gpu: bool = False  # tokens_per_second is per GPU (else for the whole run)
+    optimizer_states: str | None = None  # fp32, bf16 (default: the precision recipe's)
+    activation_cache: str | None = None  # bf16 (default), fp8 (DeepSeek-V3's FP8 caching)
+    recipe: str | None = None  # none: no training recipe; a preset's name: its recipe
+    # (default: the model's own, as its preset's training section gives it)
 
 
 class Suggestion(NamedTuple):
@@ -82,7 +87,13 @@ class Suggestion(NamedTuple):
 _WORDS = {"recompute": "--recompute", "micro_batch": "--micro-batch", "zero": "--zero",
           "tp": "--tp", "pp": "--pp", "optimizer": "--optimizer", "qlora": "--qlora",
           "gpus": "--gpus", "dp": "--dp", "cp": "--cp", "seq_len": "--seq-len",
-          "recompute_modules": "--recompute-modules"}
+          "recompute_modules": "--recompute-modules", "schedule": "--schedule",
+          "optimizer_states": "--optimizer-states", "activation_cache": "--activation-cache",
+          "grad_accum": "--grad-accum"}
+# what a training recipe may set: each a request field whose option overrides it
+RECIPE_FIELDS = ("gpu", "seq_len", "schedule", "recompute", "recompute_modules",
+                 "optimizer_states", "activation_cache")
+RECIPE_META = ("source", "cite")
 
 
 def spell(fields: dict[str, Any]) -> str:
@@ -100,13 +111,15 @@ class Training(NamedTuple):
     plan: TrainingPlan
     suggestions: tuple[Suggestion, ...] = ()  # when the step does not fit: what would
     measured: dict[str, Any] | None = None  # a measured step time or rate, and its MFU
+    recipe: dict[str, Any] | None = None  # the training recipe applied (RecipeUse.to_dict)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document ``specsheet train --json`` writes for the same inputs."""
         from specsheet.views.train import train_document
 
         return train_document(self.model, self.plan,
-                              [s.to_dict() for s in self.suggestions], self.measured)
+                              [s.to_dict() for s in self.suggestions], self.measured,
+                              self.recipe)
 
 
 def train(model: Model, **options: Any) -> Training:
@@ -175,6 +188,105 @@ def _layout_given(request: TrainRequest) -> bool:
                 and request.cp == 1 and request.ep == 1)
 
 
+class RecipeUse(NamedTuple):
+    """A training recipe as one run used it: what it set, what an option overrode, and what
+    did not apply to the run (and why)."""
+
+    name: str  # whose recipe: the model's preset
+    source: str  # where the recipe is published (a URL)
+    cite: str  # the sections it rests on
+    applied: dict[str, Any]
+    overridden: dict[str, Any]  # the recipe's value of each field an option set
+    not_applied: dict[str, str]  # field: why it does not apply to this run
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "source": self.source, "cite": self.cite,
+                "applied": self.applied, "overridden": self.overridden,
+                "not_applied": self.not_applied}
+
+    def assumption(self) -> str:
+        words = ", ".join(f"{_KEYS.get(k, k)} {v}" for k, v in self.applied.items()) or "nothing"
+        text = f"recipe: {self.cite} ({self.source}): {words}"
+        if self.overridden:
+            text += "; overridden by the options given: " + ", ".join(
+                f"{_KEYS.get(k, k)} (the recipe's {v})" for k, v in self.overridden.items())
+        if self.not_applied:
+            text += "; not applied: " + ", ".join(
+                f"{_KEYS.get(k, k)} ({why})" for k, why in self.not_applied.items())
+        return text + "; recipe none turns it off"
+
+
+_KEYS = {"seq_len": "sequence length", "recompute_modules": "recompute modules",
+         "optimizer_states": "optimizer states", "activation_cache": "activation cache"}
+
+
+def recipe_items(model: Model, name: str | None) -> tuple[str, dict[str, Any]]:
+    """The training recipe ``name`` names (None: the model's own), as its preset writes it."""
+    if name is None:
+        return model.name, dict(model.training)
+    from specsheet.sources.presets import preset_index
+
+    index = preset_index()
+    have = [n for n, entry in index.items() if entry.get("training")]
+    if name not in have:
+        raise SpecError(f"no training recipe {name!r}; expected none or a preset with one: "
+                        f"{', '.join(have)}", field="recipe", value=name)
+    return name, dict(index[name]["training"])
+
+
+def apply_recipe(model: Model, request: TrainRequest) -> tuple[TrainRequest, RecipeUse | None]:
+    """``request`` with the training recipe's items filled in where no option set them (an
+    option overrides its item); items that do not fit the run are left out, with the reason:
+    a schedule without a pipeline, recompute modules without selective recomputation. A LoRA
+    run takes no pre-training recipe."""
+    if request.recipe == "none":
+        return request, None
+    name, items = recipe_items(model, request.recipe)
+    if not items:
+        return request, None
+    meta = {key: str(items.pop(key, "")) for key in RECIPE_META}
+    fields: dict[str, Any] = {}
+    overridden: dict[str, Any] = {}
+    not_applied: dict[str, str] = {}
+    same: dict[str, Any] = {}
+    for key, value in list(items.items()):
+        if key not in RECIPE_FIELDS:
+            from specsheet.errors import did_you_mean
+
+            raise SpecError(f"unknown training recipe item {key!r}"
+                            f"{did_you_mean(key, RECIPE_FIELDS)}; the items are "
+                            f"{', '.join(RECIPE_FIELDS)}", field="recipe", value=key)
+        if isinstance(value, list | tuple):
+            items[key] = value = ",".join(map(str, value))
+        given = getattr(request, key)
+        if given is not None:
+            if given != value:
+                overridden[key] = value
+            else:
+                same[key] = value  # given as the recipe has it
+        elif request.lora_rank:
+            not_applied[key] = "a pre-training recipe; this is a LoRA run"
+        else:
+            fields[key] = value
+    if "schedule" in fields and request.pp == 1:
+        not_applied["schedule"] = "the layout has no pipeline (pp 1)"
+        del fields["schedule"]
+    recompute = request.recompute if request.recompute is not None else fields.get("recompute")
+    if "recompute_modules" in fields and recompute != "selective":
+        not_applied["recompute_modules"] = f"recompute is {recompute or 'none'}, not selective"
+        del fields["recompute_modules"]
+    applied = {key: value for key, value in items.items() if key in fields or key in same}
+    use = RecipeUse(name, meta["source"], meta["cite"] or f"{name}'s training recipe",
+                    applied, overridden, not_applied)
+    return request._replace(**fields), use
+
+
+def default_grad_accum(request: TrainRequest) -> int:
+    """Micro-batches a step by default: pp, the fewest that fill a pipeline; DualPipe's
+    fewest, 2 x pp (its dualpipe.py asserts num_chunks >= 2 x num_ranks)."""
+    return 2 * request.pp if request.schedule == "dualpipe" else request.pp
+
+
 def resolved(model: Model, request: TrainRequest) -> TrainRequest:
     """The request with its defaults filled in as the plan uses them: the sequence (the
     model's context, at most 8,192), recompute (full with LoRA, as peft's
@@ -185,7 +297,7 @@ def resolved(model: Model, request: TrainRequest) -> TrainRequest:
         else "full" if request.lora_rank else "none"
     return request._replace(seq_len=seq, recompute=recompute,
                             zero=3 if request.fsdp else request.zero or 0, fsdp=False,
-                            grad_accum=request.grad_accum or request.pp)
+                            grad_accum=request.grad_accum or default_grad_accum(request))
 
 
 def _modules(value: tuple[str, ...] | str | None) -> tuple[str, ...]:
@@ -203,11 +315,12 @@ def _plan(model: Model, request: TrainRequest) -> TrainingPlan:
     from specsheet.plan.parallel import check_training_parallel
     from specsheet.plan.training import plan_training
 
-    accelerator = load_gpu(request.gpu)
+    accelerator = load_gpu(request.gpu or DEFAULT_GPU)
     layout = check_training_parallel(
         model.spec, request.gpus, request.dp, request.tp, request.pp, request.sp,
         request.zero or 0, cp=request.cp, ep=request.ep, vpp=request.vpp,
-        schedule=request.schedule, shard_group=request.shard_group, offload=request.offload)
+        schedule=request.schedule or "1f1b", shard_group=request.shard_group,
+        offload=request.offload)
     targets = request.lora_targets
     if isinstance(targets, str):
         targets = tuple(t.strip() for t in targets.split(","))
@@ -225,45 +338,53 @@ def _plan(model: Model, request: TrainRequest) -> TrainingPlan:
         price=request.price, lora_rank=0 if rank is None else rank,
         lora_targets=targets or DEFAULT_LORA_TARGETS, qlora=request.qlora,
         base_format=request.quant, micro_batches=request.grad_accum or 1,
-        recompute_modules=_modules(request.recompute_modules))
+        recompute_modules=_modules(request.recompute_modules),
+        optimizer_states=request.optimizer_states,
+        activation_cache=request.activation_cache or "bf16")
 
 
 def plan_train(model: Model, request: TrainRequest) -> Training:
     """The training plan of ``model`` under ``request``, its defaults named in the plan's
     assumptions, and when the step does not fit, the changes that would make it fit."""
-    run = resolved(model, request)
+    given, recipe = apply_recipe(model, request)
+    run = resolved(model, given)
     plan = _plan(model, run)
     auto = False
     if not plan.fits and not _layout_given(request) and not request.lora_rank:
         node = _plan(model, run._replace(gpus=NODE_GPUS, zero=3))
         auto, run, plan = True, run._replace(gpus=NODE_GPUS, zero=3), node
     defaults = []
-    if request.seq_len is None:
+    if given.seq_len is None:
         defaults.append(f"sequence length {run.seq_len:,} (the model's context, at most "
                         f"{DEFAULT_SEQ_CAP:,})")
     defaults.append(f"micro-batch {run.micro_batch}"
                     + (" (the default)" if request.micro_batch == 1 else ""))
-    if request.recompute is None:
+    if given.recompute is None:
         defaults.append("recompute full (gradient checkpointing, as peft turns it on for "
                         "LoRA and QLoRA)" if run.recompute == "full"
                         else "recompute none")
     if request.attention == "flash":
         defaults.append("attention flash")
     if request.grad_accum is None and run.pp > 1:
-        defaults.append(f"{run.grad_accum} micro-batches a step (pp, the fewest that fill the "
+        defaults.append(f"{run.grad_accum} micro-batches a step (2 x pp, the fewest DualPipe "
+                        "takes)" if run.schedule == "dualpipe" else
+                        f"{run.grad_accum} micro-batches a step (pp, the fewest that fill the "
                         "pipeline)")
     if auto:
         defaults.append(f"{NODE_GPUS} GPUs (one node) with ZeRO-3 (FSDP), as one GPU "
                         "cannot hold the step")
     elif not _layout_given(request):
         defaults.append("1 GPU, no ZeRO")
-    plan = plan._replace(assumptions=("defaults: " + ", ".join(defaults),
-                                      *plan.assumptions))
+    plan = plan._replace(assumptions=(
+        *((recipe.assumption(),) if recipe else ()), "defaults: " + ", ".join(defaults),
+        *plan.assumptions))
     measured = None
     if request.step_time is not None or request.tokens_per_second is not None:
         measured, plan = _measured(model, run, plan, request)
-    suggestions = () if plan.fits else suggest(model, run, plan, auto)
-    return Training(model, plan, suggestions, measured)
+    suggestions = () if plan.fits else suggest(model, run, plan, auto, given,
+                                               recipe.applied if recipe else None)
+    return Training(model, plan, suggestions, measured,
+                    recipe.to_dict() if recipe else None)
 
 
 def _measured(model: Model, run: TrainRequest, plan: TrainingPlan,
@@ -294,12 +415,13 @@ def _measured(model: Model, run: TrainRequest, plan: TrainingPlan,
         raise SpecError(f"{value:,} implies {mfu:.0%} MFU: more model FLOPs than the "
                         f"{layout.gpus} GPUs' dense peak", field=field, value=value)
     again = _plan(model, run._replace(mfu=mfu))
+    after = 2 if plan.assumptions[0].startswith("recipe:") else 1  # after the defaults
     basis = ("a step of " f"{request.step_time:,} s" if request.step_time is not None else
              f"{value:,} tokens/s " + ("per GPU" if request.per_gpu else "in total"))
     again = again._replace(assumptions=(
-        *plan.assumptions[:1], f"MFU {mfu:.1%}: implied by the measured {basis} "
+        *plan.assumptions[:after], f"MFU {mfu:.1%}: implied by the measured {basis} "
         f"({rate:,.0f} tokens/s in total, {rate / layout.gpus:,.0f} per GPU)",
-        *plan.assumptions[1:]))
+        *plan.assumptions[after:]))
     return ({"step_time": request.step_time, "tokens_per_second": rate,
              "tokens_per_second_per_gpu": rate / layout.gpus, "given": field,
              "per_gpu": request.per_gpu if field == "tokens_per_second" else None,
@@ -339,10 +461,26 @@ def _candidates(spec: ModelSpec, run: TrainRequest,
     return out
 
 
-def suggest(model: Model, run: TrainRequest, plan: TrainingPlan,
-            auto: bool = False) -> tuple[Suggestion, ...]:
+def _derived(fields: dict[str, Any], run: TrainRequest, given: TrainRequest | None,
+             recipe: dict[str, Any] | None) -> dict[str, Any]:
+    """What a change implies without being spelled, as the CLI derives it when the change is
+    given: the recipe's recompute modules go with a recompute other than selective; the
+    default micro-batches a step follow a new pp."""
+    extra: dict[str, Any] = {}
+    if recipe and "recompute_modules" in recipe and fields.get("recompute", "selective") \
+            != "selective" and "recompute_modules" not in fields:
+        extra["recompute_modules"] = None
+    if "pp" in fields and given is not None and given.grad_accum is None:
+        extra["grad_accum"] = default_grad_accum(run._replace(pp=fields["pp"]))
+    return extra
+
+
+def suggest(model: Model, run: TrainRequest, plan: TrainingPlan, auto: bool = False,
+            given: TrainRequest | None = None,
+            recipe: dict[str, Any] | None = None) -> tuple[Suggestion, ...]:
     """The single changes to ``run`` that shrink its step (each planned), those that fit
-    first; when none fits, the smallest set of them, applied in turn, that does."""
+    first; when none fits, the smallest set of them, applied in turn, that does. ``given``:
+    the request as given (with its recipe), ``recipe``: the recipe's items it applied."""
     keep_gpus = run.gpus is not None
     found: list[Suggestion] = []
     tried: list[tuple[dict[str, Any], TrainingPlan]] = []
@@ -354,7 +492,8 @@ def suggest(model: Model, run: TrainRequest, plan: TrainingPlan,
             elif plan.layout.dp % 2:
                 fields["gpus"] = plan.layout.gpus * 2  # dp cannot halve: twice the GPUs
         try:
-            changed = _plan(model, run._replace(**fields))
+            changed = _plan(model, run._replace(**fields, **_derived(fields, run, given,
+                                                                     recipe)))
         except SpecError:
             continue
         if changed.total_bytes >= plan.total_bytes:
@@ -370,20 +509,22 @@ def suggest(model: Model, run: TrainRequest, plan: TrainingPlan,
             if "recompute" in fields and "recompute_modules" not in fields:
                 attempt.pop("recompute_modules", None)  # full recomputation replaces them
             try:
-                changed = _plan(model, run._replace(**attempt))
+                changed = _plan(model, run._replace(**attempt, **_derived(attempt, run, given,
+                                                                          recipe)))
             except SpecError:
                 continue
             if changed.total_bytes < current.total_bytes:
                 combined, current = attempt, changed
             if current.fits:
-                combined, current = _pruned(model, run, combined, current)
+                combined, current = _pruned(model, run, combined, current, given, recipe)
                 found.append(_suggestion(combined, current, auto, run))
                 break
     return tuple(sorted(found, key=lambda s: not s.fits))
 
 
 def _pruned(model: Model, run: TrainRequest, combined: dict[str, Any],
-            current: TrainingPlan) -> tuple[dict[str, Any], TrainingPlan]:
+            current: TrainingPlan, given: TrainRequest | None = None,
+            recipe: dict[str, Any] | None = None) -> tuple[dict[str, Any], TrainingPlan]:
     """``combined`` without the changes it still fits without (the first kept first)."""
     for name in list(reversed(combined)):
         if name == "dp":
@@ -392,7 +533,7 @@ def _pruned(model: Model, run: TrainRequest, combined: dict[str, Any],
                  if k != name and not (name in ("tp", "pp", "cp") and k == "dp"
                                        and not {"tp", "pp", "cp"} - {name} & combined.keys())}
         try:
-            plan = _plan(model, run._replace(**fewer))
+            plan = _plan(model, run._replace(**fewer, **_derived(fewer, run, given, recipe)))
         except SpecError:
             continue
         if plan.fits:

@@ -66,6 +66,9 @@ FIELD_OPTIONS: dict[str, str] = {
     "step_time": "--step-time",
     "grad_accum": "--grad-accum",
     "recompute_modules": "--recompute-modules",
+    "optimizer_states": "--optimizer-states",
+    "activation_cache": "--activation-cache",
+    "recipe": "--recipe",
     "tokens_per_second": "--tokens-per-second",
     "seq_len": "--tokens",  # --seq-len is an alias of it
     "micro_batch": "--micro-batch",
@@ -102,6 +105,8 @@ FIELD_OPTIONS: dict[str, str] = {
     "engine": "--engine",
     "override_tensor": "--override-tensor",
     "wired_limit_mb": "--wired-limit",
+    "kv_bits": "--kv-bits",
+    "kv_group_size": "--kv-group-size",
     "host_bandwidth": "--host-bandwidth",
     "min_ctx": "--min-ctx",
     "min_gpu_layers": "--min-gpu-layers",

@@ -470,3 +470,6 @@ class Model(NamedTuple):
     # audio tower is left out
     counted: str = "whole model"
     shipped: Shipped | None = None  # the checkpoint's own quantization (None: unquantized)
+    # a published training recipe, as the preset's training section writes it: (item, value)
+    # pairs, lists as tuples (``specsheet train`` applies it; empty: none)
+    training: tuple[tuple[str, Any], ...] = ()

@@ -19,7 +19,7 @@ from specsheet.model.spec import ModelSpec
 VOCAB_PADDING = 64  # vocab_parallel_embedding.DEFAULT_VOCAB_PADDING_SIZE
 
 
-SCHEDULES = ("1f1b", "interleaved", "zero-bubble")  # pipeline schedules (training)
+SCHEDULES = ("1f1b", "interleaved", "zero-bubble", "dualpipe")  # pipeline schedules
 OFFLOADS = ("none", "optimizer")  # what lives in host memory (training)
 
 
@@ -36,7 +36,7 @@ class Parallel(NamedTuple):
     # training only, below: serving leaves them at their defaults
     cp: int = 1  # context-parallel ranks: each sequence split cp ways (ring attention)
     vpp: int = 1  # virtual pipeline stages per GPU (the interleaved schedule)
-    schedule: str = "1f1b"  # the pipeline schedule: 1f1b, interleaved, zero-bubble
+    schedule: str = "1f1b"  # the pipeline schedule: 1f1b, interleaved, zero-bubble, dualpipe
     shard_group: int = 0  # HSDP: ZeRO shards within groups of this many ranks (0: all dp x cp)
     offload: str = "none"  # optimizer: its states (and master weights) in host memory
 
@@ -270,6 +270,10 @@ def _check_schedule(spec: ModelSpec, pp: int, vpp: int, schedule: str) -> None:
     if schedule != "1f1b" and pp == 1:
         raise SpecError(f"the {schedule} schedule is a pipeline schedule; it needs pp above 1",
                         field="schedule", value=schedule)
+    if schedule == "dualpipe" and pp % 2:
+        raise SpecError(f"DualPipe runs its micro-batches from both ends of the pipeline and "
+                        f"needs an even number of stages, got pp {pp}", field="schedule",
+                        value=schedule)
     if vpp > 1 and schedule != "interleaved":
         raise SpecError("virtual pipeline stages are the interleaved schedule's",
                         field="vpp", value=vpp)

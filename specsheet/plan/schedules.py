@@ -5,10 +5,18 @@
   micro-batches, L layers; the interleaved schedule with v virtual stages a GPU holds
   L (1 + (pp - 1) / (pp v)) (Korthikanti et al. 2022, section 4.2.3); zero-bubble's ZB-H1
   (Qi et al. 2023, "Zero Bubble Pipeline Parallelism", section 3.1) keeps 1F1B's peak, L.
+  DualPipe (DeepSeek-V3 technical report, section 3.2.1, Table 2; deepseek-ai/DualPipe,
+  dualpipe.py ``DualPipe.step``): rank r holds two chunks, stages h and pp - 1 - h of the model
+  (h = min(r, pp - 1 - r)), so two copies of the parameters (Table 2: "2x"); at its peak (the
+  first F0 of step 4, "nF0B1F1B0") it holds pp - h micro-batches of stage h and h + 1 of stage
+  pp - 1 - h: PP + 1 chunks in all (Table 2), for every rank.
 - Bubble, as a fraction of the ideal step time with m micro-batches a step: (pp - 1) / m for
   1F1B, (pp - 1) / (v m) interleaved (Narayanan et al. 2021, section 2.2), and about a third
   of 1F1B's for ZB-H1 (Qi et al. 2023: its bubble is (pp - 1)(T_F + T_B - T_W) against 1F1B's
-  (pp - 1)(T_F + T_B + T_W), with T_F = T_B = T_W: 1/3). An estimate: real passes are uneven.
+  (pp - 1)(T_F + T_B + T_W), with T_F = T_B = T_W: 1/3). DualPipe: (PP/2 - 1)(F&B + B - 3W)
+  (Table 2) against the ideal m (F + B); with F = W = t, a full backward B = 2t and the
+  overlapped pair F&B = F + B (its overlap hides communication, not computation): (pp - 2) t
+  against 3 t m, (pp - 2) / (3 m). An estimate: real passes are uneven.
 - Expert parallelism's all-to-all (Megatron Core's token dispatcher): each MoE layer sends
   every token's hidden state to its k experts and gathers k results back, forward and again in
   the backward: 4 k d values a token a layer, 2 bytes each, the (ep - 1) / ep share of them
@@ -27,15 +35,38 @@ from specsheet.model.spec import ModelSpec
 from specsheet.plan.parallel import Parallel, pp_partition
 
 
-def in_flight_layers(spec: ModelSpec, layout: Parallel) -> Fraction:
-    """Layers' worth of activations the first pipeline stage holds at its peak."""
+def in_flight_stages(spec: ModelSpec, layout: Parallel) -> list[list[tuple[range, int]]] | None:
+    """For each kind of GPU in the pipeline, the stages (their layers) it runs and the
+    micro-batches of each it holds at its peak; None for the interleaved schedule (its peak is
+    Korthikanti's average, ``in_flight_layers``)."""
     L, pp = spec.layers, layout.pp
     if pp == 1:
-        return Fraction(L)
+        return [[(range(L), 1)]]
+    stages = pp_partition(L, pp)
     if layout.schedule == "interleaved":
-        return L * (1 + Fraction(pp - 1, pp * layout.vpp))
+        return None
+    if layout.schedule == "dualpipe":  # rank h and rank pp - 1 - h hold the same pair
+        return [[(stages[h], pp - h), (stages[pp - 1 - h], h + 1)] for h in range(pp // 2)]
     # 1f1b, zero-bubble (ZB-H1): stage i holds pp - i micro-batches of its layers
-    return Fraction(max(len(layers) * (pp - i) for i, layers in enumerate(pp_partition(L, pp))))
+    return [[(layers, pp - i)] for i, layers in enumerate(stages)]
+
+
+def in_flight_layers(spec: ModelSpec, layout: Parallel) -> Fraction:
+    """Layers' worth of activations the busiest GPU holds at its peak (a layer of one
+    micro-batch each)."""
+    L, pp = spec.layers, layout.pp
+    stages = in_flight_stages(spec, layout)
+    if stages is None:
+        return L * (1 + Fraction(pp - 1, pp * layout.vpp))
+    return Fraction(max(sum(len(layers) * count for layers, count in gpu) for gpu in stages))
+
+
+def held_stages(layout: Parallel) -> list[tuple[int, ...]]:
+    """The pipeline stages each GPU holds the parameters of: one, or DualPipe's two."""
+    pp = layout.pp
+    if layout.schedule == "dualpipe" and pp > 1:
+        return [(h, pp - 1 - h) for h in range(pp // 2)]
+    return [(stage,) for stage in range(pp)]
 
 
 def bubble_fraction(layout: Parallel, micro_batches: int) -> float:
@@ -47,6 +78,8 @@ def bubble_fraction(layout: Parallel, micro_batches: int) -> float:
         return (pp - 1) / (layout.vpp * micro_batches)
     if layout.schedule == "zero-bubble":
         return (pp - 1) / (3 * micro_batches)
+    if layout.schedule == "dualpipe":
+        return (pp - 2) / (3 * micro_batches)
     return (pp - 1) / micro_batches
 
 
@@ -66,10 +99,12 @@ def traffic(spec: ModelSpec, layout: Parallel, seq: int, micro_batch: int,
     tokens = micro_batch * micro_batches * (seq // layout.cp) // max(1, layout.tp
                                                                     if layout.sp else 1)
     a2a = 0
-    if layout.ep > 1:
-        moe = max(sum(1 for layer in layers if _is_moe(spec, layer)) for layers in stages)
-        a2a = tokens * moe * 4 * spec.experts_per_token * spec.d_model * 2 \
-            * (layout.ep - 1) // layout.ep
+    if layout.ep > 1:  # DualPipe: half the micro-batches through each of a rank's two stages
+        moe = [sum(1 for layer in layers if is_moe_layer(spec, layer)) for layers in stages]
+        held = [(sum(moe[i] for i in gpu), len(gpu)) for gpu in held_stages(layout)]
+        layers, share = max(held, key=lambda h: Fraction(*h))
+        a2a = tokens * layers * 4 * spec.experts_per_token * spec.d_model * 2 \
+            * (layout.ep - 1) // (layout.ep * share)
     ring = 0
     if layout.cp > 1:
         kv = 2 * spec.kv_heads * spec.head_dim // layout.tp if not spec.latent_attention \
@@ -79,6 +114,7 @@ def traffic(spec: ModelSpec, layout: Parallel, seq: int, micro_batch: int,
     return Traffic(all_to_all_bytes=a2a, ring_bytes=ring)
 
 
-def _is_moe(spec: ModelSpec, layer: int) -> bool:
+def is_moe_layer(spec: ModelSpec, layer: int) -> bool:
+    """Whether layer ``layer`` (from 0) has routed experts."""
     return bool(spec.experts) and layer not in spec.dense_layers \
         and layer not in spec.no_mlp_layers

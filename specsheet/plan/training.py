@@ -8,12 +8,10 @@ Everything here is arithmetic on a spec and the choices of a run; nothing prints
 - Model states: the ZeRO paper's accounting (Rajbhandari et al. 2020, section 3.1: mixed-precision
   Adam holds 2 + 2 + 12 bytes a parameter) and Megatron-LM's table for its distributed
   optimizer (bf16 parameters with fp32 gradients: 18 bytes, 6 + 12/d distributed).
-- Activations: Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large Transformer
-  Models"), section 4, for a GPT block: s b h (34 + 5 a s / h) bytes a layer in 16 bits, with the
-  tensor-parallel, sequence-parallel, selective and full-recompute forms. The terms are derived
-  here from the tensors the block keeps (``activation_terms``), so that grouped-query attention,
-  gated MLPs, mixtures of experts and latent attention follow the same reasoning; for the GPT-3
-  shape they are the paper's formulas exactly.
+- Optimizer states in bf16 (``optimizer_states``): the DeepSeek-V3 technical report, section
+  3.3.3, "Low-Precision Optimizer States": AdamW's moments in BF16, the master weights and the
+  gradients still in FP32 (4 + 2 + 2 bytes with the optimizer instead of 4 + 4 + 4).
+- Activations: plan/activations.py (Korthikanti et al. 2022; FP8 caching, DeepSeek-V3 3.3.3).
 """
 
 from __future__ import annotations
@@ -33,6 +31,16 @@ from specsheet.model.flops import (
 )
 from specsheet.model.params import ParamBreakdown, count_params
 from specsheet.model.spec import ModelSpec
+from specsheet.plan.activations import (
+    ACTIVATION_CACHES,
+    RECOMPUTE_MODULES,
+    Activations,
+    ActivationTerms,
+    activation_terms,
+    activations,
+    check_cache,
+    layer_activation_bytes,
+)
 from specsheet.plan.lora import (
     DEFAULT_LORA_TARGETS,
     LORA_TARGETS,
@@ -42,16 +50,25 @@ from specsheet.plan.lora import (
     model_matrices,
 )
 from specsheet.plan.parallel import Parallel
-from specsheet.plan.schedules import Traffic, bubble_fraction, in_flight_layers, traffic
+from specsheet.plan.schedules import (
+    Traffic,
+    bubble_fraction,
+    held_stages,
+    in_flight_layers,
+    traffic,
+)
 
 if TYPE_CHECKING:
     from specsheet.quant.tensors import Tensor
 
-__all__ = ["DEFAULT_LORA_TARGETS", "LORA_TARGETS", "Matrix", "check_lora_targets",
-           "lora_params", "model_matrices"]  # re-exported from plan.lora, with what follows
+__all__ = ["ACTIVATION_CACHES", "DEFAULT_LORA_TARGETS", "LORA_TARGETS", "RECOMPUTE_MODULES",
+           "ActivationTerms", "Activations", "Matrix", "activation_terms", "activations",
+           "check_lora_targets", "layer_activation_bytes", "lora_params",
+           "model_matrices"]  # re-exported from plan.lora and plan.activations
 
 PRECISIONS = ("bf16-mixed", "fp16-mixed", "bf16", "fp32")
 OPTIMIZERS = ("adamw", "adamw-8bit", "sgd-momentum", "adafactor")
+OPTIMIZER_STATES = {"fp32": 4, "bf16": 2}  # bytes of one optimizer state value
 QLORA_BASES = ("bnb-nf4", "bnb-nf4-dq")  # the 4-bit formats QLoRA trains on
 CHINCHILLA_TOKENS_PER_PARAM = 20  # Hoffmann et al. 2022: about 20 tokens a parameter
 DEFAULT_MFU = 0.40
@@ -136,7 +153,9 @@ def busiest_gpu_tensors(spec: ModelSpec, layout: Parallel) -> tuple[Tensor, ...]
     from specsheet.plan.sharding import stage_tensors
 
     stages = [stage_tensors(spec, layout, stage) for stage in range(layout.pp)]
-    return max(stages, key=lambda held: sum(t.elements for t in held))
+    # DualPipe: each GPU holds two stages, h and pp - 1 - h (two copies of the parameters)
+    held = [tuple(t for i in gpu for t in stages[i]) for gpu in held_stages(layout)]
+    return max(held, key=lambda tensors: sum(t.elements for t in tensors))
 
 
 def model_states(spec: ModelSpec, params: ParamBreakdown, recipe: Recipe, optimizer: str,
@@ -210,141 +229,6 @@ def _expert_parallel_states(params: ParamBreakdown, recipe: Recipe, optimizer: s
                        optimizer_bytes=totals[2])
 
 
-# ---- activations -------------------------------------------------------------------------
-
-class ActivationTerms(NamedTuple):
-    """Bytes one layer keeps for its backward, per sequence of s tokens (b = 1), in 16 bits
-    (dropout masks in 1 byte), split as tensor parallelism splits them (Korthikanti et al.
-    2022, section 4.1; the GPT-3 block gives 10 s h + 24 s h + 5 a s^2)."""
-
-    outside_tp: int  # norm inputs, the inputs of attention and MLP, the two dropout masks
-    inside_tp: int  # q, k, v, the output projection's input, the MLP's inner activations
-    scores: int  # softmax output, its dropout mask and output: 5 a s^2 (FlashAttention: none)
-    layer_input: int  # what full recomputation keeps: the layer's input, 2 s h
-
-
-def activation_terms(spec: ModelSpec, seq: int, moe_layer: bool = False) -> ActivationTerms:
-    """One layer's activations for one sequence of ``seq`` tokens.
-
-    Korthikanti's accounting, term by term: attention keeps the norm's output (2sh), Q and K
-    (2sh each), the softmax output (2as^2), its dropout mask (as^2) and output (2as^2), V (2sh),
-    the output projection's input (2sh) and a dropout mask (sh); the MLP keeps its input (2sh),
-    the activation's input and output (2 x 2 s 4h) and a mask (sh); the two norms their inputs
-    (4sh). Derived for other shapes the same way (our extension, not the paper's): q, k and v
-    by their widths (grouped-query attention keeps narrower k and v), a gated MLP keeps gate,
-    up and their product (3 x 2 s f), an MoE layer its router's logits (fp32) and, per token,
-    the k experts' and the shared experts' inner activations; MLA keeps its latents too."""
-    s, d, h = seq, spec.d_model, spec.heads
-    if spec.latent_attention:
-        q = h * spec.head_dim
-        k = h * spec.head_dim
-        v = h * spec.v_head_dim
-        latents = spec.q_lora_rank + spec.kv_lora_rank + spec.qk_rope_head_dim
-    else:
-        q, k, v = h * spec.head_dim, spec.kv_heads * spec.head_dim, spec.kv_heads * spec.v_head_dim
-        latents = 0
-    inner_per_width = 6 if spec.mlp == "gated" else 4  # values kept per unit of inner width
-    if moe_layer:
-        widths = spec.experts_per_token * spec.expert_d_ff + spec.shared_d_ff
-        mlp_inner = s * inner_per_width * widths + 4 * s * spec.experts
-    else:
-        mlp_inner = s * inner_per_width * spec.d_ff
-    return ActivationTerms(
-        outside_tp=10 * s * d,
-        inside_tp=2 * s * (q + k + v + latents) + 2 * s * h * spec.v_head_dim + mlp_inner,
-        scores=5 * h * s * s,
-        layer_input=2 * s * d,
-    )
-
-
-class Activations(NamedTuple):
-    """Activation bytes on the busiest GPU for one micro-batch."""
-
-    per_layer: int  # one layer, one sequence (the largest kind of layer)
-    layers_held: int  # layers whose activations the busiest stage holds at once
-    output: int  # the final norm's input and the fp32 logits (the last stage), one sequence
-    per_sequence: int  # everything, one sequence
-    micro_batch: int
-    total: int  # per_sequence x micro_batch
-    form: str  # which of Korthikanti's forms applies
-
-
-def layer_activation_bytes(terms: ActivationTerms, tp: int, sp: bool, recompute: str,
-                           flash: bool) -> int:
-    """Korthikanti et al. 2022's forms, per layer (b = 1; ceilings where t does not divide):
-
-    none:       10 s h + 24 s h / t + 5 a s^2 / t           (t = 1: s h (34 + 5 a s / h))
-    sp:         (34 s h + 5 a s^2) / t
-    selective:  10 s h + 24 s h / t, or 34 s h / t with sp  (the s^2 term recomputed)
-    full:       2 s h, or 2 s h / t with sp                 (the layer's input only)
-
-    FlashAttention never stores the s x s scores: the s^2 term goes, as with selective."""
-    if recompute == "full":
-        return _share(terms.layer_input, tp) if sp else terms.layer_input
-    scores = 0 if flash or recompute == "selective" else terms.scores
-    if sp:
-        return _share(terms.outside_tp + terms.inside_tp + scores, tp)
-    return terms.outside_tp + _share(terms.inside_tp + scores, tp)
-
-
-RECOMPUTE_MODULES = ("core_attn", "layernorm", "mla_up_proj", "moe_act")  # Megatron Core's
-
-
-def without_modules(spec: ModelSpec, terms: ActivationTerms, seq: int,
-                    modules: tuple[str, ...], moe_layer: bool) -> ActivationTerms:
-    """The terms less what selective recomputation of ``modules`` stops keeping (Megatron
-    Core's recompute_modules; core_attn is the s^2 term, taken out by the selective form):
-    layernorm, the norms' outputs (the attention and MLP inputs, 2 s h each), rebuilt from
-    their inputs; mla_up_proj, MLA's decompressed q, k and v (2 s (q + k + v)), rebuilt from the
-    latents; moe_act, the routed experts' activation outputs (2 s k f), rebuilt from gate and
-    up."""
-    outside, inside = terms.outside_tp, terms.inside_tp
-    if "layernorm" in modules:
-        outside -= 4 * seq * spec.d_model
-    if "mla_up_proj" in modules and spec.latent_attention:
-        inside -= 2 * seq * spec.heads * (2 * spec.head_dim + spec.v_head_dim)
-    if "moe_act" in modules and moe_layer:
-        inside -= 2 * seq * spec.experts_per_token * spec.expert_d_ff
-    return terms._replace(outside_tp=outside, inside_tp=inside)
-
-
-def activations(spec: ModelSpec, seq: int, micro_batch: int, layout: Parallel,
-                recompute: str, flash: bool,
-                modules: tuple[str, ...] = ("core_attn",)) -> Activations:
-    """Activations of the busiest pipeline stage for a micro-batch.
-
-    With 1F1B pipelining the first stage holds pp micro-batches of its L / pp layers: L layers'
-    worth (Korthikanti et al., section 4.2.3), the same as without a pipeline. The last stage's
-    output (final norm input 2sh, fp32 logits 4sV, split over t) is added when there is a single
-    stage, where it shares a GPU with the layers."""
-    local = seq // layout.cp  # context parallelism: each rank holds seq / cp of a sequence
-    kinds = []
-    if spec.dense_mlp_layers or not spec.moe_layers:  # (a model without MLPs: Mamba-2)
-        kinds.append(activation_terms(spec, local, moe_layer=False))
-    if spec.moe_layers:
-        kinds.append(activation_terms(spec, local, moe_layer=True))
-    if layout.cp > 1:  # local queries against the whole sequence's keys: 5 a (s / cp) s
-        kinds = [t._replace(scores=t.scores * layout.cp) for t in kinds]
-    if recompute == "selective" and set(modules) - {"core_attn"}:
-        kinds = [without_modules(spec, t, local, modules, moe_layer=i == len(kinds) - 1
-                                 and bool(spec.moe_layers)) for i, t in enumerate(kinds)]
-    per_layer = max(layer_activation_bytes(t, layout.tp, layout.sp, recompute, flash)
-                    for t in kinds)
-    output = _share(2 * local * spec.d_model + 4 * local * spec.vocab, layout.tp) \
-        if layout.pp == 1 else 0
-    held = in_flight_layers(spec, layout)
-    per_sequence = -(-per_layer * held.numerator // held.denominator) + output
-    chosen = "selective" if modules == ("core_attn",) else f"selective: {', '.join(modules)}"
-    form = {"none": "sp" if layout.sp else "tp" if layout.tp > 1 else "plain",
-            "selective": f"{chosen} + sp" if layout.sp else chosen,
-            "full": "full + sp" if layout.sp else "full"}[recompute]
-    if flash and recompute == "none":
-        form += ", FlashAttention (no s^2 term)"
-    return Activations(per_layer=per_layer, layers_held=math.ceil(held), output=output,
-                       per_sequence=per_sequence, micro_batch=micro_batch,
-                       total=per_sequence * micro_batch, form=form)
-
-
 # ---- the plan ----------------------------------------------------------------------------
 
 class Time(NamedTuple):
@@ -395,6 +279,8 @@ class TrainingPlan(NamedTuple):
     qlora: bool
     base_format: str  # the frozen base's format with LoRA, else the recipe's weights
     assumptions: tuple[str, ...]
+    optimizer_states: str = "fp32"  # the optimizer states' dtype (fp32, bf16)
+    activation_cache: str = "bf16"  # how kept activations are stored (bf16, fp8)
 
     @property
     def total_model_flops(self) -> int | None:
@@ -452,9 +338,13 @@ def plan_training(spec: ModelSpec, accelerator: Accelerator, layout: Parallel, *
                   mfu: float = DEFAULT_MFU, price: float | None = None, lora_rank: int = 0,
                   lora_targets: tuple[str, ...] = DEFAULT_LORA_TARGETS, qlora: bool = False,
                   base_format: str | None = None, micro_batches: int = 1,
-                  recompute_modules: tuple[str, ...] = ("core_attn",)) -> TrainingPlan:
+                  recompute_modules: tuple[str, ...] = ("core_attn",),
+                  optimizer_states: str | None = None,
+                  activation_cache: str = "bf16") -> TrainingPlan:
     """Plan training ``spec`` (see the module docstring). ``base_format``: the frozen base of a
-    LoRA run, a dtype (bf16 by default) or a quantization format (QLoRA: bnb-nf4)."""
+    LoRA run, a dtype (bf16 by default) or a quantization format (QLoRA: bnb-nf4).
+    ``optimizer_states``: the dtype of the optimizer's states (default: the precision
+    recipe's); ``activation_cache``: bf16, or fp8 (plan/activations.py)."""
     from specsheet.errors import did_you_mean
     from specsheet.model.flops import RECOMPUTE
 
@@ -529,8 +419,43 @@ def plan_training(spec: ModelSpec, accelerator: Accelerator, layout: Parallel, *
         if base_format not in QLORA_BASES:
             raise SpecError(f"QLoRA needs a 4-bit base ({', '.join(QLORA_BASES)}), got "
                             f"{base_format}", field="qlora", value=base_format)
+    check_cache(activation_cache)
+    if optimizer_states is not None:
+        if optimizer_states not in OPTIMIZER_STATES:
+            raise SpecError(f"expected one of {', '.join(OPTIMIZER_STATES)}, got "
+                            f"{optimizer_states!r} (8-bit states are the adamw-8bit "
+                            "optimizer's)", field="optimizer_states", value=optimizer_states)
+        if optimizer == "adamw-8bit":
+            raise SpecError("adamw-8bit keeps its own 8-bit states; a dtype for them is for "
+                            "the other optimizers", field="optimizer_states",
+                            value=optimizer_states)
+    if layout.schedule == "dualpipe" and (micro_batches % 2 or micro_batches < 2 * layout.pp):
+        raise SpecError(f"DualPipe feeds half the micro-batches from each end and needs an "
+                        f"even number of them, at least 2 x pp = {2 * layout.pp}; got "
+                        f"{micro_batches}", field="grad_accum", value=micro_batches)
     params = count_params(spec)
     recipe = RECIPES[precision]
+    states_dtype = optimizer_states or ("fp32" if recipe.state == 4 else "bf16")
+    if optimizer_states is not None and optimizer != "adamw-8bit":
+        recipe = recipe._replace(state=OPTIMIZER_STATES[optimizer_states])
+        if optimizer_states != ("fp32" if RECIPES[precision].state == 4 else "bf16"):
+            assumptions.append(
+                f"optimizer states: {optimizer}'s in {optimizer_states} ({recipe.state} bytes a "
+                "value), the master weights and gradients as the precision recipe keeps them"
+                + (" (DeepSeek-V3 report, section 3.3.3: BF16 AdamW moments, FP32 master "
+                   "weights and gradients)" if optimizer_states == "bf16" else ""))
+    if activation_cache == "fp8":
+        assumptions.append(
+            "activations: cached in FP8 for the Linear operators' backward, with an fp32 scale "
+            "a 1 x 128 tile; the output projection's input in E5M6 (12 bits), the experts' "
+            "SwiGLU inputs in FP8; norms' inputs, attention's q, k and v, router logits and a "
+            "dense SwiGLU's inputs kept in 16 bits (DeepSeek-V3 report, section 3.3.3; an "
+            "estimate of its widths, not a log)")
+    if layout.schedule == "dualpipe":
+        assumptions.append(
+            "pipeline: DualPipe (DeepSeek-V3 report, section 3.2.1, Table 2): each GPU holds "
+            "two stages, h and pp - 1 - h (two copies of their parameters, gradients and "
+            "optimizer states), and PP + 1 chunks of activations at its peak")
     if lora_rank:
         base_format = base_format or "bf16"
         assumptions.append(f"LoRA: rank {lora_rank} on {', '.join(lora_targets)}; the base is "
@@ -608,7 +533,8 @@ def plan_training(spec: ModelSpec, accelerator: Accelerator, layout: Parallel, *
         states=model_states(spec, params, recipe, optimizer, layout, lora_rank, lora_targets,
                             base_format or "bf16"),
         activations=activations(spec, seq, micro_batch, layout, recompute, flash,
-                                recompute_modules),
+                                recompute_modules, activation_cache),
+        optimizer_states=states_dtype, activation_cache=activation_cache,
         lora_rank=lora_rank, lora_targets=lora_targets if lora_rank else (), qlora=qlora,
         base_format=base_format or precision, assumptions=tuple(assumptions),
     )

@@ -24,6 +24,7 @@ META_FIELDS: dict[str, type] = {
     "source": str,
     "published_total": int,
     "quantization_config": dict,  # the checkpoint's own format, as its config.json writes it
+    "training": dict,  # a published training recipe (``specsheet train``; docs/training.md)
 }
 SPEC_FIELDS: dict[str, FieldDoc] = {f.name: f for f in FIELD_DOCS}
 ALL_FIELDS: tuple[str, ...] = (*META_FIELDS, *SPEC_FIELDS)
@@ -232,4 +233,7 @@ def model_from_mapping(
         reference=data.get("source", ""),
         # so does the shipped format: an overridden model has no checkpoint
         shipped=shipped_of(data, spec, origin) if not overrides else None,
+        # so does a training recipe: it describes the run of the published model
+        training=tuple((str(k), tuple(v) if isinstance(v, list) else v)
+                       for k, v in data.get("training", {}).items()) if not overrides else (),
     )

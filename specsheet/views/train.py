@@ -14,10 +14,12 @@ if TYPE_CHECKING:
 
 def train_document(model: Model, plan: TrainingPlan,
                    suggestions: list[dict[str, Any]] | None = None,
-                   measured: dict[str, Any] | None = None) -> dict[str, Any]:
+                   measured: dict[str, Any] | None = None,
+                   recipe: dict[str, Any] | None = None) -> dict[str, Any]:
     """The document of ``train``: FLOPs per token and in total (exact, and three estimates),
     time and cost, one step, the memory of a step on one GPU, and when it does not fit, the
-    changes that would (``suggestions``, spelled by the api)."""
+    changes that would (``suggestions``, spelled by the api); ``recipe``: the training recipe
+    the run took (the api's RecipeUse)."""
     from specsheet.plan.training import estimate_errors
 
     fl, layout, states, act = plan.flops, plan.layout, plan.states, plan.activations
@@ -76,6 +78,9 @@ def train_document(model: Model, plan: TrainingPlan,
         "measured": measured,
         "precision": plan.recipe.precision,
         "optimizer": plan.optimizer,
+        "optimizer_states": plan.optimizer_states,
+        "activation_cache": plan.activation_cache,
+        "recipe": recipe,
         "lora": {"rank": plan.lora_rank, "targets": list(plan.lora_targets),
                  "qlora": plan.qlora, "base_format": plan.base_format}
         if plan.lora_rank else None,
@@ -104,7 +109,14 @@ def schemas() -> dict[str, Any]:
     """The schema of ``train_document``."""
     from specsheet.model.flops import ATTENTION, RECOMPUTE
     from specsheet.plan.parallel import OFFLOADS, SCHEDULES
-    from specsheet.plan.training import LORA_TARGETS, OPTIMIZERS, PRECISIONS, TRAIN_ATTENTION
+    from specsheet.plan.training import (
+        ACTIVATION_CACHES,
+        LORA_TARGETS,
+        OPTIMIZER_STATES,
+        OPTIMIZERS,
+        PRECISIONS,
+        TRAIN_ATTENTION,
+    )
     from specsheet.views.schema import VERSION, obj, ref
 
     count = {"type": "integer", "minimum": 0}
@@ -167,6 +179,17 @@ def schemas() -> dict[str, Any]:
             "mfu": {"type": "number"}}, "A measured step time or rate and the MFU it implies.")]},
         "precision": {"enum": list(PRECISIONS)},
         "optimizer": {"enum": list(OPTIMIZERS)},
+        "optimizer_states": {"enum": list(OPTIMIZER_STATES),
+                             "description": "the dtype of the optimizer's state values"},
+        "activation_cache": {"enum": list(ACTIVATION_CACHES),
+                             "description": "how kept activations are stored"},
+        "recipe": {"oneOf": [{"type": "null"}, obj({
+            "name": {"type": "string"}, "source": {"type": "string"},
+            "cite": {"type": "string"},
+            "applied": {"type": "object"}, "overridden": {"type": "object"},
+            "not_applied": {"type": "object", "additionalProperties": {"type": "string"}}},
+            "The model's published training recipe: what it set, what an option overrode, "
+            "and what did not apply to the run (and why).")]},
         "lora": {"oneOf": [{"type": "null"}, obj({
             "rank": positive,
             "targets": {"type": "array", "items": {"enum": list(LORA_TARGETS)}},
@@ -305,9 +328,15 @@ def _train_memory_view(model: Model, plan: TrainingPlan) -> TableView:
     if layout.zero:
         parts.append(f"ZeRO-{layout.zero}" + (f" in groups of {layout.shard_group}"
                                                if layout.shard_group else ""))
+    if layout.schedule == "dualpipe":
+        parts.append("DualPipe")
+    kept = [plan.recipe.precision, plan.optimizer]
+    if plan.optimizer_states == "bf16" and plan.recipe.master:
+        kept.append("bf16 states")
+    if plan.activation_cache == "fp8":
+        kept.append("fp8 activations")
     view = TableView(
-        title=f"{model.name}: memory per GPU ({', '.join(parts)}; {plan.recipe.precision}, "
-              f"{plan.optimizer})",
+        title=f"{model.name}: memory per GPU ({', '.join(parts)}; {', '.join(kept)})",
         headers=("Figure", "Value", "Exact"), numeric=(False, True, True),
         optional=(False, True, False))
     if plan.lora_rank:

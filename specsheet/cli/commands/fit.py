@@ -131,6 +131,13 @@ def fit(
         "--output-rule", help="output-first (llama.cpp since PR #18148, Dec 2025) or "
         "blocks-first (b7437 and before): which layer -ngl offloads first.",
         rich_help_panel=LLAMA)] = "output-first",
+    kv_bits: Annotated[int | None, typer.Option(
+        "--kv-bits", help="With --engine mlx: mlx-lm's quantized KV cache, 2, 4 or 8 bits "
+        "[default: the model's dtype].", rich_help_panel="MLX",
+        show_default=False)] = None,
+    kv_group_size: Annotated[int, typer.Option(
+        "--kv-group-size", help="With --kv-bits: values per scale and bias.",
+        rich_help_panel="MLX")] = 64,
     engine: Annotated[str, typer.Option(
         "--engine", help="llama.cpp, ollama (llama-server under Ollama's defaults) or mlx "
         "(mlx-lm on an Apple GPU).")] = "llama.cpp",
@@ -163,7 +170,8 @@ def fit(
         host_bandwidth=None if host_bandwidth is None else
         _bytes(host_bandwidth, "--host-bandwidth"),
         wired_limit_mb=None if wired_limit is None else
-        _bytes(wired_limit, "--wired-limit") >> 20)
+        _bytes(wired_limit, "--wired-limit") >> 20, kv_bits=kv_bits,
+        kv_group_size=kv_group_size)
     with as_options():
         result = run_fit(_model(src, model), request)
     document = result.to_dict()

@@ -52,9 +52,10 @@ def train(
         show_default=False, rich_help_panel=RUN)] = None,
     micro_batch: Annotated[int, typer.Option(
         "--micro-batch", "-b", help="Sequences per GPU per step, b.", rich_help_panel=RUN)] = 1,
-    gpu: Annotated[str, typer.Option(
-        "--gpu", help="A built-in accelerator (h100-sxm, h200, ...) or a hardware YAML file.",
-        rich_help_panel=RUN)] = "h100-sxm",
+    gpu: Annotated[str | None, typer.Option(
+        "--gpu", help="A built-in accelerator (h100-sxm, h200, ...) or a hardware YAML file "
+        "[default: h100-sxm, or the GPU of the model's training recipe].", show_default=False,
+        rich_help_panel=RUN)] = None,
     gpus: Annotated[int | None, typer.Option(
         "--gpus", "-n", help="GPUs in the run, = dp x tp x pp [default: dp x tp x pp].",
         show_default=False, rich_help_panel=RUN)] = None,
@@ -107,9 +108,11 @@ def train(
     ep: Annotated[int, typer.Option(
         "--ep", help="Expert-parallel ranks: the routed experts sharded over ep of the "
         "dp x cp x tp ranks.", rich_help_panel=PARALLEL)] = 1,
-    schedule: Annotated[str, typer.Option(
-        "--schedule", help="Pipeline schedule: 1f1b, interleaved (with --vpp) or zero-bubble "
-        "(ZB-H1).", rich_help_panel=PARALLEL)] = "1f1b",
+    schedule: Annotated[str | None, typer.Option(
+        "--schedule", help="Pipeline schedule: 1f1b, interleaved (with --vpp), zero-bubble "
+        "(ZB-H1) or dualpipe (DeepSeek-V3's: two copies of the parameters, PP + 1 micro-batches "
+        "of activations) [default: 1f1b, or the model's training recipe's].",
+        show_default=False, rich_help_panel=PARALLEL)] = None,
     vpp: Annotated[int, typer.Option(
         "--vpp", help="Virtual pipeline stages a GPU (--schedule interleaved).",
         rich_help_panel=PARALLEL)] = 1,
@@ -119,6 +122,18 @@ def train(
     shard_group: Annotated[int | None, typer.Option(
         "--shard-group", help="HSDP: ZeRO shards within groups of N data-parallel ranks and "
         "replicates across them.", show_default=False, rich_help_panel=PARALLEL)] = None,
+    optimizer_states: Annotated[str | None, typer.Option(
+        "--optimizer-states", help="The optimizer states' dtype: fp32 or bf16 (DeepSeek-V3's "
+        "BF16 AdamW moments; master weights and gradients stay fp32) [default: the "
+        "--precision recipe's].", show_default=False, rich_help_panel=MEMORY)] = None,
+    activation_cache: Annotated[str | None, typer.Option(
+        "--activation-cache", help="How kept activations are stored: bf16, or fp8 (the "
+        "Linear operators' inputs in FP8, as DeepSeek-V3 caches them) [default: bf16].",
+        show_default=False, rich_help_panel=MEMORY)] = None,
+    recipe: Annotated[str | None, typer.Option(
+        "--recipe", help="none: no training recipe; a preset's name: its recipe [default: "
+        "the model's own, where its preset publishes one; each item yields to its option].",
+        show_default=False, rich_help_panel=RUN)] = None,
     offload: Annotated[str, typer.Option(
         "--offload", help="none, or optimizer: its states and master weights in host memory "
         "(with --zero 1 or more).", rich_help_panel=MEMORY)] = "none",
@@ -170,12 +185,14 @@ def train(
         lora_rank=lora_rank, lora_targets=lora_targets, qlora=qlora, quant=quant, cp=cp,
         ep=ep, vpp=vpp, schedule=schedule, shard_group=shard_group, offload=offload,
         grad_accum=grad_accum, step_time=step_time, tokens_per_second=tokens_per_second,
-        per_gpu=per_gpu, recompute_modules=recompute_modules)
+        per_gpu=per_gpu, recompute_modules=recompute_modules,
+        optimizer_states=optimizer_states, activation_cache=activation_cache, recipe=recipe)
     notes: list[str] = []
     try:
         with as_options({"zero": "option --fsdp"} if fsdp else None):
             check_request(request)
-            load_gpu(gpu)
+            if gpu is not None:
+                load_gpu(gpu)
             loaded = resolve(src.ref(model), src.overrides(), notes,
                              src.checked_timeout())
             training = plan_train(loaded, request)
