@@ -88,8 +88,8 @@ def _shard_state_mixer(spec: ModelSpec, t: Tensor, module: str, kind: str,
 
 # plan's search lays each layout out on every GPU of the catalog: a stage's tensors and their
 # bytes do not depend on the GPU, so each is cut and counted once (pure functions of hashable
-# arguments; bounded, for a sweep's many models)
-@lru_cache(maxsize=1024)
+# arguments; bounded: a deepseek-v3 search of the catalog holds about 70 stages)
+@lru_cache(maxsize=128)
 def stage_tensors(spec: ModelSpec, layout: Parallel, stage: int) -> tuple[Tensor, ...]:
     """The tensors one GPU of pipeline stage ``stage`` holds, cut to its share: the layers of
     the stage; the embeddings on the first stage; the final norm and the head on the last (with
@@ -112,7 +112,7 @@ def stage_tensors(spec: ModelSpec, layout: Parallel, stage: int) -> tuple[Tensor
     return tuple(held)
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=256)
 def stored_bytes(spec: ModelSpec, tensors: tuple[Tensor, ...], dtype: str | None,
                  quant: str | None, group_size: int | None, keep: tuple[str, ...] = (),
                  match: str = "exact") -> int:
