@@ -211,9 +211,12 @@ def search(model: Model, request: PlanRequest | None = None, **options: Any
                             field=unknown[0])
         request = PlanRequest(**options)
     check_plan_request(request)
-    if request.train:
-        return search_train(model, request)
-    return _search(model, request)
+    from specsheet.plan.sharding import reuse_cuts
+
+    with reuse_cuts():  # a stage's cut, once per layout for every GPU searched
+        if request.train:
+            return search_train(model, request)
+        return _search(model, request)
 
 
 def _reports(model: Model, request: PlanRequest) -> list[tuple[str | None, Report]]:
