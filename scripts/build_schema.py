@@ -23,7 +23,8 @@ sys.path.insert(0, str(ROOT))
 OUT = ROOT / "specsheet" / "views" / "schema.json"
 
 # the view modules, each describing its documents (``schemas()``)
-VIEWS = ("count", "compare", "check", "serve", "catalog", "inspect", "train", "sweep", "fit")
+VIEWS = ("count", "compare", "check", "serve", "catalog", "inspect", "train", "sweep", "fit",
+         "plan")
 # every definition in the order the file lists it, with the command that writes it (a
 # document) or None (a part that documents share)
 DEFINITIONS: dict[str, str | None] = {
@@ -45,10 +46,12 @@ DEFINITIONS: dict[str, str | None] = {
     "sweep": "specsheet sweep MODEL --json",
     "fit": "specsheet fit MODEL --json",
     "check_fit": "specsheet check MODEL --engine llama.cpp --json",
+    "plan": "specsheet plan MODEL --json",
+    "plan_train": "specsheet plan MODEL --train --json",
 }
 # the documents a --json run may write, in the order the schema tries them
 DOCUMENTS = ("count", "compare", "check", "check_many", "presets", "inspect", "hardware",
-             "hardware_one", "serve", "sweep", "train", "fit", "check_fit")
+             "hardware_one", "serve", "sweep", "train", "fit", "check_fit", "plan", "plan_train")
 
 
 def build() -> dict[str, Any]:

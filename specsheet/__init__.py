@@ -1,10 +1,10 @@
 """specsheet: exact spec sheets for decoder-only transformer language models.
 
 The public API (docs/api.md): ``load``, ``report``, ``presets``, ``serve``, ``train``,
-``sweep``, ``check``, ``compare``, ``inspect``, ``fit``, ``Report``, ``Inspection``,
-``FitRequest``, ``Model``, ``ModelSpec`` and ``SpecError``. Importing specsheet loads neither
-typer, rich nor yaml; the API's modules load on first use, so the command line pays only for
-what it runs.
+``sweep``, ``check``, ``compare``, ``inspect``, ``fit``, ``search`` (plan's), ``Report``,
+``Inspection``, ``FitRequest``, ``PlanRequest``, ``Model``, ``ModelSpec`` and ``SpecError``.
+Importing specsheet loads neither typer, rich nor yaml; the API's modules load on first use, so
+the command line pays only for what it runs.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from specsheet.api.count import Report, load, presets, report
     from specsheet.api.fit import FitRequest, fit
     from specsheet.api.inspect import Inspection, inspect
+    from specsheet.api.plan import PlanRequest, search
     from specsheet.api.serve import serve
     from specsheet.api.sweep import sweep
     from specsheet.api.train import train
@@ -30,11 +31,13 @@ _LAZY = {**dict.fromkeys(("Report", "load", "presets", "report"), "specsheet.api
          **{name: f"specsheet.api.{name}" for name in ("check", "compare", "fit", "inspect",
                                                         "serve", "sweep", "train")},
          "Inspection": "specsheet.api.inspect", "FitRequest": "specsheet.api.fit",
+         # plan's search: ``specsheet.plan`` is the package of the planning arithmetic
+         "search": "specsheet.api.plan", "PlanRequest": "specsheet.api.plan",
          "Model": "specsheet.model.spec", "ModelSpec": "specsheet.model.spec"}
 
-__all__ = ["FitRequest", "Inspection", "Model", "ModelSpec", "Report", "SpecError",
-           "__version__", "check", "compare", "fit", "inspect", "load", "presets", "report",
-           "serve", "sweep", "train"]
+__all__ = ["FitRequest", "Inspection", "Model", "ModelSpec", "PlanRequest", "Report",
+           "SpecError", "__version__", "check", "compare", "fit", "inspect", "load", "presets",
+           "report", "search", "serve", "sweep", "train"]
 
 
 def __getattr__(name: str) -> Any:

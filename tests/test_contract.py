@@ -24,6 +24,10 @@ TABLE_COMMANDS = [
      str(Path(__file__).parent / "data" / "vllm_logs" / "llama2-7b-v0.log")],
     ["train", "llama3-8b", "--seq-len", "8k", "--gpus", "8"],
     ["sweep", "llama3.1-8b", "--tokens", "1k:128k:x2", "--gpu", "h100-sxm"],
+    ["plan", "llama3-70b", "--gpu", "all", "--max-model-len", "8k", "--requests-per-s", "10",
+     "--prompt", "1k", "--output", "256", "--max-ttft", "1", "--price", "2.5"],
+    ["plan", "llama3-8b", "--train", "--tokens-total", "100B", "--days", "10", "--gpu",
+     "h100-sxm,rtx-pro-6000-blackwell", "--nodes", "4", "--price", "2.5"],
     ["fit", "qwen3-30b-a3b", "--gpu", "rtx-4090,rtx-3090", "--ctx", "32k", "--n-cpu-moe", "4",
      "-ctk", "q8_0", "-ctv", "q8_0"],
     ["train", "llama3-8b", "--gpus", "1"],  # with the table of what would fit

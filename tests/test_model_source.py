@@ -54,6 +54,8 @@ COMMANDS: dict[str, tuple[list[str], Callable[[str], int]]] = {
               lambda out: json.loads(out)["model"]["params"]["total"]),
     "serve": (["--gpu", "h100-sxm", "--json"],
               lambda out: json.loads(out)["memory_per_gpu"]["weights_bytes"] // 2),
+    "plan": (["--gpu", "h100-sxm", "--gpus", "1", "--json"],
+             lambda out: json.loads(out)["model"]["params"]),
     "train": (["--json"], lambda out: json.loads(out)["params"]["total"]),
     "sweep": (["--tokens", "1k,2k", "--json"],
               lambda out: json.loads(out)["points"][0]["report"]["params"]["total"]),

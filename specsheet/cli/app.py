@@ -32,6 +32,7 @@ COMMANDS = {
     "check": "Check models against budgets: exit 0 within every limit, 1 over one.",
     "serve": "Does a model fit on these GPUs, how many requests at once, how fast, at what cost.",
     "fit": "Will a GGUF run here with llama.cpp: layers, KV and compute per GPU and host.",
+    "plan": "The cheapest hardware, fewest GPUs, best format or longest context under limits.",
     "train": "Training FLOPs, GPU-hours and cost, and memory per GPU.",
     "convert": "Write a model as a preset YAML file, to keep and edit.",
     "explore": "Design a model in the terminal; its figures follow every keystroke.",

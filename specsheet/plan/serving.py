@@ -17,6 +17,7 @@ estimates (``plan/roofline.py``).
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import NamedTuple
 
 from specsheet.errors import SpecError
@@ -95,13 +96,14 @@ class StageMemory(NamedTuple):
                 <= self.budget_bytes)
 
 
-def _state_inputs(spec: ModelSpec) -> list[Tensor]:
+@lru_cache(maxsize=64)  # every stage of every plan of a search asks it again
+def _state_inputs(spec: ModelSpec) -> tuple[Tensor, ...]:
     """The input projection (ssm_in) of the first state layer of each kind."""
     firsts: dict[str, Tensor] = {}
     for t in model_tensors(spec):
         if t.layer is not None and t.name.endswith(".ssm_in.weight"):
             firsts.setdefault(layer_kind(spec, t.layer), t)
-    return list(firsts.values())
+    return tuple(firsts.values())
 
 
 def activation_estimate(spec: ModelSpec, layout: Parallel, layers: range, last: bool,

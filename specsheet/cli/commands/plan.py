@@ -1,0 +1,219 @@
+"""``specsheet plan``: the cheapest hardware, the fewest GPUs, the best format or the longest
+context that serves a model under constraints (docs/plan.md)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from specsheet.api.serve import DEFAULT_MBU, DEFAULT_UTILIZATION
+from specsheet.cli.model_source import NO_SOURCE, ModelSource, model_options
+from specsheet.cli.options import (
+    OPTION_NAMES,
+    FormatOpt,
+    JsonOpt,
+    ModelArg,
+    emit,
+    output_format,
+    reports,
+)
+from specsheet.cli.serving import (
+    MaxModelLenOpt,
+    MbuOpt,
+    OutputOpt,
+    PromptOpt,
+    UtilizationOpt,
+)
+from specsheet.errors import ExitCode
+
+if TYPE_CHECKING:
+    from specsheet.views.table import TableView
+
+SETTINGS: dict[str, Any] = {
+    "epilog": "Every candidate is a 'specsheet serve' run (with --train, a 'specsheet train' "
+              "run; its command reproduces it): the memory exact as serve computes it, the "
+              "times and costs serve's roofline estimates. Exit codes: 0 a candidate meets "
+              "every constraint, 1 none does (the closest and what it misses on stderr), 2 "
+              "bad input."}
+SPACE = "Search space"
+LIMITS = "Constraints (a candidate that misses one is listed, not chosen)"
+
+PlanGpuOpt = Annotated[str, typer.Option(
+    "--gpu", help="Accelerators to search: a name, a comma list, or all (the catalog but "
+    "Apple's, which vLLM does not run on).", rich_help_panel=SPACE)]
+PlanGpusOpt = Annotated[str | None, typer.Option(
+    "--gpus", metavar="N|LOW..HIGH", help="GPU counts to search [default: 1..8 x nodes].",
+    show_default=False, rich_help_panel=SPACE)]
+NodesOpt = Annotated[int, typer.Option(
+    "--nodes", min=1, help="Nodes of 8 GPUs: the default top of the counts searched.",
+    rich_help_panel=SPACE)]
+PlanQuantOpt = Annotated[str | None, typer.Option(
+    "--quant", help="Weight formats: a comma list, or any (the model's own plus fp8, w8a8, "
+    "w4a16, awq-int4 and nvfp4) [default: the model's own].", show_default=False,
+    rich_help_panel=SPACE)]
+PlanKvOpt = Annotated[str, typer.Option(
+    "--kv-dtype", help="KV-cache element types: one or a comma list (bf16,fp8).",
+    rich_help_panel=SPACE)]
+EngineOpt = Annotated[str, typer.Option(
+    "--engine", help="The engine whose layouts are searched: vllm.", rich_help_panel=SPACE)]
+PlanConcurrencyOpt = Annotated[int | None, typer.Option(
+    "--concurrency", help="Requests decoded at once, over all replicas [default: as many as "
+    "the KV pool holds].", show_default=False, rich_help_panel=LIMITS)]
+RateOpt = Annotated[float | None, typer.Option(
+    "--requests-per-s", help="Requests of prompt + output tokens a second to serve (the "
+    "concurrency is then the fewest that reach it).", show_default=False,
+    rich_help_panel=LIMITS)]
+TtftOpt = Annotated[float | None, typer.Option(
+    "--max-ttft", help="Seconds to the first token at most (estimate).", show_default=False,
+    rich_help_panel=LIMITS)]
+TpotOpt = Annotated[float | None, typer.Option(
+    "--max-tpot", help="Seconds per output token at most (estimate).", show_default=False,
+    rich_help_panel=LIMITS)]
+MinTokensOpt = Annotated[float | None, typer.Option(
+    "--min-tokens-per-s", help="Output tokens a second at least, all replicas (estimate).",
+    show_default=False, rich_help_panel=LIMITS)]
+BudgetOpt = Annotated[float | None, typer.Option(
+    "--budget", help="US dollars an hour at most, every GPU (needs --price).",
+    show_default=False, rich_help_panel=LIMITS)]
+MaxGpusOpt = Annotated[int | None, typer.Option(
+    "--max-gpus", help="GPUs at most, all replicas.", show_default=False,
+    rich_help_panel=LIMITS)]
+ObjectiveOpt = Annotated[str, typer.Option(
+    "--objective", help="Rank by cost (per million output tokens; fewest GPUs without a "
+    "price), gpus, latency or throughput.")]
+PlanPriceOpt = Annotated[str | None, typer.Option(
+    "--price", help="US dollars per GPU-hour: one for every GPU, or NAME=USD,NAME=USD.",
+    show_default=False)]
+TRAIN = "Training (a run of --tokens-total tokens in --days days)"
+TrainOpt = Annotated[bool, typer.Option(
+    "--train", help="Search training runs (train's plans): the fewest GPUs, or the cheapest, "
+    "whose step fits and that finish in --days.", rich_help_panel=TRAIN)]
+TokensTotalOpt = Annotated[str | None, typer.Option(
+    "--tokens-total", "-D", help="Tokens to train on: 300B, 15.6T, 2e12.", show_default=False,
+    rich_help_panel=TRAIN)]
+DaysOpt = Annotated[float | None, typer.Option(
+    "--days", help="Days the run may take at most (an estimate at the MFU).",
+    show_default=False, rich_help_panel=TRAIN)]
+PlanMfuOpt = Annotated[float | None, typer.Option(
+    "--mfu", help="Share of the peak FLOP/s reached (estimates) [default: 0.5 serving, 0.4 "
+    "training, as serve and train].", show_default=False)]
+SolveOpt = Annotated[str | None, typer.Option(
+    "--solve", help="One answer: max-context (the longest --tokens at the concurrency), "
+    "max-concurrency, best-quant (the most bits per weight that meets every constraint) or "
+    "min-gpus.", show_default=False)]
+
+
+@model_options
+def plan(
+    model: ModelArg = None,
+    gpu: PlanGpuOpt = "all",
+    gpus: PlanGpusOpt = None,
+    nodes: NodesOpt = 1,
+    quant: PlanQuantOpt = None,
+    kv_dtype: PlanKvOpt = "bf16",
+    engine: EngineOpt = "vllm",
+    max_model_len: MaxModelLenOpt = None,
+    prompt: PromptOpt = None,
+    output: OutputOpt = None,
+    concurrency: PlanConcurrencyOpt = None,
+    requests_per_s: RateOpt = None,
+    max_ttft: TtftOpt = None,
+    max_tpot: TpotOpt = None,
+    min_tokens_per_s: MinTokensOpt = None,
+    budget: BudgetOpt = None,
+    max_gpus: MaxGpusOpt = None,
+    objective: ObjectiveOpt = "cost",
+    price: PlanPriceOpt = None,
+    solve: SolveOpt = None,
+    memory_utilization: UtilizationOpt = DEFAULT_UTILIZATION,
+    mfu: PlanMfuOpt = None,
+    mbu: MbuOpt = DEFAULT_MBU,
+    train: TrainOpt = False,
+    tokens_total: TokensTotalOpt = None,
+    days: DaysOpt = None,
+    fmt: FormatOpt = None,
+    json_: JsonOpt = False,
+    src: ModelSource = NO_SOURCE,
+) -> None:
+    """The cheapest hardware, fewest GPUs, best format or longest context that serves a model
+    under constraints: every layout vLLM allows, ranked, with the serve line of each.
+
+    Example: 'specsheet plan llama3-70b --gpu all --tokens 8k --requests-per-s 10 --max-ttft 1
+    --price 2.50'.
+    """
+    from specsheet.api.plan import PlanRequest, TrainPlanning, check_plan_request, search
+    from specsheet.cli.errors import as_options, option_of
+
+    output_fmt = output_format(fmt, json_)
+    request = PlanRequest(
+        gpu=gpu, gpus=gpus, nodes=nodes, quant=quant, kv_dtype=kv_dtype, engine=engine,
+        max_model_len=max_model_len, prompt=prompt, output=output, concurrency=concurrency,
+        requests_per_s=requests_per_s, max_ttft=max_ttft, max_tpot=max_tpot,
+        min_tokens_per_s=min_tokens_per_s, budget=budget, max_gpus=max_gpus,
+        objective=objective, price=price, solve=solve, memory_utilization=memory_utilization,
+        mfu=mfu, mbu=mbu, model_args=_model_args(model, src), train=train,
+        tokens_total=tokens_total, days=days)
+    with as_options({field: f"option {option_of(field)}" for field in _FIELDS}):
+        check_plan_request(request)
+        (report,) = reports([src.ref(model)], src.overrides(), None, None, "bf16",
+                            "lower --tokens or raise the context with --set context=N",
+                            None, None, src.timeout)
+        planning = search(report.model, request)
+    document = planning.to_dict()
+
+    def views() -> list[TableView]:
+        from specsheet.views.plan import plan_train_views, plan_views
+
+        if isinstance(planning, TrainPlanning):
+            return plan_train_views(planning, OPTION_NAMES["price"])
+        return plan_views(planning, OPTION_NAMES["price"])
+
+    rows = [{**{k: v for k, v in c.items() if k not in ("layout", "command", "misses")},
+             **c["layout"]} for c in document["candidates"]]
+    emit(output_fmt, document, rows, views, inputs={"--mfu": mfu, "--mbu": mbu})
+    if document["best"] is None:
+        from specsheet.cli import streams
+
+        streams.say(f"specsheet: {_missed(document)}")
+        raise typer.Exit(ExitCode.CHECK_FAILED)
+
+
+# plan's own fields, each given by --FIELD-WITH-DASHES
+_FIELDS = ("objective", "requests_per_s", "max_gpus", "budget", "max_ttft", "max_tpot",
+           "min_tokens_per_s", "solve", "nodes", "kv_dtype", "quant", "engine", "days",
+           "tokens_total", "concurrency", "prompt", "output")
+
+
+def _model_args(model: str | None, src: ModelSource) -> tuple[str, ...]:
+    """The model as a serve line names it: MODEL (or --hf NAME) and each spec field given."""
+    args: list[str] = [model] if model is not None else []
+    if src.hf is not None:
+        args += ["--hf", src.hf]
+    for setting in src.settings:
+        args += ["--set", setting]
+    for name, value in src.spec:
+        if value is not None:
+            text = str(value).lower() if isinstance(value, bool) else str(value)
+            args += ["--set", f"{name}={text}"]
+    return tuple(args)
+
+
+def _missed(document: dict[str, Any]) -> str:
+    """The line on stderr when no candidate meets every constraint."""
+    from specsheet.cli.errors import option_of
+
+    near = document["closest"]
+    if near is None:
+        return f"no candidate: {document['reason']}"
+    c = document["candidates"][near["candidate"]]
+    layout = {"ep": 1, **c["layout"]}
+    missed = "; ".join(
+        f"{option_of(m['constraint'])} {m['limit']:g} (it has "
+        f"{'none' if m['value'] is None else format(m['value'], '.4g')})"
+        for m in near["misses"])
+    return (f"no candidate meets every constraint; the closest, {c['gpus']} x {c['gpu']} "
+            f"(tp {layout['tp']}, pp {layout['pp']}, dp {layout['dp']}, "
+            f"{c.get('format', 'zero ' + str(layout.get('zero')))}), "
+            f"misses {missed}")
+
