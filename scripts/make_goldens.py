@@ -84,7 +84,9 @@ def dbrx_experts_forward(self: Any, hidden_states: torch.Tensor, top_k_index: to
 
 def build(config: Any) -> torch.nn.Module:
     # bf16 as the checkpoints ship, so that the cache holds its states in the dtypes
-    # transformers keeps them in (FLOPs and counts do not depend on it)
+    # transformers keeps them in (FLOPs and counts do not depend on it); given to from_config
+    # too, as a config's torch_dtype overrides the default (the Mamba checkpoints say float32,
+    # and a float32 model keeps its convolution states in float32)
     torch.set_default_dtype(torch.bfloat16)
     if config.model_type == "dbrx":
         from transformers.models.dbrx import modeling_dbrx
@@ -92,9 +94,10 @@ def build(config: Any) -> torch.nn.Module:
         modeling_dbrx.DbrxExperts.forward = dbrx_experts_forward  # type: ignore[method-assign]
     with torch.device("meta"):
         try:
-            return AutoModelForCausalLM.from_config(config, experts_implementation="batched_mm")
+            return AutoModelForCausalLM.from_config(config, experts_implementation="batched_mm",
+                                                    dtype=torch.bfloat16)
         except (TypeError, ValueError):
-            return AutoModelForCausalLM.from_config(config)
+            return AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16)
 
 
 def component(model: torch.nn.Module, name: str) -> str:
@@ -172,8 +175,11 @@ def train_golden(path: Path | dict[str, Any]) -> dict[str, Any]:
     model = build(config)
     # a Mamba, Mamba-2 or gated DeltaNet layer: each has a depthwise convolution
     hybrid = any(isinstance(m, torch.nn.Conv1d) for m in model.modules())
+    # Mamba and Falcon Mamba have no chunked scan (one step per token, as at 8 and 128): 1,024
+    # tokens would add nothing but a long run of 1,024 steps a layer
+    chunked = hybrid and config.model_type not in ("mamba", "falcon_mamba")
     result = {}
-    for tokens in HYBRID_TRAIN_TOKENS if hybrid else TRAIN_TOKENS:
+    for tokens in HYBRID_TRAIN_TOKENS if chunked else TRAIN_TOKENS:
         forward_flops, total = train_step(model, tokens)
         assert forward_flops % tokens == 0 and total % tokens == 0
         result[str(tokens)] = {"forward": forward_flops // tokens, "train": total // tokens,
@@ -324,7 +330,8 @@ DEFAULT_FAMILIES = (
     "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2", "gemma3_text", "phi3", "starcoder2",
     "olmo", "olmo2", "deepseek_v3", "phi", "gpt_oss", "cohere", "cohere2", "smollm3", "granite",
     "glm4_moe", "llama4_text", "exaone4", "glm4", "olmo3", "seed_oss", "ernie4_5", "ernie4_5_moe",
-    "phimoe", "granitemoe", "mamba2", "jamba", "falcon_h1", "qwen3_next", "olmoe",
+    "phimoe", "granitemoe", "mamba2", "jamba", "falcon_h1", "qwen3_next", "olmoe", "mamba",
+    "falcon_mamba",
 )
 # hunyuan_v1_dense (head_dim defaults to None) and dbrx (its attention configuration has no
 # rope_theta) cannot be built from their configuration classes' defaults alone
@@ -388,6 +395,13 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
         "num_hidden_layers": 8, "expert_layer_period": 1, "expert_layer_offset": 0,
         "attn_layer_period": 4, "attn_layer_offset": 1, "mamba_proj_bias": True}),
     "mamba2-groups-bias": ("mamba2-780m", {"n_groups": 4, "use_bias": True}),
+    # time_step_rank "auto" (ceil(1000 / 16) = 63), the projections' biases, no convolution
+    # bias, an untied head
+    "mamba-auto-rank-biases-untied": ("mamba-130m", {
+        "hidden_size": 1000, "intermediate_size": 2000, "time_step_rank": "auto",
+        "use_bias": True, "use_conv_bias": False, "tie_word_embeddings": False}),
+    "falcon_mamba-biases-tied": ("falcon-mamba-7b", {"num_hidden_layers": 4, "use_bias": True,
+                                                     "tie_word_embeddings": True}),
 }
 
 
@@ -437,6 +451,11 @@ def main() -> int:
     names = sys.argv[1:] or sorted(p.stem for p in DATA.glob("*.json") if p.stem != "sources")
     for name in names:
         result = golden(DATA / f"{name}.json")
+        written = GOLDEN / f"{name}.json"
+        if written.exists():  # keep the training figures of --train, which this does not redo
+            train = json.loads(written.read_text()).get("train_flops_per_token")
+            if train is not None:
+                result["train_flops_per_token"] = train
         (GOLDEN / f"{name}.json").write_text(json.dumps(result, indent=2) + "\n")
         print(f"{name}: {result['total']:,} parameters, {result['active']:,} active, "
               f"{result['kv_bytes_per_token_bf16']:,} KV bytes/token", flush=True)

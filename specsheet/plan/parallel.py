@@ -88,11 +88,11 @@ def tp_problem(spec: ModelSpec, tp: int, ep: bool = False) -> TpProblem | None:
     """Why vLLM cannot split ``spec`` over ``tp`` GPUs (with expert parallelism if ``ep``),
     or None: tp must divide the attention heads, the KV heads (or be a multiple of them), the
     state layers' heads and widths, the MLP, expert and shared-expert widths and the padded
-    vocabulary."""
-    if spec.heads % tp:
+    vocabulary. A model without attention layers (Mamba) has no heads to divide."""
+    if spec.attention_layers and spec.heads % tp:
         return TpProblem(f"does not divide the {spec.heads} attention heads", False)
     kv = spec.kv_heads
-    if not spec.latent_attention:
+    if spec.attention_layers and not spec.latent_attention:
         if kv >= tp and kv % tp:
             return TpProblem(f"does not divide the {kv} KV heads", False)
         if tp > kv and tp % kv:
@@ -204,7 +204,7 @@ def check_training_parallel(spec: ModelSpec, gpus: int | None, dp: int | None, t
                             value=value)
     if not 0 <= zero <= 3:
         raise SpecError(f"expected a stage from 0 to 3, got {zero}", field="zero", value=zero)
-    if spec.heads % tp:
+    if spec.attention_layers and spec.heads % tp:
         raise SpecError(f"{tp} does not divide the {spec.heads} attention heads; each "
                         "tensor-parallel rank holds whole heads", field="tp", value=tp)
     if pp > spec.layers:

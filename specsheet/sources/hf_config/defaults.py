@@ -138,6 +138,10 @@ DEFAULTS: dict[str, dict[str, Any]] = {
              "attn_config.defaults": {"kv_n_heads": 1},
              "ffn_config.defaults": {"ffn_hidden_size": 3584, "moe_num_experts": 4,
                                      "moe_top_k": 1}},
+    # MambaConfig and FalconMambaConfig: intermediate_size has no default (expand x hidden)
+    "mamba": {"vocab_size": 50280, "hidden_size": 768, "state_size": 16,
+              "num_hidden_layers": 32, "expand": 2, "conv_kernel": 4, "use_bias": False,
+              "use_conv_bias": True, "time_step_rank": "auto", "tie_word_embeddings": True},
     "mamba2": {"num_heads": 128, "vocab_size": 32768, "hidden_size": 4096, "state_size": 128,
                "num_hidden_layers": 64, "expand": 2, "conv_kernel": 4, "n_groups": 8,
                "use_bias": False, "use_conv_bias": True, "chunk_size": 256,
@@ -175,5 +179,6 @@ DEFAULTS: dict[str, dict[str, Any]] = {
                    "shared_expert_intermediate_size": 512, "num_experts_per_tok": 10,
                    "num_experts": 512, "full_attention_interval": 4},
 }
+DEFAULTS["falcon_mamba"] = DEFAULTS["mamba"]
 # Kimi K2's config.json names DeepseekV3Config in its auto_map (transformers has no kimi_k2)
 DEFAULTS["kimi_k2"] = DEFAULTS["deepseek_v3"]

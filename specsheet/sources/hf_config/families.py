@@ -621,6 +621,36 @@ def _mamba2(c: HFConfig) -> Fields:
                              c.flag("use_conv_bias"), c.flag("use_bias"), True)}
 
 
+def _mamba(c: HFConfig) -> Fields:
+    """Mamba (and Falcon Mamba): every block one Mamba mixer (selective scan; no attention, no
+    MLP) with one RMSNorm. d_inner is intermediate_size when given, else expand x hidden_size;
+    time_step_rank "auto" is ceil(hidden_size / 16) (transformers' MambaConfig.__post_init__,
+    whose intermediate_size the config's key then overrides). Falcon Mamba's RMSNorms on the
+    time step, B and C hold no parameters (FalconMambaWeightlessRMSNorm: a buffer of ones)
+    and are not matrix multiplications: the counts are Mamba's. No position limit: the
+    context is max_position_embeddings when given, else 1,048,576 tokens (a bound for T).
+    heads, head_dim and d_ff are placeholders no layer uses (as for Mamba-2)."""
+    d = c.integer("hidden_size")
+    layers = c.integer("num_hidden_layers")
+    inner = c.optional_integer("intermediate_size") or c.integer("expand") * d
+    rank_value = c.data.get("time_step_rank")
+    if isinstance(rank_value, str) and rank_value != "auto":
+        raise key_error("time_step_rank", f"expected a positive integer or \"auto\", got "
+                        f"{rank_value[:40]!r}", source=c.origin)
+    rank = -(-d // 16) if rank_value in (None, "auto") else c.integer("time_step_rank")
+    return {"layers": layers, "d_model": d, "heads": 1, "head_dim": d,
+            "vocab": c.integer("vocab_size"),
+            "context": c.integer("max_position_embeddings", 1_048_576),
+            "d_ff": 1, "mlp": "gated", "norm": "rmsnorm", "norms_per_block": 1,
+            "attn_bias": False, "mlp_bias": False, "positions": "none",
+            "tied_embeddings": c.flag("tie_word_embeddings"),
+            "layer_types": ["mamba"] * layers, "no_mlp_layers": list(range(layers)),
+            "ssm_inner": inner, "ssm_state": c.integer("state_size"),
+            "ssm_conv": c.integer("conv_kernel"), "ssm_dt_rank": rank,
+            "ssm_conv_bias": c.flag("use_conv_bias"), "ssm_bias": c.flag("use_bias"),
+            "ssm_norm": False}
+
+
 def _jamba(c: HFConfig) -> Fields:
     """Jamba: Mamba layers (selective scan, with RMSNorms on the time step, B and C) and an
     attention layer where i % attn_layer_period == attn_layer_offset; routed experts (no
@@ -814,6 +844,8 @@ FAMILIES: dict[str, Callable[[HFConfig], Fields]] = {
     "granitemoe": _granitemoe,
     "dbrx": _dbrx,
     "olmoe": _olmoe,
+    "mamba": _mamba,
+    "falcon_mamba": _mamba,
     "mamba2": _mamba2,
     "jamba": _jamba,
     "falcon_h1": _falcon_h1,

@@ -24,17 +24,11 @@ _OWN = "(from its modeling code)"
 
 UNSUPPORTED: dict[str, Unsupported] = {
     # ---- recurrent and state-space mixers
-    "mamba": Unsupported("Mamba-1 selective scan in every block (no attention, no MLP)",
-                         "jamba", "Mamba-1 layers beside attention and MoE, with norms on B, C "
-                         "and dt"),
-    "falcon_mamba": Unsupported("Mamba-1 selective scan in every block, with RMSNorms on B, C and "
-                                "dt (no attention, no MLP)", "jamba", "Jamba's keys and layer "
-                                "pattern: attention and MoE layers between the Mamba-1 ones"),
     "bamba": Unsupported("Mamba-2 / attention hybrid with its own layer-pattern key "
                          "(attn_layer_indices)", "granitemoehybrid", "its layer_types and its "
                          "shared MLP; jamba's layers are Mamba-1, not Mamba-2"),
     "zamba": Unsupported("Mamba-1 layers with shared attention blocks reused across depth",
-                         "jamba", "no shared blocks"),
+                         "mamba", "no attention blocks"),
     "zamba2": Unsupported("Mamba-2 layers with shared attention blocks and LoRA adapters",
                           "granitemoehybrid", "no shared blocks, no adapters"),
     "rwkv": Unsupported("RWKV time-mix and channel-mix recurrence"),
