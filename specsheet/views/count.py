@@ -246,17 +246,21 @@ def breakdown_view(report: Report) -> TableView:
     if p.embedding_projections:
         line("Embedding projections", "e × d in + d × e out", p.embedding_projections)
     weights = p.block.attention + p.block.mlp
+    # A model without attention (or MLP) layers shows the part at 0 with no per-layer formula:
+    # the formula would describe a layer the model does not have (Mamba-1, Mamba-2).
     line(f"Attention, {layers_text(spec.attention_layers)}", "L × per layer", p.attention)
-    note("  per layer", attention_formula(spec), p.block.attention,
-         f"{percent(p.block.attention, weights)} of attention + MLP")
+    if spec.attention_layers:
+        note("  per layer", attention_formula(spec), p.block.attention,
+             f"{percent(p.block.attention, weights)} of attention + MLP")
     if p.ssm:
         kinds = ", ".join(f"{n} {kind}" for kind, n in spec.layers_by_kind.items()
                           if kind not in ("attention", "none"))
         line(f"State-space layers, {kinds}", "projections, convolution, A, D, dt", p.ssm)
     if not spec.experts:
-        line(f"MLP, {layers_text(spec.layers)}", "L × per layer", p.mlp)
-        note("  per layer", mlp_formula(spec), p.block.mlp,
-             f"{percent(p.block.mlp, weights)} of attention + MLP")
+        line(f"MLP, {layers_text(spec.mlp_layers)}", "L × per layer", p.mlp)
+        if spec.mlp_layers:
+            note("  per layer", mlp_formula(spec), p.block.mlp,
+                 f"{percent(p.block.mlp, weights)} of attention + MLP")
     else:
         moe = p.moe
         line(f"MLP and experts, {layers_text(spec.layers)}", "dense + router + experts", p.mlp)
@@ -284,7 +288,8 @@ def breakdown_view(report: Report) -> TableView:
         head += " + V (bias)"
     line("Output head", head, p.output_head)
     block = "attention + MoE MLP + norms" if spec.experts else "attention + MLP + norms"
-    note("One layer", block, p.block.total)
+    if spec.attention_layers:
+        note("One layer", block, p.block.total)
     line("Total", "sum of the parts", total, "total")
     if spec.experts:
         k = spec.experts_per_token
