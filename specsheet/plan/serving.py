@@ -146,6 +146,10 @@ def stage_memory(report: Report, hardware: Accelerator, layout: Parallel, stage:
     layers = pp_partition(spec.layers, layout.pp)[stage]
     tensors = stage_tensors(spec, layout, stage)
     w = report.weights
+    if w.router_score_bias:  # stored, and loaded whole on every GPU
+        from specsheet.quant.tensors import score_bias_tensors
+
+        tensors += score_bias_tensors(spec, layers)
     group_size = w.group_size if group_size is None else group_size
     expert_tensors = tuple(t for t in tensors if "_exps." in t.name)
     if quant == "mxfp4" and spec.experts:  # vLLM's MoE kernels pad the experts
