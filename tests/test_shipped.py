@@ -201,7 +201,7 @@ def test_fit_names_its_estimates() -> None:
     s = doc["memory_per_gpu"]
     fit = doc["fit"]
     assert fit["estimated_bytes"] == s["activation_bytes"] + s["overhead_bytes"]
-    assert fit["margin_bytes"] == (s["budget_bytes"] - s["weights_bytes"]
+    assert fit["margin_bytes"] == (s["budget_bytes"] - s["weights_bytes"] - s["buffers_bytes"]
                                    - fit["estimated_bytes"] - s["kv_bytes_per_request"])
     # one request fits, but by less than the estimates: tight, and fits stays true
     assert (fit["verdict"], fit["weights_fit"], doc["fits"]) == ("tight", True, True)

@@ -63,10 +63,11 @@ WEIGHT_ROWS = [r for r in ROWS if r.get("preset") and "weights_gib" in r
 def test_weights_per_gpu_within_half_a_percent(row: dict[str, Any]) -> None:
     # "Model loading took" counts every tensor allocated at load, the rotary cos/sin cache
     # too: [max_position_embeddings, rotary_dim] in the model's dtype (vLLM's RotaryEmbedding
-    # _compute_cos_sin_cache, one per GPU). specsheet does not subtract it from the pool yet
-    # (docs/serving.md); it is added here: 10.5 MB for Qwen3-0.6B (40,960 x 128 x 2 B)
+    # _compute_cos_sin_cache, one per GPU): 10.5 MB for Qwen3-0.6B (40,960 x 128 x 2 B)
     doc = serve(*_args(row))
     spec = json.loads(CliRunner().invoke(app, ["count", row["preset"], "--json"]).stdout)["spec"]
     rotary = spec["context"] * spec["head_dim"] * 2
-    weights = (doc["memory_per_gpu"]["weights_bytes"] + rotary) / GIB
+    memory = doc["memory_per_gpu"]
+    assert memory["buffers_bytes"] == rotary
+    weights = (memory["weights_bytes"] + rotary) / GIB
     assert abs(weights - row["weights_gib"]) / row["weights_gib"] < 0.005, weights

@@ -36,6 +36,7 @@ from specsheet.plan.kv_blocks import (
 )
 from specsheet.plan.parallel import Parallel, pad_vocab, pp_partition
 from specsheet.plan.sharding import shard, stage_tensors, stored_bytes
+from specsheet.plan.vllm_layout import rotary_cache_bytes
 from specsheet.quant.tensors import Tensor, model_tensors
 
 DEFAULT_MEMORY_UTILIZATION = "0.9"  # CacheConfig.gpu_memory_utilization
@@ -66,6 +67,9 @@ class StageMemory(NamedTuple):
     num_blocks: int  # pool // page // layers_per_group (get_num_blocks)
     blocks_per_request: int  # at max_model_len
     kv_read_per_token: int  # decode: bytes one request's KV adds per cached position (estimate)
+    # buffers vLLM allocates on the GPU beside the weights, counted in its "Model loading
+    # took" figure: the rotary cos/sin cache (vllm_layout.rotary_cache_bytes)
+    buffers_bytes: int = 0
 
     @property
     def kv_bytes_per_request(self) -> int:
@@ -85,14 +89,21 @@ class StageMemory(NamedTuple):
         return self.state_blocks_per_request * self.page_bytes * self.layers_per_group
 
     @property
+    def vllm_kv_tokens(self) -> int:
+        """vLLM's "GPU KV cache size: N tokens": num_blocks // groups x block_size
+        (``_report_kv_cache_config``, v1/core/kv_cache_utils.py, through 0.19; 0.20 and later
+        print int(concurrency x max_model_len) instead, PR 40694)."""
+        return self.num_blocks // len(self.groups) * self.block_size if self.groups else 0
+
+    @property
     def max_concurrency(self) -> int:
         """floor(num_blocks / blocks per request): vLLM's "Maximum concurrency", whole."""
         return self.num_blocks // self.blocks_per_request if self.blocks_per_request else 0
 
     @property
     def weights_fit(self) -> bool:
-        return (self.weights_bytes + self.activation_bytes + self.overhead_bytes
-                <= self.budget_bytes)
+        return (self.weights_bytes + self.buffers_bytes + self.activation_bytes
+                + self.overhead_bytes <= self.budget_bytes)
 
 
 def _state_inputs(spec: ModelSpec) -> list[Tensor]:
@@ -165,6 +176,7 @@ def stage_memory(report: Report, hardware: Accelerator, layout: Parallel, stage:
         weights = stored_bytes(spec, tensors, dtype, quant, group_size, w.keep, w.match)
         experts = stored_bytes(spec, expert_tensors, dtype, quant, group_size, w.keep,
                                w.match) if spec.experts else 0
+    buffers = rotary_cache_bytes(spec, dtype) if attention_layers(spec, layers) else 0
     activation = activation_estimate(spec, layout, layers, stage == layout.pp - 1,
                                      batched_tokens, max_seqs)
     overhead = OVERHEAD_BYTES
@@ -175,7 +187,7 @@ def stage_memory(report: Report, hardware: Accelerator, layout: Parallel, stage:
         capacity = capacity if measured.total is None else measured.total
     if kv_memory is None:
         budget = utilization.of(capacity)
-        pool = max(0, budget - weights - activation - overhead)
+        pool = max(0, budget - weights - buffers - activation - overhead)
     else:
         budget, pool = capacity, kv_memory
     values = kv_values_per_layer(spec, layout.tp)
@@ -197,7 +209,7 @@ def stage_memory(report: Report, hardware: Accelerator, layout: Parallel, stage:
         overhead_bytes=overhead, kv_pool_bytes=pool, kv_bytes_per_token=per_token,
         block_size=block, page_bytes=page, state_page_bytes=state_page, groups=groups,
         layers_per_group=per_group, num_blocks=num_blocks, blocks_per_request=blocks,
-        kv_read_per_token=values * DTYPE_BITS[kv_dtype] // 8)
+        kv_read_per_token=values * DTYPE_BITS[kv_dtype] // 8, buffers_bytes=buffers)
 
 
 # ---- the plan ----------------------------------------------------------------------------------

@@ -89,3 +89,20 @@ def mxfp4_expert_bytes(spec: ModelSpec, layout: Parallel, layers: int, kernel: s
     if not spec.expert_bias and kernel == "triton":
         bias = 0
     return layers * experts * (w13 + w2 + bias)
+
+
+def rotary_cache_bytes(spec: ModelSpec, dtype: str | None) -> int:
+    """The rotary embedding's cos/sin cache vLLM allocates on every GPU that holds attention:
+    [max_position, rotary_dim] in the model's dtype (fp32 only for an fp32 model), one per GPU,
+    since ``get_rope`` hands every layer the same instance (``_ROPE_DICT``). vLLM's
+    ``RotaryEmbedding.__init__`` / ``_compute_cos_sin_cache``
+    (``model_executor/layers/rotary_embedding``): cos and sin of rotary_dim / 2 each,
+    concatenated; max_position is the config's max_position_embeddings (DeepSeek's YaRN:
+    original_max_position_embeddings x factor, the same figure). rotary_dim is head_dim, or
+    qk_rope_head_dim with MLA; a partial rotary factor and a second cache (Gemma 3's local
+    layers, Phi-3's LongRoPE) are not in the spec, so for those models it is an estimate."""
+    if spec.positions != "rotary" or not spec.attention_layers:
+        return 0
+    rotary_dim = spec.qk_rope_head_dim if spec.latent_attention else spec.head_dim
+    return spec.context * rotary_dim * (4 if dtype == "fp32" else 2)
+

@@ -54,8 +54,10 @@ def fit_section(plan: ServePlan) -> dict[str, Any]:
     if plan.kv_memory_given:
         margin = s.kv_pool_bytes - s.kv_bytes_per_request
     else:
-        margin = s.budget_bytes - s.weights_bytes - estimated - s.kv_bytes_per_request
-    weights_fit = all(st.weights_bytes <= st.budget_bytes for st in plan.stages)
+        margin = (s.budget_bytes - s.weights_bytes - s.buffers_bytes - estimated
+                  - s.kv_bytes_per_request)
+    weights_fit = all(st.weights_bytes + st.buffers_bytes <= st.budget_bytes
+                      for st in plan.stages)
     verdict = ("does_not_fit" if not plan.fits else "tight" if margin < estimated else "fits")
     return {"verdict": verdict, "weights_fit": weights_fit, "margin_bytes": margin,
             "estimated_bytes": estimated}
@@ -144,6 +146,7 @@ def _serve_memory(plan: ServePlan) -> dict[str, Any]:
             "capacity_bytes": s.capacity_bytes,
             "budget_bytes": s.budget_bytes,
             "weights_bytes": s.weights_bytes,
+            "buffers_bytes": s.buffers_bytes,
             "activation_bytes": s.activation_bytes,
             "overhead_bytes": s.overhead_bytes,
             "kv_pool_bytes": s.kv_pool_bytes,
@@ -162,6 +165,7 @@ def _serve_memory(plan: ServePlan) -> dict[str, Any]:
             "num_blocks": s.num_blocks,
             "blocks_per_request": s.blocks_per_request,
             "vllm_max_concurrency": plan.vllm_max_concurrency,
+            "vllm_kv_tokens": s.vllm_kv_tokens,
         },
         "stages": [{"stage": st.stage, "layers": st.layers, "weights_bytes": st.weights_bytes,
                     "activation_bytes": st.activation_bytes, "kv_pool_bytes": st.kv_pool_bytes,
@@ -252,6 +256,8 @@ def schemas() -> dict[str, Any]:
         "memory_per_gpu": obj({
             "stage": count, "layers": count, "capacity_bytes": count, "budget_bytes": count,
             "weights_bytes": count,
+            "buffers_bytes": {**count, "description": "what vLLM allocates beside the weights "
+                              "at load (the rotary cos/sin cache), subtracted from the pool"},
             "activation_bytes": {**count, "description": "an estimate"},
             "overhead_bytes": {**count, "description": "an estimate"},
             "kv_pool_bytes": count, "kv_pool_given": {"type": "boolean"},
@@ -273,6 +279,8 @@ def schemas() -> dict[str, Any]:
                 "window": count, "layers": count, "state": {"type": "boolean"}})},
             "layers_per_group": count, "num_blocks": count, "blocks_per_request": count,
             "vllm_max_concurrency": {"type": "number", "minimum": 0},
+            "vllm_kv_tokens": {**count, "description": "vLLM's \"GPU KV cache size\" in "
+                               "tokens: num_blocks // groups x block_size"},
         }, "vLLM's KV-cache blocks on that GPU."),
         "stages": {"type": "array", "items": ints("stage", "layers", "weights_bytes",
                                                   "activation_bytes", "kv_pool_bytes",
@@ -331,10 +339,13 @@ def serve_views(plan: ServePlan, est: Estimates | None, costs: dict[str, float |
         optional=(False, False, True, True, False),
     )
     cap = s.capacity_bytes
-    parts = [("Weights", s.weights_bytes), ("Activation peak (estimate)", s.activation_bytes),
+    parts = [("Weights", s.weights_bytes), ("Rotary cache", s.buffers_bytes),
+             ("Activation peak (estimate)", s.activation_bytes),
              ("Runtime overhead (estimate)", s.overhead_bytes),
              (f"KV pool ({plan.report.kv.dtype})" + (" (given)" if plan.kv_memory_given else ""),
               s.kv_pool_bytes)]
+    if not s.buffers_bytes:
+        parts.pop(1)
     at = 0
     for label, value in parts:
         memory.add(label, human_bytes(value), percent(value, cap),
