@@ -56,6 +56,7 @@ class ServeRequest(NamedTuple):
     allow_long_context: bool = False  # vLLM's VLLM_ALLOW_LONG_MAX_MODEL_LEN=1
     vllm_log: str | None = None  # a vLLM start-up log: calibrate against its figures
     block_size: int | None = None  # vLLM's --block-size (default: as the backend forces it)
+    kv_layout: str | None = None  # a cache layout beyond its dtype: fp8_ds_mla (kv_dtype_of)
 
 
 class Serving(NamedTuple):
@@ -91,9 +92,19 @@ def serve(model: Model, gpu: str, *, dtype: str | None = None, kv_dtype: str = "
     from specsheet.api.count import report
 
     request = request_of(gpu, options)
+    kv_dtype, layout = kv_dtype_of(kv_dtype)
+    request = request._replace(kv_layout=layout) if layout else request
     check_request(request)
     return plan_serve(report(model, None, dtype, kv_dtype, quant, group_size), request,
                       group_size)
+
+
+def kv_dtype_of(kv_dtype: str) -> tuple[str, str | None]:
+    """vLLM's --kv-cache-dtype as an element type and a layout: fp8_ds_mla (DeepSeek V3.2's
+    656-byte token, plan/kv_blocks.py) is fp8 values in its own layout; the others are plain."""
+    from specsheet.plan.kv_blocks import FP8_DS_MLA
+
+    return ("fp8", FP8_DS_MLA) if kv_dtype == FP8_DS_MLA else (kv_dtype, None)
 
 
 def request_of(gpu: str, options: dict[str, Any]) -> ServeRequest:
@@ -202,7 +213,8 @@ def _plan_serve(report: Report, request: ServeRequest, group_size: int | None = 
         max_model_len=max_len, prompt=prompt, output=output,
         batched_tokens=request.max_num_batched_tokens or serving.default_batched_tokens(hardware),
         max_seqs=request.max_num_seqs or serving.default_max_seqs(hardware),
-        moe_kernel=request.moe_kernel, block_size=request.block_size)
+        moe_kernel=request.moe_kernel, block_size=request.block_size,
+        kv_layout=request.kv_layout)
     try:
         plan = serving.plan_serving(report, hardware, layout, plan_request, utilization,
                                     kv_memory, group_size, measured)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import NamedTuple
 
+from specsheet.errors import SpecError
 from specsheet.hardware.catalog import Accelerator
 from specsheet.model.memory import bytes_for
 from specsheet.model.spec import ModelSpec
@@ -167,4 +168,27 @@ def group_blocks(group: KVGroup, tokens: int, batched_tokens: int,
     if not group.window:
         return -(-tokens // block_size)
     return -(-min(group.window - 1 + batched_tokens, tokens) // block_size) + 1
+
+
+# DeepSeek V3.2's sparse-MLA cache layout (--kv-dtype fp8_ds_mla): one token of one layer is
+# 512 fp8 latent values, 4 fp32 scales (one per 128 values) and 64 bf16 rotary values:
+# 512 + 4 x 4 + 64 x 2 = 656 bytes (v1/kv_cache_interface.py at bc8282e6,
+# MLAAttentionSpec.real_page_size_bytes: "return self.block_size * 656"; the layout is
+# FlashMLA sparse's, v1/attention/backends/mla/flashmla_sparse.py), in blocks of 64 tokens
+FP8_DS_MLA = "fp8_ds_mla"
+FP8_DS_MLA_TOKEN_BYTES = 512 + 4 * 4 + 64 * 2
+FP8_DS_MLA_BLOCK = 64
+
+
+def check_kv_layout(spec: ModelSpec, layout: str | None) -> None:
+    """fp8_ds_mla holds MLA's latent of 512 and rotary key of 64 only."""
+    if layout is None:
+        return
+    if layout != FP8_DS_MLA:
+        raise SpecError(f"unknown KV layout {layout!r}", field="kv_dtype", value=layout)
+    if not (spec.latent_attention and spec.kv_lora_rank == 512 and spec.qk_rope_head_dim == 64):
+        raise SpecError("fp8_ds_mla is DeepSeek V3.2's cache of a multi-head latent attention "
+                        "of kv_lora_rank 512 and qk_rope_head_dim 64; this model has "
+                        f"kv_lora_rank {spec.kv_lora_rank} and qk_rope_head_dim "
+                        f"{spec.qk_rope_head_dim}", field="kv_dtype", value=layout)
 

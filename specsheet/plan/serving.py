@@ -22,11 +22,14 @@ from typing import NamedTuple
 from specsheet.errors import SpecError
 from specsheet.figures import Report
 from specsheet.hardware.catalog import Accelerator
-from specsheet.model.memory import DTYPE_BITS, bytes_for
+from specsheet.model.memory import DTYPE_BITS
 from specsheet.model.spec import ModelSpec
 from specsheet.plan.kv_blocks import (
+    FP8_DS_MLA_BLOCK,
+    FP8_DS_MLA_TOKEN_BYTES,
     KVGroup,
     attention_layers,
+    check_kv_layout,
     group_blocks,
     kv_block_size,
     kv_groups,
@@ -149,7 +152,7 @@ def stage_memory(report: Report, hardware: Accelerator, layout: Parallel, stage:
                  max_model_len: int, utilization: Share, kv_memory: int | None,
                  batched_tokens: int, max_seqs: int, group_size: int | None,
                  moe_kernel: str | None = None, measured: Measured | None = None,
-                 block_size: int | None = None) -> StageMemory:
+                 block_size: int | None = None, kv_layout: str | None = None) -> StageMemory:
     """The memory of one GPU of pipeline stage ``stage``."""
     spec = report.model.spec
     quant = report.weights.format if report.weights.quantized else None
@@ -193,23 +196,26 @@ def stage_memory(report: Report, hardware: Accelerator, layout: Parallel, stage:
     values = kv_values_per_layer(spec, layout.tp)
     kv_dtype = report.kv.dtype
     state_dtype = dtype or "bf16"
-    block = block_size or kv_block_size(spec, hardware, layout.tp, kv_dtype, state_dtype,
-                                        max_model_len)
+    check_kv_layout(spec, kv_layout)
+    block = block_size or (FP8_DS_MLA_BLOCK if kv_layout else
+                           kv_block_size(spec, hardware, layout.tp, kv_dtype, state_dtype,
+                                         max_model_len))
     state_page = state_page_bytes(spec, layout.tp, state_dtype)
     attention = attention_layers(spec, layers)
-    page = bytes_for(block * values, kv_dtype) if spec.attention_layers else state_page
+    token_bits = FP8_DS_MLA_TOKEN_BYTES * 8 if kv_layout else values * DTYPE_BITS[kv_dtype]
+    page = -(-block * token_bits // 8) if spec.attention_layers else state_page
     groups = tuple(kv_groups(spec, layers))
     per_group = max((g.layers for g in groups), default=0)
     num_blocks = pool // page // per_group if per_group else 0
     blocks = sum(group_blocks(g, max_model_len, batched_tokens, block) for g in groups)
-    per_token = values * DTYPE_BITS[kv_dtype] * len(attention) // 8
+    per_token = token_bits * len(attention) // 8
     return StageMemory(
         stage=stage, layers=len(layers), capacity_bytes=capacity, budget_bytes=budget,
         weights_bytes=weights, expert_bytes=experts, activation_bytes=activation,
         overhead_bytes=overhead, kv_pool_bytes=pool, kv_bytes_per_token=per_token,
         block_size=block, page_bytes=page, state_page_bytes=state_page, groups=groups,
         layers_per_group=per_group, num_blocks=num_blocks, blocks_per_request=blocks,
-        kv_read_per_token=values * DTYPE_BITS[kv_dtype] // 8, buffers_bytes=buffers)
+        kv_read_per_token=token_bits // 8, buffers_bytes=buffers)
 
 
 # ---- the plan ----------------------------------------------------------------------------------
@@ -232,6 +238,7 @@ class Request(NamedTuple):
     max_seqs: int  # max_num_seqs
     moe_kernel: str | None = None  # vLLM's MXFP4 MoE kernel (default: by GPU generation)
     block_size: int | None = None  # tokens per KV block (default: as the backend forces it)
+    kv_layout: str | None = None  # a vLLM cache layout beyond a dtype: fp8_ds_mla
 
 
 class ServePlan(NamedTuple):
@@ -357,7 +364,8 @@ def plan_serving(report: Report, hardware: Accelerator, layout: Parallel, reques
         raise over_context(report, request.max_model_len)
     stages = tuple(stage_memory(report, hardware, layout, i, request.max_model_len, utilization,
                                 kv_memory, request.batched_tokens, request.max_seqs, group_size,
-                                request.moe_kernel, measured, request.block_size)
+                                request.moe_kernel, measured, request.block_size,
+                                request.kv_layout)
                    for i in range(layout.pp))
     return ServePlan(report, hardware, layout, request, utilization, kv_memory is not None,
                      stages)
