@@ -58,7 +58,8 @@ def llama3_70b_layer(tp: int) -> int:
 
 def test_llama3_70b_on_8_h100_one_kv_head_per_gpu() -> None:
     doc = serve("llama3-70b", "--gpu", "h100-sxm", "--gpus", "8")
-    assert doc["parallel"] == {"gpus": 8, "tp": 8, "pp": 1, "ep": 1}
+    assert doc["parallel"] == {"gpus": 8, "tp": 8, "pp": 1, "ep": 1, "dp": 1,
+                                "dcp": 1}
     vocab_rows = 128256 // 8  # 128,256 is already 2,004 x 64
     params = 80 * llama3_70b_layer(8) + 2 * vocab_rows * 8192 + 8192  # + embedding, head, norm
     assert llama3_70b_layer(8) == 106_971_136

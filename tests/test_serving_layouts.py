@@ -48,3 +48,69 @@ def test_fp8_ds_mla_on_a_model_without_that_latent_is_refused() -> None:
                                       "fp8_ds_mla"])
     assert result.exit_code == 2 and result.stdout == ""
     assert "option --kv-dtype: fp8_ds_mla is DeepSeek V3.2's cache" in result.stderr
+
+
+def _fp8_block(n: int, k: int) -> int:
+    """One fp8 matrix of n x k with its fp32 scale per 128 x 128 tile."""
+    return n * k + -(-n // 128) * -(-k // 128) * 4
+
+
+def test_dp_with_ep_spreads_the_experts_over_tp_x_dp_gpus() -> None:
+    # vLLM: EP size = TP x DP with --enable-expert-parallel; attention and the rest stay split
+    # by tp inside each data-parallel engine
+    tp8 = serve("deepseek-v3", "--gpu", "h200", "--tp", "8")
+    ep = serve("deepseek-v3", "--gpu", "h200", "--tp", "8", "--dp", "2", "--ep")
+    assert ep["parallel"] == {"gpus": 16, "tp": 8, "pp": 1, "ep": 16, "dp": 2, "dcp": 1}
+    # one expert: gate, up [2048 x 7168] and down [7168 x 2048]; at tp 8 each is 256 wide
+    whole = 3 * _fp8_block(2048, 7168)
+    split = 2 * _fp8_block(256, 7168) + _fp8_block(7168, 256)
+    assert (whole, split) == (44_050_944, 5_506_368)
+    # 58 MoE layers: 256 split experts on each GPU at tp 8; 256 / 16 = 16 whole ones with ep
+    weights = tp8["memory_per_gpu"]["weights_bytes"] - 58 * 256 * split + 58 * 16 * whole
+    assert ep["memory_per_gpu"]["weights_bytes"] == weights == 44_260_854_816
+    # without --ep, data parallelism repeats the whole engine: the same weights per GPU
+    dp = serve("deepseek-v3", "--gpu", "h200", "--tp", "8", "--dp", "2")
+    assert dp["memory_per_gpu"]["weights_bytes"] == tp8["memory_per_gpu"]["weights_bytes"]
+    assert (dp["parallel"]["gpus"], dp["parallel"]["ep"]) == (16, 1)
+
+
+def test_dp_engines_each_cost_their_own_gpus() -> None:
+    # the estimates are one engine's (its pool, its requests): its tp x pp GPUs pay for them
+    one = serve("llama3-8b", "--gpu", "h100-sxm", "--price", "2")
+    two = serve("llama3-8b", "--gpu", "h100-sxm", "--dp", "2", "--price", "2")
+    assert two["parallel"]["gpus"] == 2
+    for key in ("usd_per_request", "usd_per_million_output_tokens", "tokens_per_s_total"):
+        assert two["estimates"][key] == one["estimates"][key], key
+    assert two["max_concurrency"] == one["max_concurrency"]  # per engine
+
+
+def test_dcp_splits_a_requests_kv_over_the_tp_ranks() -> None:
+    # decode context parallelism: a block of block_size slots holds block_size x dcp tokens of
+    # the request (each rank 1 / dcp of them); vLLM prints the tokens multiplied by dcp; on
+    # Blackwell DCP takes CUTLASS MLA, blocks of 128 (platforms/cuda.py)
+    doc = serve("deepseek-v3", "--gpu", "b200", "--tp", "8", "--dcp", "8", "--kv-memory",
+                "40GiB")
+    k = doc["kv_blocks"]
+    page = 128 * 576 * 2
+    assert (k["block_size"], k["page_bytes"]) == (128, page)
+    blocks = 40 * GIB // page // 61
+    assert k["num_blocks"] == blocks == 4_774
+    assert k["blocks_per_request"] == -(-163_840 // (128 * 8)) == 160
+    assert k["vllm_kv_tokens"] == blocks * 128 * 8 == 4_888_576
+    assert doc["max_concurrency"] == blocks // 160 == 29
+    plain = serve("deepseek-v3", "--gpu", "b200", "--tp", "8", "--kv-memory", "40GiB")
+    assert plain["kv_blocks"]["block_size"] == 64  # FlashInfer MLA without DCP
+    assert plain["max_concurrency"] == 40 * GIB // (64 * 576 * 2) // 61 // 2560 == 3
+
+
+def test_dcp_that_does_not_divide_tp_or_on_a_model_without_mla_is_refused() -> None:
+    for args, text in ((["deepseek-v3", "--tp", "8", "--dcp", "3"],
+                        "option --dcp: 3 does not divide tp 8"),
+                       (["llama3-70b", "--tp", "8", "--dcp", "2"],
+                        "option --dcp: decode context parallelism is modelled for multi-head "
+                        "latent attention"),
+                       (["llama3-8b", "--gpus", "3", "--dp", "2"],
+                        "option --gpus: 3 GPUs are not a whole number of engines")):
+        result = CliRunner().invoke(app, ["serve", *args, "--gpu", "h200"])
+        assert result.exit_code == 2 and result.stdout == "", result.output
+        assert text in result.stderr, result.stderr

@@ -57,6 +57,8 @@ class ServeRequest(NamedTuple):
     vllm_log: str | None = None  # a vLLM start-up log: calibrate against its figures
     block_size: int | None = None  # vLLM's --block-size (default: as the backend forces it)
     kv_layout: str | None = None  # a cache layout beyond its dtype: fp8_ds_mla (kv_dtype_of)
+    dp: int | None = None  # data-parallel engines (default 1); with ep, EP size = tp x dp
+    dcp: int | None = None  # decode context parallelism: a request's KV over dcp tp ranks
 
 
 class Serving(NamedTuple):
@@ -193,7 +195,8 @@ def _plan_serve(report: Report, request: ServeRequest, group_size: int | None = 
                         f"the layers one by one and takes at most {MAX_PLANNED_LAYERS:,} (count "
                         "answers any number)", field="layers", value=spec.layers)
     try:
-        layout = check_parallel(spec, request.gpus, request.tp, request.pp, request.ep)
+        layout = check_parallel(spec, request.gpus, request.tp, request.pp, request.ep,
+                                request.dp, request.dcp)
         utilization = _utilization(request.memory_utilization)
     except SpecError as e:
         e.context += f" ({report.model.name})"

@@ -99,7 +99,7 @@ def kernel_block_alignment(spec: ModelSpec, hardware: Accelerator) -> int:
 
 
 def kv_block_size(spec: ModelSpec, hardware: Accelerator, tp: int, kv_dtype: str,
-                  state_dtype: str, max_model_len: int) -> int:
+                  state_dtype: str, max_model_len: int, dcp: int = 1) -> int:
     """Tokens per attention block. 16 for a model of attention only. A hybrid raises it as
     HybridAttentionMambaModelConfig.verify_and_update_config does (prefix caching off, vLLM's
     default for hybrids): the smallest multiple of the alignment a whose page holds the state,
@@ -107,7 +107,7 @@ def kv_block_size(spec: ModelSpec, hardware: Accelerator, tp: int, kv_dtype: str
     (its MambaSpec's block size)."""
     state = state_page_bytes(spec, tp, state_dtype)
     if not state:
-        return mla_block_size(spec, hardware) if spec.kv_lora_rank else BLOCK_SIZE
+        return mla_block_size(spec, hardware, dcp) if spec.kv_lora_rank else BLOCK_SIZE
     if not spec.attention_layers:
         return max_model_len
     token = bytes_for(kv_values_per_layer(spec, tp), kv_dtype)
@@ -115,10 +115,11 @@ def kv_block_size(spec: ModelSpec, hardware: Accelerator, tp: int, kv_dtype: str
     return align * -(-state // (align * token))
 
 
-def mla_block_size(spec: ModelSpec, hardware: Accelerator) -> int:
+def mla_block_size(spec: ModelSpec, hardware: Accelerator, dcp: int = 1) -> int:
     """An MLA model's block as vLLM's CUDA platform forces it (``vllm/platforms/cuda.py`` at
     ``002db495``, ``check_and_update_config``): FlashMLA on Hopper, 64 tokens; on Blackwell
-    FlashInfer MLA (64) when qk_nope_head_dim is 128, else CUTLASS MLA (128); 16 elsewhere
+    FlashInfer MLA (64) when qk_nope_head_dim is 128 and decode context parallelism is off,
+    else CUTLASS MLA (128: FlashInfer MLA returns no log-sum-exp for DCP); 16 elsewhere
     (Triton MLA)."""
     from specsheet.plan.vllm_layout import generation
 
@@ -126,7 +127,7 @@ def mla_block_size(spec: ModelSpec, hardware: Accelerator) -> int:
     if kind == "sm90":
         return 64
     if kind == "sm100":
-        return 64 if spec.head_dim - spec.qk_rope_head_dim == 128 else 128
+        return 64 if spec.head_dim - spec.qk_rope_head_dim == 128 and dcp == 1 else 128
     return BLOCK_SIZE
 
 

@@ -73,6 +73,14 @@ class StageMemory(NamedTuple):
     # buffers vLLM allocates on the GPU beside the weights, counted in its "Model loading
     # took" figure: the rotary cos/sin cache (vllm_layout.rotary_cache_bytes)
     buffers_bytes: int = 0
+    dcp: int = 1  # decode context parallelism: a block stands for block_size x dcp tokens
+
+    def blocks_for(self, tokens: int, batched_tokens: int) -> int:
+        """Blocks one request of ``tokens`` holds on this GPU, every group counted; with
+        decode context parallelism a full-attention block holds block_size x dcp tokens of
+        the request (cache_config's effective block size), each GPU 1 / dcp of them."""
+        return sum(group_blocks(g, tokens, batched_tokens, self.block_size * self.dcp)
+                   for g in self.groups)
 
     @property
     def kv_bytes_per_request(self) -> int:
@@ -96,7 +104,9 @@ class StageMemory(NamedTuple):
         """vLLM's "GPU KV cache size: N tokens": num_blocks // groups x block_size
         (``_report_kv_cache_config``, v1/core/kv_cache_utils.py, through 0.19; 0.20 and later
         print int(concurrency x max_model_len) instead, PR 40694)."""
-        return self.num_blocks // len(self.groups) * self.block_size if self.groups else 0
+        if not self.groups:
+            return 0
+        return self.num_blocks // len(self.groups) * self.block_size * self.dcp
 
     @property
     def max_concurrency(self) -> int:
@@ -199,7 +209,7 @@ def stage_memory(report: Report, hardware: Accelerator, layout: Parallel, stage:
     check_kv_layout(spec, kv_layout)
     block = block_size or (FP8_DS_MLA_BLOCK if kv_layout else
                            kv_block_size(spec, hardware, layout.tp, kv_dtype, state_dtype,
-                                         max_model_len))
+                                         max_model_len, layout.dcp))
     state_page = state_page_bytes(spec, layout.tp, state_dtype)
     attention = attention_layers(spec, layers)
     token_bits = FP8_DS_MLA_TOKEN_BYTES * 8 if kv_layout else values * DTYPE_BITS[kv_dtype]
@@ -207,7 +217,8 @@ def stage_memory(report: Report, hardware: Accelerator, layout: Parallel, stage:
     groups = tuple(kv_groups(spec, layers))
     per_group = max((g.layers for g in groups), default=0)
     num_blocks = pool // page // per_group if per_group else 0
-    blocks = sum(group_blocks(g, max_model_len, batched_tokens, block) for g in groups)
+    blocks = sum(group_blocks(g, max_model_len, batched_tokens, block * layout.dcp)
+                 for g in groups)
     per_token = token_bits * len(attention) // 8
     return StageMemory(
         stage=stage, layers=len(layers), capacity_bytes=capacity, budget_bytes=budget,
@@ -215,7 +226,8 @@ def stage_memory(report: Report, hardware: Accelerator, layout: Parallel, stage:
         overhead_bytes=overhead, kv_pool_bytes=pool, kv_bytes_per_token=per_token,
         block_size=block, page_bytes=page, state_page_bytes=state_page, groups=groups,
         layers_per_group=per_group, num_blocks=num_blocks, blocks_per_request=blocks,
-        kv_read_per_token=token_bits // 8, buffers_bytes=buffers)
+        kv_read_per_token=token_bits // 8 // layout.dcp, buffers_bytes=buffers,
+        dcp=layout.dcp)
 
 
 # ---- the plan ----------------------------------------------------------------------------------
@@ -283,8 +295,7 @@ class ServePlan(NamedTuple):
         best = spec.context
         for s in self.stages:
             def fits(t: int, s: StageMemory = s) -> bool:
-                return sum(group_blocks(g, t, self.request.batched_tokens, s.block_size)
-                           for g in s.groups) <= s.num_blocks
+                return s.blocks_for(t, self.request.batched_tokens) <= s.num_blocks
             if fits(best):
                 continue
             low, high = 0, best  # fits(low), not fits(high)
@@ -296,10 +307,8 @@ class ServePlan(NamedTuple):
 
     def concurrency_at(self, tokens: int) -> int:
         """Requests of ``tokens`` tokens the pool holds at once (every stage)."""
-        return min(s.num_blocks // max(1, sum(group_blocks(g, tokens,
-                                                           self.request.batched_tokens,
-                                                           s.block_size)
-                                              for g in s.groups)) for s in self.stages)
+        return min(s.num_blocks // max(1, s.blocks_for(tokens, self.request.batched_tokens))
+                   for s in self.stages)
 
 
 def default_batched_tokens(hardware: Accelerator) -> int:

@@ -30,7 +30,8 @@ def serve_entry(plan: ServePlan, est: Estimates | None,
                      "bandwidth_bytes_per_s": hw.bandwidth_bytes_per_s,
                      "peak_flops_per_s": dict(hw.peak_flops_per_s),
                      "interconnect_bytes_per_s": hw.interconnect_bytes_per_s},
-        "parallel": {"gpus": layout.gpus, "tp": layout.tp, "pp": layout.pp, "ep": layout.ep},
+        "parallel": {"gpus": layout.gpus, "tp": layout.tp, "pp": layout.pp, "ep": layout.ep,
+                     "dp": layout.dp, "dcp": layout.dcp},
         **_serve_memory(plan),
         "estimates": None if est is None else _estimates_section(plan, est, costs),
     }
@@ -249,7 +250,7 @@ def schemas() -> dict[str, Any]:
                          "peak_flops_per_s": {"type": "object",
                                               "additionalProperties": count},
                          "interconnect_bytes_per_s": count}),
-        "parallel": ints("gpus", "tp", "pp", "ep", minimum=1),
+        "parallel": ints("gpus", "tp", "pp", "ep", "dp", "dcp", minimum=1),
         "request": obj({"max_model_len": {"type": "integer", "minimum": 1},
                         "max_num_batched_tokens": {"type": "integer", "minimum": 1},
                         "max_num_seqs": {"type": "integer", "minimum": 1},
@@ -330,7 +331,9 @@ def serve_views(plan: ServePlan, est: Estimates | None, costs: dict[str, float |
     shipped = "as shipped: " if plan.report.weights.source == "config" else ""
     where = f"{layout.gpus} x {hw.name}" + (f", tp {layout.tp}" if layout.tp > 1 else "") + (
         f", pp {layout.pp}" if layout.pp > 1 else "") + (
-        f", ep {layout.ep}" if layout.ep > 1 else "")
+        f", ep {layout.ep}" if layout.ep > 1 else "") + (
+        f", dp {layout.dp}" if layout.dp > 1 else "") + (
+        f", dcp {layout.dcp}" if layout.dcp > 1 else "")
     stage = f" (stage {s.stage} of {layout.pp}: {layers_text(s.layers)})" if layout.pp > 1 else ""
     memory = TableView(
         title=f"{name} ({shipped}{plan.report.weights.format}) on {where}: memory per GPU"

@@ -32,6 +32,8 @@ from specsheet.cli.serving import (
     BatchedTokensOpt,
     BlockSizeOpt,
     ConcurrencyOpt,
+    DcpOpt,
+    DpOpt,
     EpOpt,
     GpuOpt,
     GpusOpt,
@@ -72,6 +74,8 @@ def serve(
     tp: TpOpt = None,
     pp: PpOpt = None,
     ep: EpOpt = False,
+    dp: DpOpt = None,
+    dcp: DcpOpt = None,
     max_model_len: MaxModelLenOpt = None,
     prompt: PromptOpt = None,
     output: OutputOpt = None,
@@ -119,7 +123,7 @@ def serve(
         max_num_seqs=max_num_seqs, price=price, mfu=mfu, mbu=mbu,
         tokens_per_word=tokens_per_word, text=text, tokenizer=tokenizer, timeout=src.timeout,
         moe_kernel=moe_kernel, allow_long_context=allow_long_context, vllm_log=vllm_log,
-        block_size=block_size, kv_layout=kv_dtype_of(kv_dtype)[1])
+        block_size=block_size, kv_layout=kv_dtype_of(kv_dtype)[1], dp=dp, dcp=dcp)
     kv_dtype = kv_dtype_of(kv_dtype)[0]
     with as_options(_LABELS if tp is None else None):
         check_request(request)
