@@ -307,3 +307,18 @@ def test_vllm_fp8_kv_dtype_names_are_fp8() -> None:
         doc = run("serve", "llama3-8b", "--gpu", "h100-sxm", "--kv-dtype", name)
         assert doc["model"]["kv_dtype"] == "fp8"
         assert doc["kv_blocks"] == fp8["kv_blocks"]
+
+
+def test_a_lora_base_is_frozen_as_the_checkpoint_ships_it() -> None:
+    # no --quant: the LoRA base is the shipped checkpoint (gpt-oss-20b: mxfp4 experts), the
+    # bytes count prints; --quant none asks for the unquantized model
+    shipped = run("count", "gpt-oss-20b")["memory"]["weights_bytes"]
+    doc = run("train", "gpt-oss-20b", "--lora-rank", "16", "--gpus", "1")
+    assert doc["memory_per_gpu"]["frozen_bytes"] == shipped == 13_761_264_768
+    assert any("frozen in mxfp4" in a for a in doc["assumptions"])
+    plain = run("train", "gpt-oss-20b", "--lora-rank", "16", "--gpus", "1", "--quant", "none")
+    params = run("count", "gpt-oss-20b")["params"]["total"]
+    assert plain["memory_per_gpu"]["frozen_bytes"] == 2 * params
+    # QLoRA keeps its own 4-bit base
+    qlora = run("train", "gpt-oss-20b", "--lora-rank", "16", "--qlora", "--gpus", "1")
+    assert any("frozen in bnb-nf4" in a for a in qlora["assumptions"])
