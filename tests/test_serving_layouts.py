@@ -114,3 +114,34 @@ def test_dcp_that_does_not_divide_tp_or_on_a_model_without_mla_is_refused() -> N
         result = CliRunner().invoke(app, ["serve", *args, "--gpu", "h200"])
         assert result.exit_code == 2 and result.stdout == "", result.output
         assert text in result.stderr, result.stderr
+
+
+def test_lora_slots_are_max_loras_adapters_at_full_rank_on_every_gpu() -> None:
+    # create_lora_weights: per wrapped Linear and slice, A [N, 1, r, in] and B [N, 1, out, r]
+    # in the model's dtype. At tp 1 that is r x (in + out) per matrix: Llama 3 8B's seven
+    # projections, r x (8192 + 5120 + 5120 + 8192 + 3 x 18432) = r x 81,920 a layer, the count
+    # peft prints for an adapter of rank r (41,943,040 at r = 16, docs/training.md)
+    doc = serve("llama3-8b", "--gpu", "h100-sxm", "--max-loras", "4", "--max-lora-rank", "64")
+    memory = doc["memory_per_gpu"]
+    slots = 4 * 32 * 64 * 81_920 * 2
+    assert memory["lora_bytes"] == slots == 1_342_177_280
+    assert memory["buffers_bytes"] == slots + 8192 * 128 * 2  # and the rotary cache
+    plain = serve("llama3-8b", "--gpu", "h100-sxm")["memory_per_gpu"]
+    assert plain["lora_bytes"] == 0
+    assert plain["kv_pool_bytes"] - memory["kv_pool_bytes"] == slots + (
+        memory["activation_bytes"] - plain["activation_bytes"])
+    # at tp 2 the column-parallel outputs and row-parallel inputs halve; the whole inputs of
+    # the column-parallel A and the whole outputs of the row-parallel B stay
+    tp2 = serve("llama3-8b", "--gpu", "h100-sxm", "--tp", "2", "--max-loras", "1")
+    r, d = 16, 4096
+    layer = (3 * r * d + r * (2048 + 512 + 512) + r * 2048 + d * r
+             + 2 * r * d + r * 2 * 7168 + r * 7168 + d * r)
+    assert tp2["memory_per_gpu"]["lora_bytes"] == 32 * layer * 2
+
+
+def test_lora_slots_on_an_moe_model_are_refused() -> None:
+    result = CliRunner().invoke(app, ["serve", "mixtral-8x7b", "--gpu", "h100-sxm", "--tp", "2",
+                                      "--max-loras", "2"])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert "option --max-loras: multi-LoRA slots are modelled for dense attention" in \
+        result.stderr

@@ -59,6 +59,8 @@ class ServeRequest(NamedTuple):
     kv_layout: str | None = None  # a cache layout beyond its dtype: fp8_ds_mla (kv_dtype_of)
     dp: int | None = None  # data-parallel engines (default 1); with ep, EP size = tp x dp
     dcp: int | None = None  # decode context parallelism: a request's KV over dcp tp ranks
+    max_loras: int | None = None  # LoRA slots vLLM preallocates (--enable-lora --max-loras)
+    max_lora_rank: int | None = None  # their rank (default 16 with max_loras)
 
 
 class Serving(NamedTuple):
@@ -217,7 +219,8 @@ def _plan_serve(report: Report, request: ServeRequest, group_size: int | None = 
         batched_tokens=request.max_num_batched_tokens or serving.default_batched_tokens(hardware),
         max_seqs=request.max_num_seqs or serving.default_max_seqs(hardware),
         moe_kernel=request.moe_kernel, block_size=request.block_size,
-        kv_layout=request.kv_layout)
+        kv_layout=request.kv_layout, max_loras=_lora(request)[0],
+        max_lora_rank=_lora(request)[1])
     try:
         plan = serving.plan_serving(report, hardware, layout, plan_request, utilization,
                                     kv_memory, group_size, measured)
@@ -225,6 +228,21 @@ def _plan_serve(report: Report, request: ServeRequest, group_size: int | None = 
         e.context += f" (at tp {layout.tp})"
         raise
     return Serving(plan, *estimates_of(plan, request))
+
+
+def _lora(request: ServeRequest) -> tuple[int, int]:
+    """(max_loras, max_lora_rank): LoRA on when either is given, vLLM's defaults 1 and 16."""
+    from specsheet.plan.vllm_layout import DEFAULT_MAX_LORA_RANK
+
+    for field in ("max_loras", "max_lora_rank"):
+        value = getattr(request, field)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                  or value < 1):
+            raise SpecError(f"expected a positive integer, got {value!r}", field=field,
+                            value=value)
+    if request.max_loras is None and request.max_lora_rank is None:
+        return 0, DEFAULT_MAX_LORA_RANK
+    return request.max_loras or 1, request.max_lora_rank or DEFAULT_MAX_LORA_RANK
 
 
 def request_shape(request: ServeRequest, max_len: int) -> tuple[int, int]:

@@ -34,6 +34,8 @@ FIELD_OPTIONS: dict[str, str] = {
     "pp": "--pp",
     "ep": "--ep",
     "dcp": "--dcp",
+    "max_loras": "--max-loras",
+    "max_lora_rank": "--max-lora-rank",
     "memory_utilization": "--memory-utilization",
     "kv_memory": "--kv-memory",
     "max_model_len": "--tokens",  # vLLM's --max-model-len is an alias of it

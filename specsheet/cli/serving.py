@@ -33,6 +33,13 @@ DcpOpt = Annotated[int | None, typer.Option(
     "--dcp", help="Decode context parallelism (vLLM's --decode-context-parallel-size): each "
     "request's KV split over dcp of the tp GPUs; MLA models [default: 1].", show_default=False,
     rich_help_panel=SERVE)]
+MaxLorasOpt = Annotated[int | None, typer.Option(
+    "--max-loras", help="LoRA adapters served at once (vLLM's --enable-lora --max-loras): the "
+    "slots it preallocates on every GPU [default: no LoRA; 1 with --max-lora-rank].",
+    show_default=False, rich_help_panel=SERVE)]
+MaxLoraRankOpt = Annotated[int | None, typer.Option(
+    "--max-lora-rank", help="The rank of those slots (vLLM's --max-lora-rank) [default: 16].",
+    show_default=False, rich_help_panel=SERVE)]
 # the request length has one name on every command, --tokens; vLLM's name for it is an alias
 MaxModelLenOpt = Annotated[int | None, typer.Option(
     "--tokens", "-t", "--max-model-len", parser=parse_tokens, metavar="T",

@@ -39,7 +39,7 @@ from specsheet.plan.kv_blocks import (
 )
 from specsheet.plan.parallel import Parallel, pad_vocab, pp_partition
 from specsheet.plan.sharding import shard, stage_tensors, stored_bytes
-from specsheet.plan.vllm_layout import rotary_cache_bytes
+from specsheet.plan.vllm_layout import lora_slot_bytes, rotary_cache_bytes
 from specsheet.quant.tensors import Tensor, model_tensors
 
 DEFAULT_MEMORY_UTILIZATION = "0.9"  # CacheConfig.gpu_memory_utilization
@@ -74,6 +74,7 @@ class StageMemory(NamedTuple):
     # took" figure: the rotary cos/sin cache (vllm_layout.rotary_cache_bytes)
     buffers_bytes: int = 0
     dcp: int = 1  # decode context parallelism: a block stands for block_size x dcp tokens
+    lora_bytes: int = 0  # the LoRA adapter slots among buffers_bytes
 
     def blocks_for(self, tokens: int, batched_tokens: int) -> int:
         """Blocks one request of ``tokens`` holds on this GPU, every group counted; with
@@ -162,7 +163,8 @@ def stage_memory(report: Report, hardware: Accelerator, layout: Parallel, stage:
                  max_model_len: int, utilization: Share, kv_memory: int | None,
                  batched_tokens: int, max_seqs: int, group_size: int | None,
                  moe_kernel: str | None = None, measured: Measured | None = None,
-                 block_size: int | None = None, kv_layout: str | None = None) -> StageMemory:
+                 block_size: int | None = None, kv_layout: str | None = None,
+                 lora: tuple[int, int] = (0, 16)) -> StageMemory:
     """The memory of one GPU of pipeline stage ``stage``."""
     spec = report.model.spec
     quant = report.weights.format if report.weights.quantized else None
@@ -190,6 +192,8 @@ def stage_memory(report: Report, hardware: Accelerator, layout: Parallel, stage:
         experts = stored_bytes(spec, expert_tensors, dtype, quant, group_size, w.keep,
                                w.match) if spec.experts else 0
     buffers = rotary_cache_bytes(spec, dtype) if attention_layers(spec, layers) else 0
+    lora_bytes = lora_slot_bytes(spec, layout.tp, layers, *lora, dtype) if lora[0] else 0
+    buffers += lora_bytes
     activation = activation_estimate(spec, layout, layers, stage == layout.pp - 1,
                                      batched_tokens, max_seqs)
     overhead = OVERHEAD_BYTES
@@ -227,7 +231,7 @@ def stage_memory(report: Report, hardware: Accelerator, layout: Parallel, stage:
         block_size=block, page_bytes=page, state_page_bytes=state_page, groups=groups,
         layers_per_group=per_group, num_blocks=num_blocks, blocks_per_request=blocks,
         kv_read_per_token=token_bits // 8 // layout.dcp, buffers_bytes=buffers,
-        dcp=layout.dcp)
+        dcp=layout.dcp, lora_bytes=lora_bytes)
 
 
 # ---- the plan ----------------------------------------------------------------------------------
@@ -251,6 +255,8 @@ class Request(NamedTuple):
     moe_kernel: str | None = None  # vLLM's MXFP4 MoE kernel (default: by GPU generation)
     block_size: int | None = None  # tokens per KV block (default: as the backend forces it)
     kv_layout: str | None = None  # a vLLM cache layout beyond a dtype: fp8_ds_mla
+    max_loras: int = 0  # LoRA adapter slots vLLM preallocates (0: --enable-lora off)
+    max_lora_rank: int = 16  # their rank (LoRAConfig.max_lora_rank)
 
 
 class ServePlan(NamedTuple):
@@ -374,7 +380,7 @@ def plan_serving(report: Report, hardware: Accelerator, layout: Parallel, reques
     stages = tuple(stage_memory(report, hardware, layout, i, request.max_model_len, utilization,
                                 kv_memory, request.batched_tokens, request.max_seqs, group_size,
                                 request.moe_kernel, measured, request.block_size,
-                                request.kv_layout)
+                                request.kv_layout, (request.max_loras, request.max_lora_rank))
                    for i in range(layout.pp))
     return ServePlan(report, hardware, layout, request, utilization, kv_memory is not None,
                      stages)

@@ -106,3 +106,35 @@ def rotary_cache_bytes(spec: ModelSpec, dtype: str | None) -> int:
     rotary_dim = spec.qk_rope_head_dim if spec.latent_attention else spec.head_dim
     return spec.context * rotary_dim * (4 if dtype == "fp32" else 2)
 
+
+DEFAULT_MAX_LORA_RANK = 16  # LoRAConfig.max_lora_rank
+
+
+def lora_slot_bytes(spec: ModelSpec, tp: int, layers: range, max_loras: int, rank: int,
+                    dtype: str | None) -> int:
+    """The adapter slots vLLM preallocates on one GPU with --enable-lora: for every wrapped
+    Linear (qkv_proj, o_proj, gate_up_proj, down_proj) and each of its slices, A [max_loras,
+    1, rank, input] and B [max_loras, 1, output, rank] in the model's dtype, zeros until an
+    adapter is loaded (``vllm/lora/layers/base_linear.py`` at ``01235a49``,
+    ``create_lora_weights``; ``column_parallel_linear.py`` at ``0163de2b``: a column-parallel
+    slice keeps the whole input and its output per partition; a row-parallel layer its input
+    per partition and the whole output). Per layer: qkv 3 x r x d + r x (q + k + v rows on the
+    GPU); o r x (h d_v / tp) + d x r; gate_up 2 x r x d + r x 2 f / tp; down r x f / tp + d x r.
+    Modelled for dense attention layers (MoE experts, MLA and state layers are wrapped by other
+    classes: refused)."""
+    if spec.experts or spec.latent_attention or (spec.layer_types and
+                                                 set(spec.layer_types) != {"attention"}):
+        raise SpecError("multi-LoRA slots are modelled for dense attention models (vLLM wraps "
+                        "MoE experts, MLA and state layers with other classes)",
+                        field="max_loras", value=max_loras)
+    d, hd = spec.d_model, spec.head_dim
+    kv = max(1, spec.kv_heads // tp)
+    q_rows = spec.heads // tp * hd * (2 if spec.attention_gate else 1)
+    qkv = 3 * rank * d + rank * (q_rows + kv * hd + kv * spec.v_head_dim)
+    o = rank * (spec.heads * spec.v_head_dim // tp) + d * rank
+    parts = 2 if spec.mlp == "gated" else 1
+    mlp = parts * rank * d + rank * parts * spec.d_ff // tp + rank * spec.d_ff // tp + d * rank
+    mlps = sum(1 for i in layers if i not in spec.no_mlp_layers)
+    elements = max_loras * (len(layers) * (qkv + o) + mlps * mlp)
+    return elements * (4 if dtype == "fp32" else 2)
+

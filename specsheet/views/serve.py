@@ -149,6 +149,7 @@ def _serve_memory(plan: ServePlan) -> dict[str, Any]:
             "budget_bytes": s.budget_bytes,
             "weights_bytes": s.weights_bytes,
             "buffers_bytes": s.buffers_bytes,
+            "lora_bytes": s.lora_bytes,
             "activation_bytes": s.activation_bytes,
             "overhead_bytes": s.overhead_bytes,
             "kv_pool_bytes": s.kv_pool_bytes,
@@ -259,7 +260,10 @@ def schemas() -> dict[str, Any]:
             "stage": count, "layers": count, "capacity_bytes": count, "budget_bytes": count,
             "weights_bytes": count,
             "buffers_bytes": {**count, "description": "what vLLM allocates beside the weights "
-                              "at load (the rotary cos/sin cache), subtracted from the pool"},
+                              "at load (the rotary cos/sin cache, the LoRA slots), subtracted "
+                              "from the pool"},
+            "lora_bytes": {**count, "description": "the LoRA adapter slots among "
+                           "buffers_bytes (0 without --max-loras)"},
             "activation_bytes": {**count, "description": "an estimate"},
             "overhead_bytes": {**count, "description": "an estimate"},
             "kv_pool_bytes": count, "kv_pool_given": {"type": "boolean"},
@@ -343,7 +347,8 @@ def serve_views(plan: ServePlan, est: Estimates | None, costs: dict[str, float |
         optional=(False, False, True, True, False),
     )
     cap = s.capacity_bytes
-    parts = [("Weights", s.weights_bytes), ("Rotary cache", s.buffers_bytes),
+    parts = [("Weights", s.weights_bytes),
+             ("Rotary cache" + (", LoRA slots" if s.lora_bytes else ""), s.buffers_bytes),
              ("Activation peak (estimate)", s.activation_bytes),
              ("Runtime overhead (estimate)", s.overhead_bytes),
              (f"KV pool ({plan.report.kv.dtype})" + (" (given)" if plan.kv_memory_given else ""),

@@ -38,6 +38,8 @@ from specsheet.cli.serving import (
     GpuOpt,
     GpusOpt,
     KvMemoryOpt,
+    MaxLoraRankOpt,
+    MaxLorasOpt,
     MaxModelLenOpt,
     MaxSeqsOpt,
     MbuOpt,
@@ -76,6 +78,8 @@ def serve(
     ep: EpOpt = False,
     dp: DpOpt = None,
     dcp: DcpOpt = None,
+    max_loras: MaxLorasOpt = None,
+    max_lora_rank: MaxLoraRankOpt = None,
     max_model_len: MaxModelLenOpt = None,
     prompt: PromptOpt = None,
     output: OutputOpt = None,
@@ -123,7 +127,8 @@ def serve(
         max_num_seqs=max_num_seqs, price=price, mfu=mfu, mbu=mbu,
         tokens_per_word=tokens_per_word, text=text, tokenizer=tokenizer, timeout=src.timeout,
         moe_kernel=moe_kernel, allow_long_context=allow_long_context, vllm_log=vllm_log,
-        block_size=block_size, kv_layout=kv_dtype_of(kv_dtype)[1], dp=dp, dcp=dcp)
+        block_size=block_size, kv_layout=kv_dtype_of(kv_dtype)[1], dp=dp, dcp=dcp,
+        max_loras=max_loras, max_lora_rank=max_lora_rank)
     kv_dtype = kv_dtype_of(kv_dtype)[0]
     with as_options(_LABELS if tp is None else None):
         check_request(request)
