@@ -263,7 +263,7 @@ def schemas() -> dict[str, Any]:
                               "at load (the rotary cos/sin cache, the LoRA slots), subtracted "
                               "from the pool"},
             "lora_bytes": {**count, "description": "the LoRA adapter slots among "
-                           "buffers_bytes (0 without --max-loras)"},
+                           "buffers_bytes (0 without LoRA slots)"},
             "activation_bytes": {**count, "description": "an estimate"},
             "overhead_bytes": {**count, "description": "an estimate"},
             "kv_pool_bytes": count, "kv_pool_given": {"type": "boolean"},
