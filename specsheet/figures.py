@@ -43,6 +43,7 @@ class Weights(NamedTuple):
     group_size: int | None = None  # the group the format was stored with (None: its default)
     keep: tuple[str, ...] = ()  # modules the checkpoint's config leaves unquantized
     match: str = "exact"  # how keep's entries match (quant/modules.py)
+    router_score_bias: bool = False  # the checkpoint stores Shipped.router_score_bias
 
 
 def plain_weights(params: ParamBreakdown, dtype: str, source: str = "default") -> Weights:
@@ -122,12 +123,15 @@ def build_report(
     else:
         from specsheet.quant.layouts import quantized_bytes  # only with a format: ~15 ms
 
-        stored = quantized_bytes(spec, quant, group_size, dtype, keep=keep, match=match)
+        score_bias = source == "config" and shipped is not None and shipped.router_score_bias
+        stored = quantized_bytes(spec, quant, group_size, dtype, keep=keep, match=match,
+                                 score_bias=score_bias)
         weights = Weights(format=stored.format, weights_bytes=stored.weights_bytes,
                           overhead_bytes=stored.overhead_bytes,
                           by_component=stored.by_component, tensor_types=stored.tensor_types,
                           quantized=True, lower_bound=False, source=source,
-                          group_size=group_size, keep=keep, match=match)
+                          group_size=group_size, keep=keep, match=match,
+                          router_score_bias=score_bias)
     return Report(
         model=model,
         params=params,

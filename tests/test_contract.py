@@ -22,6 +22,8 @@ TABLE_COMMANDS = [
     ["serve", "llama3-70b", "--gpu", "h100-sxm", "--gpus", "8"],
     ["serve", "llama2-7b", "--gpu", "h100-sxm", "--vllm-log",
      str(Path(__file__).parent / "data" / "vllm_logs" / "llama2-7b-v0.log")],
+    # the verdict vLLM's log agrees with (vllm issue 23278), and the rotary cache row
+    ["serve", "gpt-oss-120b", "--gpu", "h100-sxm", "--moe-kernel", "marlin"],
     ["train", "llama3-8b", "--seq-len", "8k", "--gpus", "8"],
     ["sweep", "llama3.1-8b", "--tokens", "1k:128k:x2", "--gpu", "h100-sxm"],
     ["plan", "llama3-70b", "--gpu", "all", "--max-model-len", "8k", "--requests-per-s", "10",

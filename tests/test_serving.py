@@ -58,7 +58,8 @@ def llama3_70b_layer(tp: int) -> int:
 
 def test_llama3_70b_on_8_h100_one_kv_head_per_gpu() -> None:
     doc = serve("llama3-70b", "--gpu", "h100-sxm", "--gpus", "8")
-    assert doc["parallel"] == {"gpus": 8, "tp": 8, "pp": 1, "ep": 1}
+    assert doc["parallel"] == {"gpus": 8, "tp": 8, "pp": 1, "ep": 1, "dp": 1,
+                                "dcp": 1}
     vocab_rows = 128256 // 8  # 128,256 is already 2,004 x 64
     params = 80 * llama3_70b_layer(8) + 2 * vocab_rows * 8192 + 8192  # + embedding, head, norm
     assert llama3_70b_layer(8) == 106_971_136
@@ -75,11 +76,14 @@ def test_llama3_70b_on_8_h100_one_kv_head_per_gpu() -> None:
     # intermediate, gate and up: 2 x 3584) x 2 bytes, plus 1,024 x 16,032 fp32 logits
     activation = 8192 * (2 * 8192 + 2 * 3584) * 2 + 1024 * vocab_rows * 4
     assert memory["activation_bytes"] == activation == 451_543_040
-    pool = BUDGET_H100 - weights - activation - OVERHEAD
-    assert memory["kv_pool_bytes"] == pool == 57_273_660_866
+    # vLLM's rotary cos/sin cache on every GPU: 8,192 positions x 128 x 2 bytes
+    rotary = 8192 * 128 * 2
+    assert memory["buffers_bytes"] == rotary == 2_097_152
+    pool = BUDGET_H100 - weights - rotary - activation - OVERHEAD
+    assert memory["kv_pool_bytes"] == pool == 57_271_563_714
     blocks = pool // page // 80
     assert concurrency(doc) == (blocks, 512, blocks // 512, blocks / 512)
-    assert (blocks, blocks // 512) == (87_392, 170)
+    assert (blocks, blocks // 512) == (87_389, 170)
     assert doc["fits"] is True
     assert doc["max_context"] == 8192  # the model's context: more would fit
 
@@ -201,7 +205,8 @@ def test_gpt_oss_120b_mxfp4_on_one_h100_with_sliding_layers() -> None:
     windowed = -(-min(128 - 1 + 8192, 131072) // 16) + 1  # SlidingWindowSpec: 521 blocks
     assert doc["kv_blocks"]["blocks_per_request"] == full + windowed == 8713
     activation = 8192 * (2 * d + 4 * 2 * d) * 2 + 1024 * 201088 * 4
-    pool = BUDGET_H100 - weights - activation - OVERHEAD
+    rotary = 131072 * 64 * 2  # the cos/sin cache: max_position_embeddings x head_dim, bf16
+    pool = BUDGET_H100 - weights - rotary - activation - OVERHEAD
     assert doc["memory_per_gpu"]["kv_pool_bytes"] == pool
     blocks = pool // page // 18
     assert concurrency(doc) == (blocks, 8713, 1, blocks / 8713)
@@ -256,7 +261,7 @@ def test_serve_table_groups_memory_fit_and_estimates() -> None:
                               out.index("Estimates (roofline"))
     assert memory < fit < estimates
     for text in ("17,640,734,720", "Activation peak (estimate)", "Runtime overhead (estimate)",
-                 "57,273,660,866", "87,392", "170 (vLLM logs 170.69x)",
+                 "57,271,563,714", "Rotary cache", "87,389", "170 (vLLM logs 170.68x)",
                  "Cost per million output words", "an estimate at mfu 0.5"):
         assert text in out, text
 
@@ -330,7 +335,7 @@ def test_a_users_hardware_file_with_round_numbers(tmp_path: Path) -> None:
     assert doc["memory_per_gpu"]["budget_bytes"] == 50_000_000_000
     weights = 8_030_261_248 * 2
     activation = 8192 * (2 * 4096 + 2 * 14336) * 2 + 1024 * 128256 * 4
-    pool = 50_000_000_000 - weights - activation - OVERHEAD
+    pool = 50_000_000_000 - weights - 8192 * 128 * 2 - activation - OVERHEAD  # rotary cache
     assert doc["memory_per_gpu"]["kv_pool_bytes"] == pool
     # 8 KV heads x 256 x 2 bytes x 16 tokens a block, 32 layers in the group
     blocks = pool // (16 * 4096) // 32

@@ -35,18 +35,142 @@ def test_gpt_oss_120b_counts_as_shipped_mxfp4_and_none_asks_for_bf16() -> None:
         "option"
 
 
-def test_deepseek_v3_ships_fp8_blocks_and_matches_the_index_without_the_mtp_layer() -> None:
+# DeepSeek-V3's 91,991 stored tensors, (count, shape, dtype), as the checkpoint's 163 shards hold
+# them: README_WEIGHTS.md of deepseek-ai/DeepSeek-V3 (layers 0-60, layer 61 the MTP module with
+# its own embed_tokens and shared_head copies; fp8 e4m3 Linears with an fp32 weight_scale_inv
+# of ceil(out/128) x ceil(in/128); RMSNorms, router and embeddings bf16; the noaux_tc router's
+# e_score_correction_bias fp32), shapes as a public tensor-by-tensor report of the same
+# architecture's shards lists them (DeepSeek-R1: 91,991 tensors, 641.29 GiB of tensors in
+# 641.30 GiB of files; code-index id 62464985633)
+def _fp8(count: int, n: int, k: int) -> list[tuple[int, tuple[int, ...], int]]:
+    return [(count, (n, k), 1), (count, (-(-n // 128), -(-k // 128)), 4)]
+
+
+MAIN = [(1, (129280, 7168), 2), (1, (7168,), 2), (1, (129280, 7168), 2),  # embed, norm, head
+        (61 * 2, (7168,), 2), (61, (1536,), 2), (61, (512,), 2),  # block norms
+        *_fp8(61, 1536, 7168), *_fp8(61, 24576, 1536), *_fp8(61, 576, 7168),
+        *_fp8(61, 32768, 512), *_fp8(61, 7168, 16384),
+        *_fp8(3, 18432, 7168), *_fp8(3, 18432, 7168), *_fp8(3, 7168, 18432),  # dense 0-2
+        (58, (256, 7168), 2), (58, (256,), 4),  # router, e_score_correction_bias
+        *_fp8(58 * 257, 2048, 7168), *_fp8(58 * 257, 2048, 7168),  # experts + shared
+        *_fp8(58 * 257, 7168, 2048)]
+MTP = [(2, (7168,), 2), (1, (1536,), 2), (1, (512,), 2), *_fp8(1, 1536, 7168),
+       *_fp8(1, 24576, 1536), *_fp8(1, 576, 7168), *_fp8(1, 32768, 512),
+       *_fp8(1, 7168, 16384), (1, (256, 7168), 2), (1, (256,), 4),
+       *_fp8(257, 2048, 7168), *_fp8(257, 2048, 7168), *_fp8(257, 7168, 2048),
+       (2, (129280, 7168), 2), (3, (7168,), 2), (1, (7168, 14336), 2)]  # embed/head, e/h/norm, eh
+
+
+def _bytes(rows: list[tuple[int, tuple[int, ...], int]]) -> int:
+    total = 0
+    for count, shape, size in rows:
+        elements = 1
+        for n in shape:
+            elements *= n
+        total += count * elements * size
+    return total
+
+
+def test_deepseek_v3_ships_fp8_blocks_and_equals_the_published_files_less_what_is_not_weights(
+) -> None:
     memory = run("count", "deepseek-v3")["memory"]
     assert (memory["format"], memory["format_source"]) == ("fp8-block", "config")
-    # model.safetensors.index.json metadata.total_size of deepseek-ai/DeepSeek-V3 (revision
-    # afb92e1f): 688,586,727,753 B, of which model.layers.61 (the MTP module vLLM does not load
-    # without a speculative config, its own embed/head copies included) is 15,424,227,552 B
-    # by the tensor-by-tensor sum in /work/research/vllm.md section 1
-    loaded = 688_586_727_753 - 15_424_227_552
-    assert memory["weights_bytes"] == 673_150_552_416
-    assert abs(memory["weights_bytes"] - loaded) / loaded < 2e-5  # 11.9 MB, 0.0018%
-    # every Linear fp8 with a fp32 scale per 128 x 128 tile; norms, router, embeddings bf16
-    assert set(memory["tensor_types"]) == {"F8_E4M3", "BF16", "F32"}
+    assert sum(c for c, _, _ in MAIN + MTP) == 91_991
+    tensors = _bytes(MAIN) + _bytes(MTP)
+    assert tensors == 688_574_839_360  # what an index's total_size sums: the tensors' bytes
+    # 688,586,727,753 B: the 163 .safetensors files of deepseek-ai/DeepSeek-V3 at afb92e1f
+    # (a public dataset's artifact_bytes, "weight files only"): the tensors and, per file, the
+    # safetensors header (an 8-byte length and the JSON naming each tensor's dtype, shape and
+    # offsets): 11,888,393 B, 129 B per tensor (test_the_headers_are_the_difference)
+    files, headers = 688_586_727_753, 11_888_393
+    assert files - headers == tensors
+    # what vLLM loads without a speculative config: everything but model.layers.61
+    # (DeepseekV2ForCausalLM.load_weights skips the MTP layer; get_spec_layer_idx_from_weight_name)
+    assert memory["weights_bytes"] == files - headers - _bytes(MTP) == 673_150_611_808
+    # every Linear fp8 with a fp32 scale per 128 x 128 tile; norms, router, embeddings bf16;
+    # the router's e_score_correction_bias fp32 (vLLM deepseek_v2.py DeepseekV2MoE: an F32
+    # nn.Parameter of n_routed_experts when topk_method is noaux_tc)
+    assert memory["tensor_types"] == {"F8_E4M3": _bytes([r for r in MAIN if r[2] == 1]),
+                                      "BF16": _bytes([r for r in MAIN if r[2] == 2]),
+                                      "F32": _bytes([r for r in MAIN if r[2] == 4])}
+    assert memory["overhead_bytes"] == memory["tensor_types"]["F32"] - 58 * 256 * 4
+
+
+def _hf_tensors() -> list[tuple[str, str, list[int]]]:
+    """DeepSeek-V3's tensors by name, dtype and shape, in layer order."""
+    def lin(name: str, n: int, k: int) -> list[tuple[str, str, list[int]]]:
+        return [(f"{name}.weight", "F8_E4M3", [n, k]),
+                (f"{name}.weight_scale_inv", "F32", [-(-n // 128), -(-k // 128)])]
+
+    out = [("model.embed_tokens.weight", "BF16", [129280, 7168])]
+    for i in range(62):
+        b = f"model.layers.{i}"
+        out += [(f"{b}.input_layernorm.weight", "BF16", [7168]),
+                (f"{b}.post_attention_layernorm.weight", "BF16", [7168]),
+                (f"{b}.self_attn.q_a_layernorm.weight", "BF16", [1536]),
+                (f"{b}.self_attn.kv_a_layernorm.weight", "BF16", [512])]
+        for name, n, k in (("q_a_proj", 1536, 7168), ("q_b_proj", 24576, 1536),
+                           ("kv_a_proj_with_mqa", 576, 7168), ("kv_b_proj", 32768, 512),
+                           ("o_proj", 7168, 16384)):
+            out += lin(f"{b}.self_attn.{name}", n, k)
+        mlps = [f"{b}.mlp"] if i < 3 else [
+            *(f"{b}.mlp.experts.{e}" for e in range(256)), f"{b}.mlp.shared_experts"]
+        width = 18432 if i < 3 else 2048
+        for m in mlps:
+            out += lin(f"{m}.gate_proj", width, 7168) + lin(f"{m}.up_proj", width, 7168) + \
+                lin(f"{m}.down_proj", 7168, width)
+        if i >= 3:
+            out += [(f"{b}.mlp.gate.weight", "BF16", [256, 7168]),
+                    (f"{b}.mlp.gate.e_score_correction_bias", "F32", [256])]
+        if i == 60:
+            out += [("model.norm.weight", "BF16", [7168]), ("lm_head.weight", "BF16",
+                                                             [129280, 7168])]
+    b = "model.layers.61"
+    out += [(f"{b}.embed_tokens.weight", "BF16", [129280, 7168]),
+            (f"{b}.shared_head.head.weight", "BF16", [129280, 7168]),
+            (f"{b}.eh_proj.weight", "BF16", [7168, 14336])]
+    out += [(f"{b}.{n}.weight", "BF16", [7168]) for n in ("enorm", "hnorm", "shared_head.norm")]
+    return out
+
+
+def test_the_headers_are_the_difference() -> None:
+    """The files' bytes less the tensors' is what 163 safetensors headers take: written here
+    as the safetensors format writes them (an 8-byte length, then compact JSON with the
+    {"format": "pt"} metadata and, per tensor, its dtype, shape and data_offsets), the shards
+    cut in layer order to equal sizes. The published shards' cut and order are not known, so
+    the offsets' digits differ by a few bytes a shard: within 0.02% of 11,888,393."""
+    size = {"BF16": 2, "F8_E4M3": 1, "F32": 4}
+    tensors = _hf_tensors()
+    assert len(tensors) == 91_991
+    nbytes = [size[d] * _bytes([(1, tuple(shape), 1)]) for _, d, shape in tensors]
+    total = sum(nbytes)
+    assert total == 688_574_839_360
+    shards: list[list[int]] = [[]]
+    acc = 0
+    for i, n in enumerate(nbytes):
+        if acc >= total / 163 * len(shards):
+            shards.append([])
+        shards[-1].append(i)
+        acc += n
+    assert len(shards) == 163
+    headers = 0
+    for shard in shards:
+        header: dict[str, Any] = {"__metadata__": {"format": "pt"}}
+        offset = 0
+        for i in sorted(shard, key=lambda i: tensors[i][0]):
+            name, dtype, shape = tensors[i]
+            header[name] = {"dtype": dtype, "shape": shape,
+                            "data_offsets": [offset, offset + nbytes[i]]}
+            offset += nbytes[i]
+        headers += 8 + len(json.dumps(header, separators=(",", ":")))
+    assert abs(headers - 11_888_393) / 11_888_393 < 2e-4, headers
+
+
+def test_the_score_bias_is_the_checkpoints_not_a_parameter() -> None:
+    shipped = run("count", "deepseek-v3")
+    plain = run("count", "deepseek-v3", "--quant", "fp8-block")
+    assert shipped["params"]["total"] == plain["params"]["total"] == 671_026_404_352
+    assert shipped["memory"]["weights_bytes"] - plain["memory"]["weights_bytes"] == 58 * 256 * 4
 
 
 @pytest.mark.parametrize(("kernel", "logged", "link"), [
@@ -77,7 +201,7 @@ def test_fit_names_its_estimates() -> None:
     s = doc["memory_per_gpu"]
     fit = doc["fit"]
     assert fit["estimated_bytes"] == s["activation_bytes"] + s["overhead_bytes"]
-    assert fit["margin_bytes"] == (s["budget_bytes"] - s["weights_bytes"]
+    assert fit["margin_bytes"] == (s["budget_bytes"] - s["weights_bytes"] - s["buffers_bytes"]
                                    - fit["estimated_bytes"] - s["kv_bytes_per_request"])
     # one request fits, but by less than the estimates: tight, and fits stays true
     assert (fit["verdict"], fit["weights_fit"], doc["fits"]) == ("tight", True, True)
@@ -183,3 +307,18 @@ def test_vllm_fp8_kv_dtype_names_are_fp8() -> None:
         doc = run("serve", "llama3-8b", "--gpu", "h100-sxm", "--kv-dtype", name)
         assert doc["model"]["kv_dtype"] == "fp8"
         assert doc["kv_blocks"] == fp8["kv_blocks"]
+
+
+def test_a_lora_base_is_frozen_as_the_checkpoint_ships_it() -> None:
+    # no --quant: the LoRA base is the shipped checkpoint (gpt-oss-20b: mxfp4 experts), the
+    # bytes count prints; --quant none asks for the unquantized model
+    shipped = run("count", "gpt-oss-20b")["memory"]["weights_bytes"]
+    doc = run("train", "gpt-oss-20b", "--lora-rank", "16", "--gpus", "1")
+    assert doc["memory_per_gpu"]["frozen_bytes"] == shipped == 13_761_264_768
+    assert any("frozen in mxfp4" in a for a in doc["assumptions"])
+    plain = run("train", "gpt-oss-20b", "--lora-rank", "16", "--gpus", "1", "--quant", "none")
+    params = run("count", "gpt-oss-20b")["params"]["total"]
+    assert plain["memory_per_gpu"]["frozen_bytes"] == 2 * params
+    # QLoRA keeps its own 4-bit base
+    qlora = run("train", "gpt-oss-20b", "--lora-rank", "16", "--qlora", "--gpus", "1")
+    assert any("frozen in bnb-nf4" in a for a in qlora["assumptions"])

@@ -89,7 +89,8 @@ def test_with_a_gpu_the_batch_is_the_concurrency_and_layouts_are_serves() -> Non
                                         "--memory-utilization", "0.85", "--max-model-len",
                                         "8192", "--concurrency", str(at["batch"]), *quant)
     assert doc["points"][1]["report"]["estimates"]["concurrency"] == 64
-    assert doc["points"][0]["report"]["parallel"] == {"gpus": 2, "tp": 2, "pp": 1, "ep": 1}
+    assert doc["points"][0]["report"]["parallel"] == {"gpus": 2, "tp": 2, "pp": 1, "ep": 1,
+                                                          "dp": 1, "dcp": 1}
 
 
 def test_with_a_given_kv_pool_and_pipeline_stages() -> None:

@@ -60,13 +60,14 @@ def calibrated(report: Report, request: ServeRequest, group_size: int | None,
         if logged is not None:
             figures.append((name, logged, ours))
 
-    add("weights_bytes", log.weights_bytes, p.weights_bytes)
+    # "Model loading took" counts what the load allocates: the weights and the rotary cache
+    add("weights_bytes", log.weights_bytes, p.weights_bytes + p.buffers_bytes)
     add("activation_bytes", log.activation_bytes, p.activation_bytes)
     add("non_torch_bytes", log.non_torch_bytes, p.overhead_bytes)
     add("capacity_bytes", log.total_bytes, p.capacity_bytes)
     add("kv_pool_bytes", log.kv_memory_bytes, p.kv_pool_bytes)
     add("num_blocks", log.gpu_blocks, s.num_blocks)
-    add("kv_tokens", log.kv_tokens, s.num_blocks * s.block_size)
+    add("kv_tokens", log.kv_tokens, s.vllm_kv_tokens)
     add("max_concurrency", log.concurrency, round(plan.vllm_max_concurrency, 2))
     plan = plan._replace(calibration=tuple(figures), calibration_source=request.vllm_log,
                          calibration_unreadable=log.unreadable)

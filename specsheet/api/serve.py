@@ -56,6 +56,11 @@ class ServeRequest(NamedTuple):
     allow_long_context: bool = False  # vLLM's VLLM_ALLOW_LONG_MAX_MODEL_LEN=1
     vllm_log: str | None = None  # a vLLM start-up log: calibrate against its figures
     block_size: int | None = None  # vLLM's --block-size (default: as the backend forces it)
+    kv_layout: str | None = None  # a cache layout beyond its dtype: fp8_ds_mla (kv_dtype_of)
+    dp: int | None = None  # data-parallel engines (default 1); with ep, EP size = tp x dp
+    dcp: int | None = None  # decode context parallelism: a request's KV over dcp tp ranks
+    max_loras: int | None = None  # LoRA slots vLLM preallocates (--enable-lora --max-loras)
+    max_lora_rank: int | None = None  # their rank (default 16 with max_loras)
 
 
 class Serving(NamedTuple):
@@ -91,9 +96,19 @@ def serve(model: Model, gpu: str, *, dtype: str | None = None, kv_dtype: str = "
     from specsheet.api.count import report
 
     request = request_of(gpu, options)
+    kv_dtype, layout = kv_dtype_of(kv_dtype)
+    request = request._replace(kv_layout=layout) if layout else request
     check_request(request)
     return plan_serve(report(model, None, dtype, kv_dtype, quant, group_size), request,
                       group_size)
+
+
+def kv_dtype_of(kv_dtype: str) -> tuple[str, str | None]:
+    """vLLM's --kv-cache-dtype as an element type and a layout: fp8_ds_mla (DeepSeek V3.2's
+    656-byte token, plan/kv_blocks.py) is fp8 values in its own layout; the others are plain."""
+    from specsheet.plan.kv_blocks import FP8_DS_MLA
+
+    return ("fp8", FP8_DS_MLA) if kv_dtype == FP8_DS_MLA else (kv_dtype, None)
 
 
 def request_of(gpu: str, options: dict[str, Any]) -> ServeRequest:
@@ -182,7 +197,8 @@ def _plan_serve(report: Report, request: ServeRequest, group_size: int | None = 
                         f"the layers one by one and takes at most {MAX_PLANNED_LAYERS:,} (count "
                         "answers any number)", field="layers", value=spec.layers)
     try:
-        layout = check_parallel(spec, request.gpus, request.tp, request.pp, request.ep)
+        layout = check_parallel(spec, request.gpus, request.tp, request.pp, request.ep,
+                                request.dp, request.dcp)
         utilization = _utilization(request.memory_utilization)
     except SpecError as e:
         e.context += f" ({report.model.name})"
@@ -202,7 +218,9 @@ def _plan_serve(report: Report, request: ServeRequest, group_size: int | None = 
         max_model_len=max_len, prompt=prompt, output=output,
         batched_tokens=request.max_num_batched_tokens or serving.default_batched_tokens(hardware),
         max_seqs=request.max_num_seqs or serving.default_max_seqs(hardware),
-        moe_kernel=request.moe_kernel, block_size=request.block_size)
+        moe_kernel=request.moe_kernel, block_size=request.block_size,
+        kv_layout=request.kv_layout, max_loras=_lora(request)[0],
+        max_lora_rank=_lora(request)[1])
     try:
         plan = serving.plan_serving(report, hardware, layout, plan_request, utilization,
                                     kv_memory, group_size, measured)
@@ -210,6 +228,21 @@ def _plan_serve(report: Report, request: ServeRequest, group_size: int | None = 
         e.context += f" (at tp {layout.tp})"
         raise
     return Serving(plan, *estimates_of(plan, request))
+
+
+def _lora(request: ServeRequest) -> tuple[int, int]:
+    """(max_loras, max_lora_rank): LoRA on when either is given, vLLM's defaults 1 and 16."""
+    from specsheet.plan.vllm_layout import DEFAULT_MAX_LORA_RANK
+
+    for field in ("max_loras", "max_lora_rank"):
+        value = getattr(request, field)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                  or value < 1):
+            raise SpecError(f"expected a positive integer, got {value!r}", field=field,
+                            value=value)
+    if request.max_loras is None and request.max_lora_rank is None:
+        return 0, DEFAULT_MAX_LORA_RANK
+    return request.max_loras or 1, request.max_lora_rank or DEFAULT_MAX_LORA_RANK
 
 
 def request_shape(request: ServeRequest, max_len: int) -> tuple[int, int]:

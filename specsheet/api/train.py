@@ -337,10 +337,22 @@ def _plan(model: Model, request: TrainRequest) -> TrainingPlan:
         recompute=request.recompute or "none", attention=request.attention, mfu=request.mfu,
         price=request.price, lora_rank=0 if rank is None else rank,
         lora_targets=targets or DEFAULT_LORA_TARGETS, qlora=request.qlora,
-        base_format=request.quant, micro_batches=request.grad_accum or 1,
+        base_format=_base(model, request), micro_batches=request.grad_accum or 1,
         recompute_modules=_modules(request.recompute_modules),
         optimizer_states=request.optimizer_states,
         activation_cache=request.activation_cache or "bf16")
+
+
+def _base(model: Model, request: TrainRequest) -> str | None:
+    """The frozen base's format: the one asked for; none (the unquantized model) as the
+    default dtype; else a LoRA base (not QLoRA's, which is 4-bit by its own rule) in the
+    format the checkpoint ships in (its config's quantization_config)."""
+    if request.quant == "none":
+        return None
+    if request.quant is None and request.lora_rank and not request.qlora \
+            and model.shipped is not None:
+        return model.shipped.format
+    return request.quant
 
 
 def plan_train(model: Model, request: TrainRequest) -> Training:

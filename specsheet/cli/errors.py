@@ -33,6 +33,9 @@ FIELD_OPTIONS: dict[str, str] = {
     "tp": "--tp",
     "pp": "--pp",
     "ep": "--ep",
+    "dcp": "--dcp",
+    "max_loras": "--max-loras",
+    "max_lora_rank": "--max-lora-rank",
     "memory_utilization": "--memory-utilization",
     "kv_memory": "--kv-memory",
     "max_model_len": "--tokens",  # vLLM's --max-model-len is an alias of it

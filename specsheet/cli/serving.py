@@ -25,6 +25,21 @@ PpOpt = Annotated[int | None, typer.Option(
 EpOpt = Annotated[bool, typer.Option(
     "--ep", help="Expert parallelism (vLLM's --enable-expert-parallel): whole experts spread "
     "over the tp GPUs instead of every expert split.", rich_help_panel=SERVE)]
+DpOpt = Annotated[int | None, typer.Option(
+    "--dp", help="Data-parallel engines (vLLM's --data-parallel-size), each with its own KV "
+    "pool; with --ep the experts spread over tp x dp GPUs [default: 1].", show_default=False,
+    rich_help_panel=SERVE)]
+DcpOpt = Annotated[int | None, typer.Option(
+    "--dcp", help="Decode context parallelism (vLLM's --decode-context-parallel-size): each "
+    "request's KV split over dcp of the tp GPUs; MLA models [default: 1].", show_default=False,
+    rich_help_panel=SERVE)]
+MaxLorasOpt = Annotated[int | None, typer.Option(
+    "--max-loras", help="LoRA adapters served at once (vLLM's --enable-lora --max-loras): the "
+    "slots it preallocates on every GPU [default: no LoRA; 1 with --max-lora-rank].",
+    show_default=False, rich_help_panel=SERVE)]
+MaxLoraRankOpt = Annotated[int | None, typer.Option(
+    "--max-lora-rank", help="The rank of those slots (vLLM's --max-lora-rank) [default: 16].",
+    show_default=False, rich_help_panel=SERVE)]
 # the request length has one name on every command, --tokens; vLLM's name for it is an alias
 MaxModelLenOpt = Annotated[int | None, typer.Option(
     "--tokens", "-t", "--max-model-len", parser=parse_tokens, metavar="T",

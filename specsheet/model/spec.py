@@ -456,6 +456,10 @@ class Shipped(NamedTuple):
     group_size: int | None = None
     keep: tuple[str, ...] = ()  # modules left in their dtype (ignore, modules_to_not_convert)
     match: str = "exact"  # how keep entries match a module: exact (with re: and *), substring
+    # the router's score-correction bias (DeepSeek-V3's e_score_correction_bias, topk_method
+    # noaux_tc): a buffer to transformers, not a parameter, but stored in the checkpoint and
+    # loaded by vLLM as an F32 tensor of E per MoE layer
+    router_score_bias: bool = False
 
 
 class Model(NamedTuple):

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import NamedTuple
 
+from specsheet.errors import SpecError
 from specsheet.hardware.catalog import Accelerator
 from specsheet.model.memory import bytes_for
 from specsheet.model.spec import ModelSpec
@@ -98,7 +99,7 @@ def kernel_block_alignment(spec: ModelSpec, hardware: Accelerator) -> int:
 
 
 def kv_block_size(spec: ModelSpec, hardware: Accelerator, tp: int, kv_dtype: str,
-                  state_dtype: str, max_model_len: int) -> int:
+                  state_dtype: str, max_model_len: int, dcp: int = 1) -> int:
     """Tokens per attention block. 16 for a model of attention only. A hybrid raises it as
     HybridAttentionMambaModelConfig.verify_and_update_config does (prefix caching off, vLLM's
     default for hybrids): the smallest multiple of the alignment a whose page holds the state,
@@ -106,7 +107,7 @@ def kv_block_size(spec: ModelSpec, hardware: Accelerator, tp: int, kv_dtype: str
     (its MambaSpec's block size)."""
     state = state_page_bytes(spec, tp, state_dtype)
     if not state:
-        return mla_block_size(spec, hardware) if spec.kv_lora_rank else BLOCK_SIZE
+        return mla_block_size(spec, hardware, dcp) if spec.kv_lora_rank else BLOCK_SIZE
     if not spec.attention_layers:
         return max_model_len
     token = bytes_for(kv_values_per_layer(spec, tp), kv_dtype)
@@ -114,10 +115,11 @@ def kv_block_size(spec: ModelSpec, hardware: Accelerator, tp: int, kv_dtype: str
     return align * -(-state // (align * token))
 
 
-def mla_block_size(spec: ModelSpec, hardware: Accelerator) -> int:
+def mla_block_size(spec: ModelSpec, hardware: Accelerator, dcp: int = 1) -> int:
     """An MLA model's block as vLLM's CUDA platform forces it (``vllm/platforms/cuda.py`` at
     ``002db495``, ``check_and_update_config``): FlashMLA on Hopper, 64 tokens; on Blackwell
-    FlashInfer MLA (64) when qk_nope_head_dim is 128, else CUTLASS MLA (128); 16 elsewhere
+    FlashInfer MLA (64) when qk_nope_head_dim is 128 and decode context parallelism is off,
+    else CUTLASS MLA (128: FlashInfer MLA returns no log-sum-exp for DCP); 16 elsewhere
     (Triton MLA)."""
     from specsheet.plan.vllm_layout import generation
 
@@ -125,7 +127,7 @@ def mla_block_size(spec: ModelSpec, hardware: Accelerator) -> int:
     if kind == "sm90":
         return 64
     if kind == "sm100":
-        return 64 if spec.head_dim - spec.qk_rope_head_dim == 128 else 128
+        return 64 if spec.head_dim - spec.qk_rope_head_dim == 128 and dcp == 1 else 128
     return BLOCK_SIZE
 
 
@@ -167,4 +169,27 @@ def group_blocks(group: KVGroup, tokens: int, batched_tokens: int,
     if not group.window:
         return -(-tokens // block_size)
     return -(-min(group.window - 1 + batched_tokens, tokens) // block_size) + 1
+
+
+# DeepSeek V3.2's sparse-MLA cache layout (--kv-dtype fp8_ds_mla): one token of one layer is
+# 512 fp8 latent values, 4 fp32 scales (one per 128 values) and 64 bf16 rotary values:
+# 512 + 4 x 4 + 64 x 2 = 656 bytes (v1/kv_cache_interface.py at bc8282e6,
+# MLAAttentionSpec.real_page_size_bytes: "return self.block_size * 656"; the layout is
+# FlashMLA sparse's, v1/attention/backends/mla/flashmla_sparse.py), in blocks of 64 tokens
+FP8_DS_MLA = "fp8_ds_mla"
+FP8_DS_MLA_TOKEN_BYTES = 512 + 4 * 4 + 64 * 2
+FP8_DS_MLA_BLOCK = 64
+
+
+def check_kv_layout(spec: ModelSpec, layout: str | None) -> None:
+    """fp8_ds_mla holds MLA's latent of 512 and rotary key of 64 only."""
+    if layout is None:
+        return
+    if layout != FP8_DS_MLA:
+        raise SpecError(f"unknown KV layout {layout!r}", field="kv_dtype", value=layout)
+    if not (spec.latent_attention and spec.kv_lora_rank == 512 and spec.qk_rope_head_dim == 64):
+        raise SpecError("fp8_ds_mla is DeepSeek V3.2's cache of a multi-head latent attention "
+                        "of kv_lora_rank 512 and qk_rope_head_dim 64; this model has "
+                        f"kv_lora_rank {spec.kv_lora_rank} and qk_rope_head_dim "
+                        f"{spec.qk_rope_head_dim}", field="kv_dtype", value=layout)
 

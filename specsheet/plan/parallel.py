@@ -39,6 +39,9 @@ class Parallel(NamedTuple):
     schedule: str = "1f1b"  # the pipeline schedule: 1f1b, interleaved, zero-bubble, dualpipe
     shard_group: int = 0  # HSDP: ZeRO shards within groups of this many ranks (0: all dp x cp)
     offload: str = "none"  # optimizer: its states (and master weights) in host memory
+    # serving only: decode context parallelism, each request's KV split over dcp of the tp
+    # ranks (vLLM's --decode-context-parallel-size)
+    dcp: int = 1
 
     @property
     def zero_ranks(self) -> int:
@@ -158,23 +161,38 @@ def _positive(name: str, value: int | None) -> None:
 
 
 def check_parallel(spec: ModelSpec, gpus: int | None, tp: int | None, pp: int | None,
-                   ep: bool = False) -> Parallel:
-    """The serving layout from what was given (tp = gpus / pp, pp = 1 by default), or SpecError
-    saying what does not divide and which values would (TensorParallelError for tp)."""
-    for name, value in (("gpus", gpus), ("tp", tp), ("pp", pp)):
+                   ep: bool = False, dp: int | None = None,
+                   dcp: int | None = None) -> Parallel:
+    """The serving layout from what was given (tp = gpus / (dp x pp), pp and dp 1 by default),
+    or SpecError saying what does not divide and which values would (TensorParallelError for
+    tp). Data parallelism repeats the engine dp times (each with its own KV pool); with expert
+    parallelism the experts spread over all tp x dp ranks (vLLM: EP size = TP x DP). Decode
+    context parallelism (dcp) divides tp and needs multi-head latent attention, whose latent
+    every tp rank otherwise holds whole."""
+    for name, value in (("gpus", gpus), ("tp", tp), ("pp", pp), ("dp", dp), ("dcp", dcp)):
         _positive(name, value)
-    pp = pp or 1
+    pp, dp = pp or 1, dp or 1
     if tp is None:
-        gpus = gpus or pp
-        if gpus % pp:
-            raise SpecError(f"{gpus} GPUs are not a whole number of pipeline stages of pp {pp}; "
-                            "give gpus = tp x pp", field="gpus", value=gpus)
-        tp = gpus // pp
+        gpus = gpus or pp * dp
+        if gpus % (pp * dp):
+            raise SpecError(f"{gpus} GPUs are not a whole number of engines of pp {pp} x dp "
+                            f"{dp}; give gpus = tp x pp x dp", field="gpus", value=gpus)
+        tp = gpus // (pp * dp)
     elif gpus is None:
-        gpus = tp * pp
-    if gpus != tp * pp:
-        raise SpecError(f"{gpus} GPUs but tp {tp} x pp {pp} = {tp * pp}; give gpus = tp x pp",
-                        field="gpus", value=gpus)
+        gpus = tp * pp * dp
+    if gpus != tp * pp * dp:
+        shape = f"tp {tp} x pp {pp}" + (f" x dp {dp}" if dp > 1 else "")
+        raise SpecError(f"{gpus} GPUs but {shape} = {tp * pp * dp}; give gpus = tp x pp"
+                        + (" x dp" if dp > 1 else ""), field="gpus", value=gpus)
+    dcp = dcp or 1
+    if dcp > 1:
+        if tp % dcp:
+            raise SpecError(f"{dcp} does not divide tp {tp}; vLLM splits each request's KV "
+                            "over dcp of the tensor-parallel ranks", field="dcp", value=dcp)
+        if not spec.latent_attention:
+            raise SpecError("decode context parallelism is modelled for multi-head latent "
+                            "attention (DeepSeek, Kimi K2), whose latent every tensor-parallel "
+                            "rank holds whole", field="dcp", value=dcp)
     if pp > spec.layers:
         raise SpecError(f"{pp} pipeline stages for {spec.layers} layers; at most {spec.layers}",
                         field="pp", value=pp)
@@ -185,7 +203,7 @@ def check_parallel(spec: ModelSpec, gpus: int | None, tp: int | None, pp: int | 
     if ep and not spec.experts:
         raise SpecError("expert parallelism needs a mixture-of-experts model", field="ep",
                         value=ep)
-    return Parallel(gpus=gpus, tp=tp, pp=pp, ep=tp if ep else 1)
+    return Parallel(gpus=gpus, tp=tp, pp=pp, dp=dp, ep=tp * dp if ep else 1, dcp=dcp)
 
 
 def check_training_parallel(spec: ModelSpec, gpus: int | None, dp: int | None, tp: int, pp: int,

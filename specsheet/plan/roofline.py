@@ -127,7 +127,9 @@ def costs(plan: ServePlan, est: Estimates) -> dict[str, float | None]:
     if est.price is None:
         return {"usd_per_request": None, "usd_per_million_output_tokens": None,
                 "usd_per_million_input_tokens": None, "usd_per_million_output_words": None}
-    per_second = plan.layout.gpus * est.price / 3600
+    # one engine's GPUs (tp x pp): the estimates are one engine's; dp engines cost and serve
+    # dp times as much
+    per_second = plan.layout.gpus // plan.layout.dp * est.price / 3600
     request = per_second * (est.prefill_s + plan.request.output * est.decode_step_s
                             / est.concurrency)
     # no tokens at all in a second (a step that never ends): infinite, which the caller refuses

@@ -23,11 +23,14 @@ from typing import NamedTuple
 from specsheet.errors import SpecError
 from specsheet.figures import Report
 from specsheet.hardware.catalog import Accelerator
-from specsheet.model.memory import DTYPE_BITS, bytes_for
+from specsheet.model.memory import DTYPE_BITS
 from specsheet.model.spec import ModelSpec
 from specsheet.plan.kv_blocks import (
+    FP8_DS_MLA_BLOCK,
+    FP8_DS_MLA_TOKEN_BYTES,
     KVGroup,
     attention_layers,
+    check_kv_layout,
     group_blocks,
     kv_block_size,
     kv_groups,
@@ -37,6 +40,7 @@ from specsheet.plan.kv_blocks import (
 )
 from specsheet.plan.parallel import Parallel, pad_vocab, pp_partition
 from specsheet.plan.sharding import shard, stage_tensors, stored_bytes
+from specsheet.plan.vllm_layout import lora_slot_bytes, rotary_cache_bytes
 from specsheet.quant.tensors import Tensor, model_tensors
 
 DEFAULT_MEMORY_UTILIZATION = "0.9"  # CacheConfig.gpu_memory_utilization
@@ -67,6 +71,18 @@ class StageMemory(NamedTuple):
     num_blocks: int  # pool // page // layers_per_group (get_num_blocks)
     blocks_per_request: int  # at max_model_len
     kv_read_per_token: int  # decode: bytes one request's KV adds per cached position (estimate)
+    # buffers vLLM allocates on the GPU beside the weights, counted in its "Model loading
+    # took" figure: the rotary cos/sin cache (vllm_layout.rotary_cache_bytes)
+    buffers_bytes: int = 0
+    dcp: int = 1  # decode context parallelism: a block stands for block_size x dcp tokens
+    lora_bytes: int = 0  # the LoRA adapter slots among buffers_bytes
+
+    def blocks_for(self, tokens: int, batched_tokens: int) -> int:
+        """Blocks one request of ``tokens`` holds on this GPU, every group counted; with
+        decode context parallelism a full-attention block holds block_size x dcp tokens of
+        the request (cache_config's effective block size), each GPU 1 / dcp of them."""
+        return sum(group_blocks(g, tokens, batched_tokens, self.block_size * self.dcp)
+                   for g in self.groups)
 
     @property
     def kv_bytes_per_request(self) -> int:
@@ -86,14 +102,23 @@ class StageMemory(NamedTuple):
         return self.state_blocks_per_request * self.page_bytes * self.layers_per_group
 
     @property
+    def vllm_kv_tokens(self) -> int:
+        """vLLM's "GPU KV cache size: N tokens": num_blocks // groups x block_size
+        (``_report_kv_cache_config``, v1/core/kv_cache_utils.py, through 0.19; 0.20 and later
+        print int(concurrency x max_model_len) instead, PR 40694)."""
+        if not self.groups:
+            return 0
+        return self.num_blocks // len(self.groups) * self.block_size * self.dcp
+
+    @property
     def max_concurrency(self) -> int:
         """floor(num_blocks / blocks per request): vLLM's "Maximum concurrency", whole."""
         return self.num_blocks // self.blocks_per_request if self.blocks_per_request else 0
 
     @property
     def weights_fit(self) -> bool:
-        return (self.weights_bytes + self.activation_bytes + self.overhead_bytes
-                <= self.budget_bytes)
+        return (self.weights_bytes + self.buffers_bytes + self.activation_bytes
+                + self.overhead_bytes <= self.budget_bytes)
 
 
 @lru_cache(maxsize=64)  # every stage of every plan of a search asks it again
@@ -140,7 +165,8 @@ def stage_memory(report: Report, hardware: Accelerator, layout: Parallel, stage:
                  max_model_len: int, utilization: Share, kv_memory: int | None,
                  batched_tokens: int, max_seqs: int, group_size: int | None,
                  moe_kernel: str | None = None, measured: Measured | None = None,
-                 block_size: int | None = None) -> StageMemory:
+                 block_size: int | None = None, kv_layout: str | None = None,
+                 lora: tuple[int, int] = (0, 16)) -> StageMemory:
     """The memory of one GPU of pipeline stage ``stage``."""
     spec = report.model.spec
     quant = report.weights.format if report.weights.quantized else None
@@ -148,6 +174,10 @@ def stage_memory(report: Report, hardware: Accelerator, layout: Parallel, stage:
     layers = pp_partition(spec.layers, layout.pp)[stage]
     tensors = stage_tensors(spec, layout, stage)
     w = report.weights
+    if w.router_score_bias:  # stored, and loaded whole on every GPU
+        from specsheet.quant.tensors import score_bias_tensors
+
+        tensors += score_bias_tensors(spec, layers)
     group_size = w.group_size if group_size is None else group_size
     expert_tensors = tuple(t for t in tensors if "_exps." in t.name)
     if quant == "mxfp4" and spec.experts:  # vLLM's MoE kernels pad the experts
@@ -163,6 +193,9 @@ def stage_memory(report: Report, hardware: Accelerator, layout: Parallel, stage:
         weights = stored_bytes(spec, tensors, dtype, quant, group_size, w.keep, w.match)
         experts = stored_bytes(spec, expert_tensors, dtype, quant, group_size, w.keep,
                                w.match) if spec.experts else 0
+    buffers = rotary_cache_bytes(spec, dtype) if attention_layers(spec, layers) else 0
+    lora_bytes = lora_slot_bytes(spec, layout.tp, layers, *lora, dtype) if lora[0] else 0
+    buffers += lora_bytes
     activation = activation_estimate(spec, layout, layers, stage == layout.pp - 1,
                                      batched_tokens, max_seqs)
     overhead = OVERHEAD_BYTES
@@ -173,29 +206,34 @@ def stage_memory(report: Report, hardware: Accelerator, layout: Parallel, stage:
         capacity = capacity if measured.total is None else measured.total
     if kv_memory is None:
         budget = utilization.of(capacity)
-        pool = max(0, budget - weights - activation - overhead)
+        pool = max(0, budget - weights - buffers - activation - overhead)
     else:
         budget, pool = capacity, kv_memory
     values = kv_values_per_layer(spec, layout.tp)
     kv_dtype = report.kv.dtype
     state_dtype = dtype or "bf16"
-    block = block_size or kv_block_size(spec, hardware, layout.tp, kv_dtype, state_dtype,
-                                        max_model_len)
+    check_kv_layout(spec, kv_layout)
+    block = block_size or (FP8_DS_MLA_BLOCK if kv_layout else
+                           kv_block_size(spec, hardware, layout.tp, kv_dtype, state_dtype,
+                                         max_model_len, layout.dcp))
     state_page = state_page_bytes(spec, layout.tp, state_dtype)
     attention = attention_layers(spec, layers)
-    page = bytes_for(block * values, kv_dtype) if spec.attention_layers else state_page
+    token_bits = FP8_DS_MLA_TOKEN_BYTES * 8 if kv_layout else values * DTYPE_BITS[kv_dtype]
+    page = -(-block * token_bits // 8) if spec.attention_layers else state_page
     groups = tuple(kv_groups(spec, layers))
     per_group = max((g.layers for g in groups), default=0)
     num_blocks = pool // page // per_group if per_group else 0
-    blocks = sum(group_blocks(g, max_model_len, batched_tokens, block) for g in groups)
-    per_token = values * DTYPE_BITS[kv_dtype] * len(attention) // 8
+    blocks = sum(group_blocks(g, max_model_len, batched_tokens, block * layout.dcp)
+                 for g in groups)
+    per_token = token_bits * len(attention) // 8
     return StageMemory(
         stage=stage, layers=len(layers), capacity_bytes=capacity, budget_bytes=budget,
         weights_bytes=weights, expert_bytes=experts, activation_bytes=activation,
         overhead_bytes=overhead, kv_pool_bytes=pool, kv_bytes_per_token=per_token,
         block_size=block, page_bytes=page, state_page_bytes=state_page, groups=groups,
         layers_per_group=per_group, num_blocks=num_blocks, blocks_per_request=blocks,
-        kv_read_per_token=values * DTYPE_BITS[kv_dtype] // 8)
+        kv_read_per_token=token_bits // 8 // layout.dcp, buffers_bytes=buffers,
+        dcp=layout.dcp, lora_bytes=lora_bytes)
 
 
 # ---- the plan ----------------------------------------------------------------------------------
@@ -218,6 +256,9 @@ class Request(NamedTuple):
     max_seqs: int  # max_num_seqs
     moe_kernel: str | None = None  # vLLM's MXFP4 MoE kernel (default: by GPU generation)
     block_size: int | None = None  # tokens per KV block (default: as the backend forces it)
+    kv_layout: str | None = None  # a vLLM cache layout beyond a dtype: fp8_ds_mla
+    max_loras: int = 0  # LoRA adapter slots vLLM preallocates (0: --enable-lora off)
+    max_lora_rank: int = 16  # their rank (LoRAConfig.max_lora_rank)
 
 
 class ServePlan(NamedTuple):
@@ -262,8 +303,7 @@ class ServePlan(NamedTuple):
         best = spec.context
         for s in self.stages:
             def fits(t: int, s: StageMemory = s) -> bool:
-                return sum(group_blocks(g, t, self.request.batched_tokens, s.block_size)
-                           for g in s.groups) <= s.num_blocks
+                return s.blocks_for(t, self.request.batched_tokens) <= s.num_blocks
             if fits(best):
                 continue
             low, high = 0, best  # fits(low), not fits(high)
@@ -275,10 +315,8 @@ class ServePlan(NamedTuple):
 
     def concurrency_at(self, tokens: int) -> int:
         """Requests of ``tokens`` tokens the pool holds at once (every stage)."""
-        return min(s.num_blocks // max(1, sum(group_blocks(g, tokens,
-                                                           self.request.batched_tokens,
-                                                           s.block_size)
-                                              for g in s.groups)) for s in self.stages)
+        return min(s.num_blocks // max(1, s.blocks_for(tokens, self.request.batched_tokens))
+                   for s in self.stages)
 
 
 def default_batched_tokens(hardware: Accelerator) -> int:
@@ -343,7 +381,8 @@ def plan_serving(report: Report, hardware: Accelerator, layout: Parallel, reques
         raise over_context(report, request.max_model_len)
     stages = tuple(stage_memory(report, hardware, layout, i, request.max_model_len, utilization,
                                 kv_memory, request.batched_tokens, request.max_seqs, group_size,
-                                request.moe_kernel, measured, request.block_size)
+                                request.moe_kernel, measured, request.block_size,
+                                request.kv_layout, (request.max_loras, request.max_lora_rank))
                    for i in range(layout.pp))
     return ServePlan(report, hardware, layout, request, utilization, kv_memory is not None,
                      stages)

@@ -89,3 +89,52 @@ def mxfp4_expert_bytes(spec: ModelSpec, layout: Parallel, layers: int, kernel: s
     if not spec.expert_bias and kernel == "triton":
         bias = 0
     return layers * experts * (w13 + w2 + bias)
+
+
+def rotary_cache_bytes(spec: ModelSpec, dtype: str | None) -> int:
+    """The rotary embedding's cos/sin cache vLLM allocates on every GPU that holds attention:
+    [max_position, rotary_dim] in the model's dtype (fp32 only for an fp32 model), one per GPU,
+    since ``get_rope`` hands every layer the same instance (``_ROPE_DICT``). vLLM's
+    ``RotaryEmbedding.__init__`` / ``_compute_cos_sin_cache``
+    (``model_executor/layers/rotary_embedding``): cos and sin of rotary_dim / 2 each,
+    concatenated; max_position is the config's max_position_embeddings (DeepSeek's YaRN:
+    original_max_position_embeddings x factor, the same figure). rotary_dim is head_dim, or
+    qk_rope_head_dim with MLA; a partial rotary factor and a second cache (Gemma 3's local
+    layers, Phi-3's LongRoPE) are not in the spec, so for those models it is an estimate."""
+    if spec.positions != "rotary" or not spec.attention_layers:
+        return 0
+    rotary_dim = spec.qk_rope_head_dim if spec.latent_attention else spec.head_dim
+    return spec.context * rotary_dim * (4 if dtype == "fp32" else 2)
+
+
+DEFAULT_MAX_LORA_RANK = 16  # LoRAConfig.max_lora_rank
+
+
+def lora_slot_bytes(spec: ModelSpec, tp: int, layers: range, max_loras: int, rank: int,
+                    dtype: str | None) -> int:
+    """The adapter slots vLLM preallocates on one GPU with --enable-lora: for every wrapped
+    Linear (qkv_proj, o_proj, gate_up_proj, down_proj) and each of its slices, A [max_loras,
+    1, rank, input] and B [max_loras, 1, output, rank] in the model's dtype, zeros until an
+    adapter is loaded (``vllm/lora/layers/base_linear.py`` at ``01235a49``,
+    ``create_lora_weights``; ``column_parallel_linear.py`` at ``0163de2b``: a column-parallel
+    slice keeps the whole input and its output per partition; a row-parallel layer its input
+    per partition and the whole output). Per layer: qkv 3 x r x d + r x (q + k + v rows on the
+    GPU); o r x (h d_v / tp) + d x r; gate_up 2 x r x d + r x 2 f / tp; down r x f / tp + d x r.
+    Modelled for dense attention layers (MoE experts, MLA and state layers are wrapped by other
+    classes: refused)."""
+    if spec.experts or spec.latent_attention or (spec.layer_types and
+                                                 set(spec.layer_types) != {"attention"}):
+        raise SpecError("multi-LoRA slots are modelled for dense attention models (vLLM wraps "
+                        "MoE experts, MLA and state layers with other classes)",
+                        field="max_loras", value=max_loras)
+    d, hd = spec.d_model, spec.head_dim
+    kv = max(1, spec.kv_heads // tp)
+    q_rows = spec.heads // tp * hd * (2 if spec.attention_gate else 1)
+    qkv = 3 * rank * d + rank * (q_rows + kv * hd + kv * spec.v_head_dim)
+    o = rank * (spec.heads * spec.v_head_dim // tp) + d * rank
+    parts = 2 if spec.mlp == "gated" else 1
+    mlp = parts * rank * d + rank * parts * spec.d_ff // tp + rank * spec.d_ff // tp + d * rank
+    mlps = sum(1 for i in layers if i not in spec.no_mlp_layers)
+    elements = max_loras * (len(layers) * (qkv + o) + mlps * mlp)
+    return elements * (4 if dtype == "fp32" else 2)
+

@@ -46,6 +46,7 @@ from specsheet.quant.formats import (
 from specsheet.quant.tensors import ROLES as ROLES  # re-exported: the tensors once lived here
 from specsheet.quant.tensors import Tensor as Tensor
 from specsheet.quant.tensors import model_tensors as model_tensors
+from specsheet.quant.tensors import score_bias_tensors
 
 
 class StoredTensor(NamedTuple):
@@ -388,7 +389,9 @@ def _safetensors_stored(spec: ModelSpec, fmt: QuantFormat, g: int, unquantized: 
 
     stored = []
     for t in model_tensors(spec) if tensors is None else tensors:
-        if _quantizes(fmt, t, spec.experts > 0) and not (keep and kept(t, keep, match)):
+        if t.role == "buffer":  # score_bias_tensors: F32 whatever the format
+            stored.append(_st(t.name, "F32", t.shape, t, False))
+        elif _quantizes(fmt, t, spec.experts > 0) and not (keep and kept(t, keep, match)):
             stored += _quantized_linear(t, fmt, g, unquantized)
         else:
             stored.append(_st(t.name, unquantized, t.shape, t, False))
@@ -415,7 +418,7 @@ def _group(fmt: QuantFormat, group_size: int | None) -> int:
 def quantized_bytes(spec: ModelSpec, format_name: str, group_size: int | None = None,
                     dtype_unquantized: str | None = None,
                     tensors: tuple[Tensor, ...] | None = None, keep: tuple[str, ...] = (),
-                    match: str = "exact") -> QuantizedWeights:
+                    match: str = "exact", score_bias: bool = False) -> QuantizedWeights:
     """Every tensor ``spec`` stores in ``format_name``, in exact bytes.
 
     ``tensors`` (default: ``model_tensors(spec)``) stores some of the model's tensors instead,
@@ -428,6 +431,8 @@ def quantized_bytes(spec: ModelSpec, format_name: str, group_size: int | None = 
     the tensors the format leaves unquantized (its default: F16 for GPTQ and AWQ, F32 for
     GGUF's vectors, BF16 for the others). ``keep``: the modules a checkpoint's config leaves
     unquantized (quant/modules.py matches them by ``match``), stored in that unquantized type.
+    ``score_bias``: the checkpoint stores the router's score-correction bias too
+    (``score_bias_tensors``, F32; with ``tensors`` given, list them there).
     """
     if spec.layer_types and set(spec.layer_types) != {"attention"}:
         raise SpecError(f"{format_name}: the tensors of state-space and linear-attention layers "
@@ -442,6 +447,8 @@ def quantized_bytes(spec: ModelSpec, format_name: str, group_size: int | None = 
                             f"unquantized; expected one of {', '.join(UNQUANTIZED_DTYPES)}",
                             field="dtype", value=dtype_unquantized)
         override = UNQUANTIZED_DTYPES[dtype_unquantized]
+    if score_bias and tensors is None:
+        tensors = model_tensors(spec) + score_bias_tensors(spec)
     if fmt.family == "gguf":
         stored = _gguf_stored(spec, fmt.name.removeprefix("gguf-"), override, tensors)
     else:

@@ -24,8 +24,10 @@ MAX_LISTED_LAYERS = 10_000
 # What a parameter tensor is, for the toolchains' choices.
 # linear: a Linear weight inside a transformer block; router: an MoE router (ffn_gate_inp);
 # shared_gate: Qwen2-MoE's d x 1 gate on the shared experts; projection: OPT's project_in/out;
-# embedding: token or position table; head: the untied output matrix; norm; bias.
-ROLES = ("linear", "router", "shared_gate", "projection", "embedding", "head", "norm", "bias")
+# embedding: token or position table; head: the untied output matrix; norm; bias; buffer: a
+# tensor a checkpoint stores that is no parameter (score_bias_tensors), kept in F32.
+ROLES = ("linear", "router", "shared_gate", "projection", "embedding", "head", "norm", "bias",
+         "buffer")
 
 
 class Tensor(NamedTuple):
@@ -253,3 +255,17 @@ def model_tensors(spec: ModelSpec) -> tuple[Tensor, ...]:
     for i in range(spec.layers):
         tensors += _block(spec, i)
     return tuple(tensors)
+
+
+def score_bias_tensors(spec: ModelSpec, layers: range | None = None) -> tuple[Tensor, ...]:
+    """The router's score-correction bias of every MoE layer (of ``layers``, default all):
+    DeepSeek-V3's ``mlp.gate.e_score_correction_bias``, E values in F32 (llama.cpp names it
+    ``exp_probs_b.bias``). A buffer to transformers, so not in ``model_tensors`` nor in the
+    parameter count; the checkpoint stores it and vLLM loads it whole on every GPU (the gate
+    is a ReplicatedLinear)."""
+    if not spec.experts:
+        return ()
+    held = range(spec.layers) if layers is None else layers
+    return tuple(Tensor(f"blk.{i}.exp_probs_b.bias", (spec.experts,), "mlp", "buffer", i)
+                 for i in held if i not in spec.dense_layers and i not in spec.no_mlp_layers)
+

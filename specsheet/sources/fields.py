@@ -25,6 +25,9 @@ META_FIELDS: dict[str, type] = {
     "published_total": int,
     "quantization_config": dict,  # the checkpoint's own format, as its config.json writes it
     "training": dict,  # a published training recipe (``specsheet train``; docs/training.md)
+    # the router's top-k method, as config.json writes it (noaux_tc: DeepSeek-V3's routing,
+    # whose checkpoint stores a score-correction bias: sources/hf_config/quantization.py)
+    "topk_method": str,
 }
 SPEC_FIELDS: dict[str, FieldDoc] = {f.name: f for f in FIELD_DOCS}
 ALL_FIELDS: tuple[str, ...] = (*META_FIELDS, *SPEC_FIELDS)

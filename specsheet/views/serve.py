@@ -22,14 +22,16 @@ def serve_entry(plan: ServePlan, est: Estimates | None,
     return {
         "model": {"name": report.model.name, "origin": report.model.origin,
                   "format": report.weights.format, "format_source": report.weights.source,
-                  "dtype": report.dtype, "kv_dtype": report.kv.dtype},
+                  "dtype": report.dtype,
+                  "kv_dtype": plan.request.kv_layout or report.kv.dtype},
         "engine": _engine(plan),
         "hardware": {"name": hw.name, "label": hw.label, "memory_bytes": hw.memory_bytes,
                      "cuda_memory_bytes": hw.cuda_memory_bytes or None,
                      "bandwidth_bytes_per_s": hw.bandwidth_bytes_per_s,
                      "peak_flops_per_s": dict(hw.peak_flops_per_s),
                      "interconnect_bytes_per_s": hw.interconnect_bytes_per_s},
-        "parallel": {"gpus": layout.gpus, "tp": layout.tp, "pp": layout.pp, "ep": layout.ep},
+        "parallel": {"gpus": layout.gpus, "tp": layout.tp, "pp": layout.pp, "ep": layout.ep,
+                     "dp": layout.dp, "dcp": layout.dcp},
         **_serve_memory(plan),
         "estimates": None if est is None else _estimates_section(plan, est, costs),
     }
@@ -54,8 +56,10 @@ def fit_section(plan: ServePlan) -> dict[str, Any]:
     if plan.kv_memory_given:
         margin = s.kv_pool_bytes - s.kv_bytes_per_request
     else:
-        margin = s.budget_bytes - s.weights_bytes - estimated - s.kv_bytes_per_request
-    weights_fit = all(st.weights_bytes <= st.budget_bytes for st in plan.stages)
+        margin = (s.budget_bytes - s.weights_bytes - s.buffers_bytes - estimated
+                  - s.kv_bytes_per_request)
+    weights_fit = all(st.weights_bytes + st.buffers_bytes <= st.budget_bytes
+                      for st in plan.stages)
     verdict = ("does_not_fit" if not plan.fits else "tight" if margin < estimated else "fits")
     return {"verdict": verdict, "weights_fit": weights_fit, "margin_bytes": margin,
             "estimated_bytes": estimated}
@@ -144,6 +148,8 @@ def _serve_memory(plan: ServePlan) -> dict[str, Any]:
             "capacity_bytes": s.capacity_bytes,
             "budget_bytes": s.budget_bytes,
             "weights_bytes": s.weights_bytes,
+            "buffers_bytes": s.buffers_bytes,
+            "lora_bytes": s.lora_bytes,
             "activation_bytes": s.activation_bytes,
             "overhead_bytes": s.overhead_bytes,
             "kv_pool_bytes": s.kv_pool_bytes,
@@ -162,6 +168,7 @@ def _serve_memory(plan: ServePlan) -> dict[str, Any]:
             "num_blocks": s.num_blocks,
             "blocks_per_request": s.blocks_per_request,
             "vllm_max_concurrency": plan.vllm_max_concurrency,
+            "vllm_kv_tokens": s.vllm_kv_tokens,
         },
         "stages": [{"stage": st.stage, "layers": st.layers, "weights_bytes": st.weights_bytes,
                     "activation_bytes": st.activation_bytes, "kv_pool_bytes": st.kv_pool_bytes,
@@ -244,7 +251,7 @@ def schemas() -> dict[str, Any]:
                          "peak_flops_per_s": {"type": "object",
                                               "additionalProperties": count},
                          "interconnect_bytes_per_s": count}),
-        "parallel": ints("gpus", "tp", "pp", "ep", minimum=1),
+        "parallel": ints("gpus", "tp", "pp", "ep", "dp", "dcp", minimum=1),
         "request": obj({"max_model_len": {"type": "integer", "minimum": 1},
                         "max_num_batched_tokens": {"type": "integer", "minimum": 1},
                         "max_num_seqs": {"type": "integer", "minimum": 1},
@@ -252,6 +259,11 @@ def schemas() -> dict[str, Any]:
         "memory_per_gpu": obj({
             "stage": count, "layers": count, "capacity_bytes": count, "budget_bytes": count,
             "weights_bytes": count,
+            "buffers_bytes": {**count, "description": "what vLLM allocates beside the weights "
+                              "at load (the rotary cos/sin cache, the LoRA slots), subtracted "
+                              "from the pool"},
+            "lora_bytes": {**count, "description": "the LoRA adapter slots among "
+                           "buffers_bytes (0 without LoRA slots)"},
             "activation_bytes": {**count, "description": "an estimate"},
             "overhead_bytes": {**count, "description": "an estimate"},
             "kv_pool_bytes": count, "kv_pool_given": {"type": "boolean"},
@@ -273,6 +285,8 @@ def schemas() -> dict[str, Any]:
                 "window": count, "layers": count, "state": {"type": "boolean"}})},
             "layers_per_group": count, "num_blocks": count, "blocks_per_request": count,
             "vllm_max_concurrency": {"type": "number", "minimum": 0},
+            "vllm_kv_tokens": {**count, "description": "vLLM's \"GPU KV cache size\" in "
+                               "tokens: num_blocks // groups x block_size"},
         }, "vLLM's KV-cache blocks on that GPU."),
         "stages": {"type": "array", "items": ints("stage", "layers", "weights_bytes",
                                                   "activation_bytes", "kv_pool_bytes",
@@ -321,7 +335,9 @@ def serve_views(plan: ServePlan, est: Estimates | None, costs: dict[str, float |
     shipped = "as shipped: " if plan.report.weights.source == "config" else ""
     where = f"{layout.gpus} x {hw.name}" + (f", tp {layout.tp}" if layout.tp > 1 else "") + (
         f", pp {layout.pp}" if layout.pp > 1 else "") + (
-        f", ep {layout.ep}" if layout.ep > 1 else "")
+        f", ep {layout.ep}" if layout.ep > 1 else "") + (
+        f", dp {layout.dp}" if layout.dp > 1 else "") + (
+        f", dcp {layout.dcp}" if layout.dcp > 1 else "")
     stage = f" (stage {s.stage} of {layout.pp}: {layers_text(s.layers)})" if layout.pp > 1 else ""
     memory = TableView(
         title=f"{name} ({shipped}{plan.report.weights.format}) on {where}: memory per GPU"
@@ -331,10 +347,14 @@ def serve_views(plan: ServePlan, est: Estimates | None, costs: dict[str, float |
         optional=(False, False, True, True, False),
     )
     cap = s.capacity_bytes
-    parts = [("Weights", s.weights_bytes), ("Activation peak (estimate)", s.activation_bytes),
+    parts = [("Weights", s.weights_bytes),
+             ("Rotary cache" + (", LoRA slots" if s.lora_bytes else ""), s.buffers_bytes),
+             ("Activation peak (estimate)", s.activation_bytes),
              ("Runtime overhead (estimate)", s.overhead_bytes),
              (f"KV pool ({plan.report.kv.dtype})" + (" (given)" if plan.kv_memory_given else ""),
               s.kv_pool_bytes)]
+    if not s.buffers_bytes:
+        parts.pop(1)
     at = 0
     for label, value in parts:
         memory.add(label, human_bytes(value), percent(value, cap),

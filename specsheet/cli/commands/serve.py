@@ -32,10 +32,14 @@ from specsheet.cli.serving import (
     BatchedTokensOpt,
     BlockSizeOpt,
     ConcurrencyOpt,
+    DcpOpt,
+    DpOpt,
     EpOpt,
     GpuOpt,
     GpusOpt,
     KvMemoryOpt,
+    MaxLoraRankOpt,
+    MaxLorasOpt,
     MaxModelLenOpt,
     MaxSeqsOpt,
     MbuOpt,
@@ -72,6 +76,10 @@ def serve(
     tp: TpOpt = None,
     pp: PpOpt = None,
     ep: EpOpt = False,
+    dp: DpOpt = None,
+    dcp: DcpOpt = None,
+    max_loras: MaxLorasOpt = None,
+    max_lora_rank: MaxLoraRankOpt = None,
     max_model_len: MaxModelLenOpt = None,
     prompt: PromptOpt = None,
     output: OutputOpt = None,
@@ -105,7 +113,7 @@ def serve(
 
     Example: 'specsheet serve llama3-70b --gpu h100-sxm --gpus 8 --price 2.50'.
     """
-    from specsheet.api.serve import ServeRequest, check_request, plan_serve
+    from specsheet.api.serve import ServeRequest, check_request, kv_dtype_of, plan_serve
     from specsheet.cli.errors import as_options
 
     output_fmt = output_format(fmt, json_)
@@ -119,7 +127,9 @@ def serve(
         max_num_seqs=max_num_seqs, price=price, mfu=mfu, mbu=mbu,
         tokens_per_word=tokens_per_word, text=text, tokenizer=tokenizer, timeout=src.timeout,
         moe_kernel=moe_kernel, allow_long_context=allow_long_context, vllm_log=vllm_log,
-        block_size=block_size)
+        block_size=block_size, kv_layout=kv_dtype_of(kv_dtype)[1], dp=dp, dcp=dcp,
+        max_loras=max_loras, max_lora_rank=max_lora_rank)
+    kv_dtype = kv_dtype_of(kv_dtype)[0]
     with as_options(_LABELS if tp is None else None):
         check_request(request)
         (report,) = reports([src.ref(model)], src.overrides(), None, dtype, kv_dtype,

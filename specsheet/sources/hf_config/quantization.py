@@ -151,10 +151,26 @@ def read_quantization(data: Mapping[str, Any], origin: str) -> Shipped | None:
     raise _fail("bitsandbytes needs load_in_4bit or load_in_8bit", origin)
 
 
+# model types whose router stores e_score_correction_bias (transformers registers it as a
+# buffer; vLLM's deepseek_v2.py and glm4_moe.py load it as an F32 nn.Parameter of E)
+_SCORE_BIAS_TYPES = ("deepseek_v3", "kimi_k2", "glm4_moe")
+
+
+def _score_bias(data: Mapping[str, Any]) -> bool:
+    """Whether the checkpoint stores a router score-correction bias: DeepSeek-V3's routing
+    (topk_method noaux_tc, DeepseekV3Config's default) and GLM-4.5's."""
+    method = data.get("topk_method")
+    if method is not None:
+        return bool(method == "noaux_tc")
+    return bool(data.get("model_type") in _SCORE_BIAS_TYPES)
+
+
 def shipped_of(data: Mapping[str, Any], spec: ModelSpec, origin: str) -> Shipped | None:
     """``read_quantization`` of ``data``, its module list checked against ``spec``'s tensors:
     a list that names none of them is an error (a list meant for another model)."""
     shipped = read_quantization(data, origin)
+    if shipped is not None and spec.experts and _score_bias(data):
+        shipped = shipped._replace(router_score_bias=True)
     if shipped is None or not shipped.keep:
         return shipped
     from specsheet.quant.modules import unmatched
