@@ -31,6 +31,7 @@ TEXT_NUMBERS = {
     "--memory-utilization", "--price", "--kv-memory", "--max-params", "--max-weights",
     "--max-kv", "--max-flops", "--tokens-total", "--dataset-tokens", "--ctx", "--n-gpu-layers",
     "--host-memory", "--host-bandwidth", "--wired-limit", "--tensor-split", "--batch",
+    "--gpus",  # plan's: a count or a range (1..8)
 }
 SERIES = {"--tokens", "--layers", "--d-model", "--heads", "--vocab", "--context", "--kv-heads",
           "--head-dim", "--d-ff"}  # sweep's, in its text
@@ -42,6 +43,7 @@ TEXT_OTHER = {
     "--split-mode", "--override-tensor", "--output-rule", "--recompute", "--recompute-modules",
     "--attention", "--precision", "--optimizer", "--schedule", "--offload", "--lora-targets",
     "--output", "--compare", "--activation-cache", "--optimizer-states", "--recipe",
+    "--objective", "--solve",
 }
 # each command's run: its arguments, and whether it writes JSON (--json) or text
 RUNS: dict[str, tuple[list[str], bool]] = {
@@ -56,6 +58,7 @@ RUNS: dict[str, tuple[list[str], bool]] = {
     "fit": (["fit", "llama3-8b", "--gpu", "rtx-4090"], True),
     "convert": (["convert", "llama3-8b"], False),
     "explore": (["explore", "llama3-8b", "--print", "--gpu", "h100-sxm"], False),
+    "plan": (["plan", "llama3-8b", "--gpu", "h100-sxm"], True),
 }
 # options a run leaves out: the ones of the other run of the same command
 LEFT_OUT = {"check": {"--min-ctx", "--min-gpu-layers"},
