@@ -18,7 +18,6 @@ from specsheet.api.fit import FitRequest, fit
 from specsheet.cli.app import app
 from specsheet.plan.local import (
     ComputeShape,
-    LayerKV,
     LocalSetup,
     cuda_alloc,
     layer_devices,
@@ -154,22 +153,13 @@ def test_compute_buffers_within_the_estimate_band(log: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("log", SYNTHETIC, ids=[log["id"] for log in SYNTHETIC])
 def test_sliding_window_caches(log: dict[str, Any]) -> None:
-    s = log["synthetic"]
-    # Gemma 4's pattern: 5 windowed layers, then a global one
-    kv = [LayerKV(s["global_width"], s["global_width"]) if i % 6 == 5 else
-          LayerKV(s["swa_width"], s["swa_width"], swa=True)
-          for i in range(s["global_layers"] + s["swa_layers"])]
-    setup = LocalSetup(ctx=log["ctx"], n_gpu_layers=len(kv) + 1, parallel=log["parallel"],
-                       cache_type_k=log["cache_type_k"], cache_type_v=log["cache_type_v"],
-                       flash_attn=log["flash_attn"])
-    from specsheet.plan.local import Device
+    from tests.test_fit_logs import sliding_placements
+
+    p = sliding_placements(log)
+    assert p[True].n_swa_cells == log["printed"]["swa_cells"] and p[False].n_swa_cells == 0
 
     def cache(keep: bool) -> int:
-        only = [k if k.swa is keep else LayerKV(0, 0) for k in kv]
-        p = place([], len(kv), only, s["n_swa"], ComputeShape(3840, 16, 262144),
-                  [Device("Metal", "Metal", 64 << 30)], setup)
-        assert p.n_swa_cells == (log["printed"]["swa_cells"] if keep else 0)
-        return p.devices[0].kv_bytes
+        return p[keep].devices[0].kv_bytes
 
     assert printed(cache(False)) == f"{log['printed']['kv_global']:.2f}"
     assert printed(cache(True)) == f"{log['printed']['kv_swa']:.2f}"
@@ -180,19 +170,9 @@ def test_recurrent_state_of_a_hybrid(log: dict[str, Any]) -> None:
     """The RS buffer: per gated-DeltaNet layer, f32 R of (d_conv - 1) x (d_inner + 2 x groups x
     d_state) and S of d_state x d_inner, one cell per sequence (llama-hparams.cpp n_embd_r,
     n_embd_s; llama-memory-recurrent.cpp); the attention layers hold none of it."""
-    h = log["hybrid"]
-    layers = h["set"]["layers"]
-    every = h["attention_every"]
-    kinds = ["attention" if i % every == every - 1 else "linear_attention" for i in range(layers)]
-    spec = specsheet.load(h["model"], **h["set"], layer_types=kinds).spec
-    from specsheet.api.fit import cache_layers
-    from specsheet.plan.local import Device
+    from tests.test_fit_logs import hybrid_placement
 
-    kv, _ = cache_layers(spec)
-    recurrent = [LayerKV(0, 0, False, k.r_width, k.s_width) for k in kv]
-    setup = LocalSetup(ctx=log["ctx"], n_gpu_layers=layers + 1, parallel=log["parallel"])
-    p = place([], layers, recurrent, 0, ComputeShape(spec.d_model, spec.heads, spec.vocab),
-              [Device("CUDA0", "CUDA", 16 << 30)], setup)
+    p, kv = hybrid_placement(log)
     for name, mib in log["printed"]["rs"].items():
         assert printed(p.devices[0].kv_bytes) == f"{mib:.2f}", name
     # independently: Qwen3.5 9B's 24 DeltaNet layers, d_inner 32 x 128, 16 groups of 128

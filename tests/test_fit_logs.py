@@ -15,7 +15,7 @@ import yaml
 
 import specsheet
 from specsheet.api.fit import FitRequest, cache_layers, fit
-from specsheet.plan.local import ComputeShape, Device, LayerKV, LocalSetup, place
+from specsheet.plan.local import ComputeShape, Device, LayerKV, LocalSetup, Placement, place
 
 HERE = Path(__file__).parent
 LOGS: list[dict[str, Any]] = yaml.safe_load((HERE / "data" / "local_logs.yaml")
@@ -57,7 +57,9 @@ def _placed(log: dict[str, Any]) -> tuple[list[str], list[str]]:
     return logged, ours
 
 
-def _sliding(log: dict[str, Any]) -> tuple[list[str], list[str]]:
+def sliding_placements(log: dict[str, Any]) -> dict[bool, Placement]:
+    """A sliding-window log's placement of its windowed caches alone (True) and of its global
+    ones alone (False): Gemma 4's pattern, 5 windowed layers, then a global one."""
     s = log["synthetic"]
     kv = [LayerKV(s["global_width"], s["global_width"]) if i % 6 == 5 else
           LayerKV(s["swa_width"], s["swa_width"], swa=True)
@@ -66,15 +68,20 @@ def _sliding(log: dict[str, Any]) -> tuple[list[str], list[str]]:
                        cache_type_k=log["cache_type_k"], cache_type_v=log["cache_type_v"],
                        flash_attn=log["flash_attn"])
 
-    def cache(keep: bool) -> int:
+    def alone(keep: bool) -> Placement:
         only = [k if k.swa is keep else LayerKV(0, 0) for k in kv]
-        p = place([], len(kv), only, s["n_swa"], ComputeShape(3840, 16, 262144),
-                  [Device("Metal", "Metal", 64 << 30)], setup)
-        return p.devices[0].kv_bytes
+        return place([], len(kv), only, s["n_swa"], ComputeShape(3840, 16, 262144),
+                     [Device("Metal", "Metal", 64 << 30)], setup)
 
+    return {keep: alone(keep) for keep in (False, True)}
+
+
+def _sliding(log: dict[str, Any]) -> tuple[list[str], list[str]]:
+    p = sliding_placements(log)
     got = log["printed"]
     return ([f"KV non-SWA {got['kv_global']:.2f}, SWA {got['kv_swa']:.2f}"],
-            [f"KV non-SWA {_mib(cache(False))}, SWA {_mib(cache(True))}"])
+            [f"KV non-SWA {_mib(p[False].devices[0].kv_bytes)}, "
+             f"SWA {_mib(p[True].devices[0].kv_bytes)}"])
 
 
 def hybrid_spec(log: dict[str, Any]) -> Any:
@@ -84,13 +91,20 @@ def hybrid_spec(log: dict[str, Any]) -> Any:
     return specsheet.load(h["model"], **h["set"], layer_types=kinds).spec
 
 
-def _hybrid(log: dict[str, Any]) -> tuple[list[str], list[str]]:
+def hybrid_placement(log: dict[str, Any]) -> tuple[Placement, list[LayerKV]]:
+    """A hybrid log's placement of its recurrent state alone on one GPU, and the layers'
+    caches."""
     spec = hybrid_spec(log)
     kv, _ = cache_layers(spec)
     recurrent = [LayerKV(0, 0, False, k.r_width, k.s_width) for k in kv]
     setup = LocalSetup(ctx=log["ctx"], n_gpu_layers=spec.layers + 1, parallel=log["parallel"])
     p = place([], spec.layers, recurrent, 0, ComputeShape(spec.d_model, spec.heads, spec.vocab),
               [Device("CUDA0", "CUDA", 16 << 30)], setup)
+    return p, kv
+
+
+def _hybrid(log: dict[str, Any]) -> tuple[list[str], list[str]]:
+    p, kv = hybrid_placement(log)
     got = log["printed"]
     r = sum(k.r_width for k in kv) * 4 * log["parallel"]
     s = sum(k.s_width for k in kv) * 4 * log["parallel"]
