@@ -600,6 +600,21 @@ def _kinds(c: HFConfig, key: str, layers: int, names: Mapping[str, str],
     return [names[name] for name in value]
 
 
+def _state_space_only(c: HFConfig, kind: str, layers: int, d: int, heads: int,
+                      head_dim: int) -> Fields:
+    """The fields of a model whose every block is one ``kind`` mixer with one RMSNorm (no
+    attention, no MLP; heads, head_dim and d_ff are placeholders no layer uses). No position
+    limit: the context is max_position_embeddings when given, else 1,048,576 tokens (a bound
+    for T, not a limit of the model)."""
+    return {"layers": layers, "d_model": d, "heads": heads, "head_dim": head_dim,
+            "vocab": c.integer("vocab_size"),
+            "context": c.integer("max_position_embeddings", 1_048_576),
+            "d_ff": 1, "mlp": "gated", "norm": "rmsnorm", "norms_per_block": 1,
+            "attn_bias": False, "mlp_bias": False, "positions": "none",
+            "tied_embeddings": c.flag("tie_word_embeddings"),
+            "layer_types": [kind] * layers, "no_mlp_layers": list(range(layers))}
+
+
 def _mamba2(c: HFConfig) -> Fields:
     """Mamba-2: every block a Mamba-2 mixer (no attention, no MLP) with one RMSNorm;
     d_inner = expand x hidden_size. It has no position limit: the context is
@@ -609,13 +624,7 @@ def _mamba2(c: HFConfig) -> Fields:
     layers = c.integer("num_hidden_layers")
     heads = c.integer("num_heads")
     inner = c.integer("expand") * d
-    return {"layers": layers, "d_model": d, "heads": heads, "head_dim": max(d // heads, 1),
-            "vocab": c.integer("vocab_size"),
-            "context": c.integer("max_position_embeddings", 1_048_576),
-            "d_ff": 1, "mlp": "gated", "norm": "rmsnorm", "norms_per_block": 1,
-            "attn_bias": False, "mlp_bias": False, "positions": "none",
-            "tied_embeddings": c.flag("tie_word_embeddings"),
-            "layer_types": ["mamba2"] * layers, "no_mlp_layers": list(range(layers)),
+    return {**_state_space_only(c, "mamba2", layers, d, heads, max(d // heads, 1)),
             **_mamba2_fields(c, inner, heads, c.integer("n_groups"), c.integer("state_size"),
                              c.integer("conv_kernel"), c.integer("chunk_size"),
                              c.flag("use_conv_bias"), c.flag("use_bias"), True)}
@@ -638,13 +647,7 @@ def _mamba(c: HFConfig) -> Fields:
         raise key_error("time_step_rank", f"expected a positive integer or \"auto\", got "
                         f"{rank_value[:40]!r}", source=c.origin)
     rank = -(-d // 16) if rank_value in (None, "auto") else c.integer("time_step_rank")
-    return {"layers": layers, "d_model": d, "heads": 1, "head_dim": d,
-            "vocab": c.integer("vocab_size"),
-            "context": c.integer("max_position_embeddings", 1_048_576),
-            "d_ff": 1, "mlp": "gated", "norm": "rmsnorm", "norms_per_block": 1,
-            "attn_bias": False, "mlp_bias": False, "positions": "none",
-            "tied_embeddings": c.flag("tie_word_embeddings"),
-            "layer_types": ["mamba"] * layers, "no_mlp_layers": list(range(layers)),
+    return {**_state_space_only(c, "mamba", layers, d, 1, d),
             "ssm_inner": inner, "ssm_state": c.integer("state_size"),
             "ssm_conv": c.integer("conv_kernel"), "ssm_dt_rank": rank,
             "ssm_conv_bias": c.flag("use_conv_bias"), "ssm_bias": c.flag("use_bias"),
