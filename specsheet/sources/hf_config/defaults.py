@@ -14,6 +14,8 @@ _COHERE = {**_LLAMA, "vocab_size": 256000, "hidden_size": 8192, "intermediate_si
 DEFAULTS: dict[str, dict[str, Any]] = {
     "gpt2": {"vocab_size": 50257, "n_positions": 1024, "n_embd": 768, "n_layer": 12,
              "n_head": 12, "tie_word_embeddings": True},
+    "gpt_bigcode": {"vocab_size": 50257, "n_positions": 1024, "n_embd": 768, "n_layer": 12,
+                    "n_head": 12, "multi_query": True, "tie_word_embeddings": True},
     "gpt_neox": {"vocab_size": 50432, "hidden_size": 6144, "num_hidden_layers": 44,
                  "num_attention_heads": 64, "intermediate_size": 24576,
                  "max_position_embeddings": 2048, "tie_word_embeddings": False,

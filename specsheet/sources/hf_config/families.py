@@ -78,6 +78,14 @@ def _gpt2(c: HFConfig) -> Fields:
             "tied_embeddings": c.flag("tie_word_embeddings")}
 
 
+def _gpt_bigcode(c: HFConfig) -> Fields:
+    """StarCoder and SantaCoder: GPT-2's block with one KV head when multi_query (the fused
+    c_attn is hidden + 2 x head_dim wide, with its bias), else one per query head."""
+    fields = _gpt2(c)
+    fields["kv_heads"] = 1 if c.flag("multi_query") else fields["heads"]
+    return fields
+
+
 def _gpt_neox(c: HFConfig) -> Fields:
     return {"layers": c.integer("num_hidden_layers"), "d_model": c.integer("hidden_size"),
             "heads": c.integer("num_attention_heads"), "vocab": c.integer("vocab_size"),
@@ -803,6 +811,7 @@ def _qwen3_next(c: HFConfig) -> Fields:
 FAMILIES: dict[str, Callable[[HFConfig], Fields]] = {
     "gpt2": _gpt2,
     "gpt_neox": _gpt_neox,
+    "gpt_bigcode": _gpt_bigcode,
     "gptj": _gptj,
     "opt": _opt,
     "bloom": _bloom,

@@ -171,9 +171,6 @@ UNSUPPORTED: dict[str, Unsupported] = {
     "cpmant": Unsupported("CPM-Ant's segment and position-bias embeddings"),
     "moshi": Unsupported("a speech-text model with a depth decoder over audio codebooks"),
     # ---- older families: fused QKV, learned positions, multi-query
-    "gpt_bigcode": Unsupported("multi-query attention with a fused QKV projection and learned "
-                               "positions (StarCoder, SantaCoder)", "gpt2",
-                               "one KV head per query head"),
     "gpt_neo": Unsupported("learned positions with alternating local attention layers and "
                            "no qkv biases", "gpt2", "biases on q, k and v, no local layers"),
     "codegen": Unsupported("GPT-J's parallel block with a fused QKV projection", "gptj",
