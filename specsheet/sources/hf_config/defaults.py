@@ -16,6 +16,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
              "n_head": 12, "tie_word_embeddings": True},
     "gpt_bigcode": {"vocab_size": 50257, "n_positions": 1024, "n_embd": 768, "n_layer": 12,
                     "n_head": 12, "multi_query": True, "tie_word_embeddings": True},
+    "gpt_neo": {"vocab_size": 50257, "max_position_embeddings": 2048, "hidden_size": 2048,
+                "num_layers": 24, "num_heads": 16, "tie_word_embeddings": True},
     "gpt_neox": {"vocab_size": 50432, "hidden_size": 6144, "num_hidden_layers": 44,
                  "num_attention_heads": 64, "intermediate_size": 24576,
                  "max_position_embeddings": 2048, "tie_word_embeddings": False,

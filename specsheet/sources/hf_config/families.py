@@ -86,6 +86,19 @@ def _gpt_bigcode(c: HFConfig) -> Fields:
     return fields
 
 
+def _gpt_neo(c: HFConfig) -> Fields:
+    """GPT-Neo: GPT-2's block with q, k and v without biases (the output projection has one).
+    Its local layers (``attention_types``, ``window_size``) only mask the scores: transformers'
+    cache (a DynamicCache with no sliding layers: GPTNeoConfig has no sliding_window or
+    layer_types) keeps every position in every layer, and the scores are computed over all of
+    them, so no layer is windowed here either."""
+    d = c.integer("hidden_size")
+    return {"layers": c.integer("num_layers"), "d_model": d, "heads": c.integer("num_heads"),
+            "vocab": c.integer("vocab_size"), "context": c.integer("max_position_embeddings"),
+            "d_ff": c.integer("intermediate_size", 4 * d), "qkv_bias": False, "o_bias": True,
+            "tied_embeddings": c.flag("tie_word_embeddings")}
+
+
 def _gpt_neox(c: HFConfig) -> Fields:
     return {"layers": c.integer("num_hidden_layers"), "d_model": c.integer("hidden_size"),
             "heads": c.integer("num_attention_heads"), "vocab": c.integer("vocab_size"),
@@ -812,6 +825,7 @@ FAMILIES: dict[str, Callable[[HFConfig], Fields]] = {
     "gpt2": _gpt2,
     "gpt_neox": _gpt_neox,
     "gpt_bigcode": _gpt_bigcode,
+    "gpt_neo": _gpt_neo,
     "gptj": _gptj,
     "opt": _opt,
     "bloom": _bloom,

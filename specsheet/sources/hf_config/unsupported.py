@@ -171,8 +171,6 @@ UNSUPPORTED: dict[str, Unsupported] = {
     "cpmant": Unsupported("CPM-Ant's segment and position-bias embeddings"),
     "moshi": Unsupported("a speech-text model with a depth decoder over audio codebooks"),
     # ---- older families: fused QKV, learned positions, multi-query
-    "gpt_neo": Unsupported("learned positions with alternating local attention layers and "
-                           "no qkv biases", "gpt2", "biases on q, k and v, no local layers"),
     "codegen": Unsupported("GPT-J's parallel block with a fused QKV projection", "gptj",
                            "separate q, k and v"),
     "mpt": Unsupported("ALiBi with a fused QKV projection and LayerNorms without biases",
