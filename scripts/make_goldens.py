@@ -331,7 +331,7 @@ DEFAULT_FAMILIES = (
     "olmo", "olmo2", "deepseek_v3", "phi", "gpt_oss", "cohere", "cohere2", "smollm3", "granite",
     "glm4_moe", "llama4_text", "exaone4", "glm4", "olmo3", "seed_oss", "ernie4_5", "ernie4_5_moe",
     "phimoe", "granitemoe", "mamba2", "jamba", "falcon_h1", "qwen3_next", "olmoe", "mamba",
-    "falcon_mamba", "gpt_bigcode", "gpt_neo",
+    "falcon_mamba", "gpt_bigcode", "gpt_neo", "mpt",
 )
 # hunyuan_v1_dense (head_dim defaults to None) and dbrx (its attention configuration has no
 # rope_theta) cannot be built from their configuration classes' defaults alone

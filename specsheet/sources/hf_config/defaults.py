@@ -34,6 +34,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
                "num_attention_heads": 71, "alibi": False, "new_decoder_architecture": False,
                "multi_query": True, "parallel_attn": True, "bias": False,
                "max_position_embeddings": 2048, "tie_word_embeddings": True},
+    "mpt": {"d_model": 2048, "n_heads": 16, "n_layers": 24, "expansion_ratio": 4,
+            "max_seq_len": 2048, "vocab_size": 50368, "tie_word_embeddings": True},
     "llama": _LLAMA,
     "mistral": {**_LLAMA, "intermediate_size": 14336, "num_key_value_heads": 8,
                 "max_position_embeddings": 131072, "sliding_window": 4096},

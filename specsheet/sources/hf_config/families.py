@@ -165,6 +165,29 @@ def _falcon(c: HFConfig) -> Fields:
             "tied_embeddings": c.flag("tie_word_embeddings")}
 
 
+def _mpt(c: HFConfig) -> Fields:
+    """MPT as transformers builds it: ALiBi, a fused Wqkv, no biases anywhere, LayerNorms with
+    a weight and no bias (counted as weight-only norms), an MLP 4 x d_model wide, tied. A file
+    whose expansion_ratio is not 4, or whose attn_config asks for grouped-query attention, is
+    refused: transformers' MPT (MptMLP, MptAttention) builds 4 x d_model and all heads
+    whatever those keys say, so such a checkpoint is not the model it builds."""
+    d = c.integer("d_model")
+    ratio = c.data.get("expansion_ratio", 4)
+    if ratio != 4:
+        raise key_error("expansion_ratio", f"transformers' MPT builds an MLP 4 x d_model wide "
+                        f"whatever this key says, so a checkpoint of ratio {ratio!r} is not "
+                        "the model it builds", source=c.origin, value=ratio)
+    attn = c.data.get("attn_config")
+    if isinstance(attn, dict) and attn.get("attn_type", "multihead_attention") \
+            != "multihead_attention":
+        raise key_error("attn_config", f"attn_type {attn.get('attn_type')!r}: transformers' "
+                        "MPT builds multi-head attention only", source=c.origin)
+    return {"layers": c.integer("n_layers"), "d_model": d, "heads": c.integer("n_heads"),
+            "vocab": c.integer("vocab_size"), "context": c.integer("max_seq_len"),
+            "d_ff": 4 * d, "attn_bias": False, "mlp_bias": False, "norm": "rmsnorm",
+            "positions": "alibi", "tied_embeddings": c.flag("tie_word_embeddings")}
+
+
 def _mistral(c: HFConfig) -> Fields:
     """Mistral and Phi-3: no biases; sliding_window (Mistral's default 4,096, Phi-3's none)
     windows every layer."""
@@ -830,6 +853,7 @@ FAMILIES: dict[str, Callable[[HFConfig], Fields]] = {
     "opt": _opt,
     "bloom": _bloom,
     "falcon": _falcon,
+    "mpt": _mpt,
     "llama": _llama_like,
     "mistral": _mistral,
     "mixtral": _mixtral,

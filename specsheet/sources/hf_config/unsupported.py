@@ -173,8 +173,6 @@ UNSUPPORTED: dict[str, Unsupported] = {
     # ---- older families: fused QKV, learned positions, multi-query
     "codegen": Unsupported("GPT-J's parallel block with a fused QKV projection", "gptj",
                            "separate q, k and v"),
-    "mpt": Unsupported("ALiBi with a fused QKV projection and LayerNorms without biases",
-                       "bloom", "biases on every projection and norm"),
     "openai-gpt": Unsupported("GPT-1's post-norm blocks with learned positions", "gpt2",
                               "pre-norm blocks and a final norm"),
     "ctrl": Unsupported("CTRL's sinusoidal positions and biased output head", "gpt2",
