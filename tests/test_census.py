@@ -88,7 +88,7 @@ def test_the_table_and_the_census_agree() -> None:
     assert set(UNSUPPORTED) <= set(TYPES)
     for model_type, entry in UNSUPPORTED.items():
         assert not entry.closest or entry.closest in FAMILIES, model_type
-        assert not entry.closest or entry.same or entry.differs, model_type
+        assert not entry.closest or entry.same or entry.identical or entry.differs, model_type
     for text, wrapper in TEXT_MODELS.items():
         assert TYPES[wrapper]["text_config_default"] == text
     assert WRAPPERS == {t for t, e in TYPES.items() if e["text_config"] and t not in FAMILIES
@@ -101,6 +101,31 @@ def test_relabelling_is_suggested_only_for_the_same_model() -> None:
     assert same == {"gpt-sw3": "gpt2"}
     for model_type, family in same.items():
         assert TYPES[model_type]["config_class"] == TYPES[family]["config_class"] == "GPT2Config"
+
+
+def test_an_identical_family_is_pinned_by_transformers_and_specsheet() -> None:
+    """CodeGen is built by its own class, but for the same keys transformers gives GPT-J's
+    parameters, KV and FLOPs (tests/golden/identical, scripts/make_goldens.py --identical),
+    and specsheet reading the file as gptj gives them too: relabelling is exact."""
+    from specsheet.figures import build_report
+    from specsheet.sources.resolve import load_file
+
+    identical = {t: e.closest for t, e in UNSUPPORTED.items() if e.identical}
+    assert identical == {"codegen": "gptj"}
+    pair = json.loads((ROOT / "tests" / "golden" / "identical" / "codegen.json").read_text())
+    ours, theirs = pair["codegen"], pair["gptj"]
+    assert ours["total"] == theirs["total"] == 155_271_168
+    assert ours["flops_per_token"] == theirs["flops_per_token"]
+    assert ours["kv_bytes_per_token_bf16"] == theirs["kv_bytes_per_token_bf16"]
+    assert "gives the same figures" in refused("codegen")
+    path = ROOT / "tests" / "data" / "census" / "codegen-as-gptj.json"
+    model = load_file(path)
+    assert json.loads(path.read_text()) == {"model_type": "gptj", **pair["keys"]}
+    for tokens, flops in ours["flops_per_token"].items():
+        report = build_report(model, tokens=int(tokens))
+        assert report.params.total == ours["total"]
+        assert report.flops.total == flops, tokens
+        assert report.kv.bytes_per_token == ours["kv_bytes_per_token_bf16"]
 
 
 def refused(model_type: str) -> str:
