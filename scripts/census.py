@@ -105,7 +105,7 @@ def classify(model_type: str, entry: dict[str, Any],
         return "encoder-only", "a bidirectional encoder (its causal-LM head aside)"
     if model_type in UNSUPPORTED:
         reason = UNSUPPORTED[model_type]
-        if reason.same:
+        if reason.same or reason.identical:
             return "not supported", (f"{reason.feature}: relabelled as {reason.closest}, the "
                                      "same model and figures")
         closest = f" (closest: {reason.closest})" if reason.closest else ""

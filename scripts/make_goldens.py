@@ -8,6 +8,7 @@ goldens this writes to tests/golden/:
     /tmp/hf/bin/python scripts/make_goldens.py [NAME ...]
     /tmp/hf/bin/python scripts/make_goldens.py --defaults [FAMILY ...]  # {"model_type": X}
     /tmp/hf/bin/python scripts/make_goldens.py --variants [NAME ...]  # VARIANTS below
+    /tmp/hf/bin/python scripts/make_goldens.py --identical [FAMILY ...]  # IDENTICAL below
 
 Each model is built from its config.json on PyTorch's meta device (no weights, no network):
 - parameters: numel() of every parameter (tied matrices once), sorted into components by the
@@ -331,7 +332,7 @@ DEFAULT_FAMILIES = (
     "olmo", "olmo2", "deepseek_v3", "phi", "gpt_oss", "cohere", "cohere2", "smollm3", "granite",
     "glm4_moe", "llama4_text", "exaone4", "glm4", "olmo3", "seed_oss", "ernie4_5", "ernie4_5_moe",
     "phimoe", "granitemoe", "mamba2", "jamba", "falcon_h1", "qwen3_next", "olmoe", "mamba",
-    "falcon_mamba",
+    "falcon_mamba", "gpt_bigcode", "gpt_neo", "mpt",
 )
 # hunyuan_v1_dense (head_dim defaults to None) and dbrx (its attention configuration has no
 # rope_theta) cannot be built from their configuration classes' defaults alone
@@ -405,6 +406,14 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
 }
 
 
+# a family transformers builds with another class but, for the same keys, the same parameters
+# and FLOPs as a supported family's (unsupported.py's ``identical``): both goldens side by side
+IDENTICAL: dict[str, tuple[str, dict[str, Any]]] = {
+    "codegen": ("gptj", {"n_embd": 1024, "n_layer": 4, "n_head": 16, "n_positions": 2048,
+                         "rotary_dim": 32, "vocab_size": 51200, "tie_word_embeddings": False}),
+}
+
+
 def variant(name: str) -> dict[str, Any]:
     """A variant's config: its published config with the changed keys (in text_config when the
     config has one)."""
@@ -428,6 +437,16 @@ def main() -> int:
             (GOLDEN / "variants" / f"{name}.json").write_text(json.dumps(result, indent=2)
                                                                + "\n")
             print(f"{name}: {result['total']:,} parameters", flush=True)
+        return 0
+    if sys.argv[1:2] == ["--identical"]:
+        (GOLDEN / "identical").mkdir(exist_ok=True)
+        for name in sys.argv[2:] or IDENTICAL:
+            family, keys = IDENTICAL[name]
+            pair = {"keys": keys, name: golden({"model_type": name, **keys}),
+                    family: golden({"model_type": family, **keys})}
+            (GOLDEN / "identical" / f"{name}.json").write_text(json.dumps(pair, indent=2) + "\n")
+            print(f"{name} as {family}: {pair[name]['total']:,} and {pair[family]['total']:,} "
+                  "parameters", flush=True)
         return 0
     if sys.argv[1:2] == ["--train"]:
         # add train_flops_per_token to the goldens of tests/golden (all, or those named)

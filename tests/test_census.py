@@ -61,7 +61,8 @@ def test_every_supported_family_has_a_golden() -> None:
 def test_every_family_specsheet_reads_is_a_supported_one_of_the_census() -> None:
     supported = {t for t, row in ROWS.items() if row[2] == "supported"}
     assert set(FAMILIES) - NOT_IN_TRANSFORMERS == supported
-    assert len(supported) == 49  # 47 with the census, mamba and falcon_mamba since
+    # 47 with the census; then mamba, falcon_mamba, gpt_bigcode, gpt_neo and mpt
+    assert len(supported) == 52
 
 
 def test_a_golden_missing_is_seen(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -87,7 +88,7 @@ def test_the_table_and_the_census_agree() -> None:
     assert set(UNSUPPORTED) <= set(TYPES)
     for model_type, entry in UNSUPPORTED.items():
         assert not entry.closest or entry.closest in FAMILIES, model_type
-        assert not entry.closest or entry.same or entry.differs, model_type
+        assert not entry.closest or entry.same or entry.identical or entry.differs, model_type
     for text, wrapper in TEXT_MODELS.items():
         assert TYPES[wrapper]["text_config_default"] == text
     assert WRAPPERS == {t for t, e in TYPES.items() if e["text_config"] and t not in FAMILIES
@@ -100,6 +101,31 @@ def test_relabelling_is_suggested_only_for_the_same_model() -> None:
     assert same == {"gpt-sw3": "gpt2"}
     for model_type, family in same.items():
         assert TYPES[model_type]["config_class"] == TYPES[family]["config_class"] == "GPT2Config"
+
+
+def test_an_identical_family_is_pinned_by_transformers_and_specsheet() -> None:
+    """CodeGen is built by its own class, but for the same keys transformers gives GPT-J's
+    parameters, KV and FLOPs (tests/golden/identical, scripts/make_goldens.py --identical),
+    and specsheet reading the file as gptj gives them too: relabelling is exact."""
+    from specsheet.figures import build_report
+    from specsheet.sources.resolve import load_file
+
+    identical = {t: e.closest for t, e in UNSUPPORTED.items() if e.identical}
+    assert identical == {"codegen": "gptj"}
+    pair = json.loads((ROOT / "tests" / "golden" / "identical" / "codegen.json").read_text())
+    ours, theirs = pair["codegen"], pair["gptj"]
+    assert ours["total"] == theirs["total"] == 155_271_168
+    assert ours["flops_per_token"] == theirs["flops_per_token"]
+    assert ours["kv_bytes_per_token_bf16"] == theirs["kv_bytes_per_token_bf16"]
+    assert "gives the same figures" in refused("codegen")
+    path = ROOT / "tests" / "data" / "census" / "codegen-as-gptj.json"
+    model = load_file(path)
+    assert json.loads(path.read_text()) == {"model_type": "gptj", **pair["keys"]}
+    for tokens, flops in ours["flops_per_token"].items():
+        report = build_report(model, tokens=int(tokens))
+        assert report.params.total == ours["total"]
+        assert report.flops.total == flops, tokens
+        assert report.kv.bytes_per_token == ours["kv_bytes_per_token_bf16"]
 
 
 def refused(model_type: str) -> str:

@@ -78,6 +78,27 @@ def _gpt2(c: HFConfig) -> Fields:
             "tied_embeddings": c.flag("tie_word_embeddings")}
 
 
+def _gpt_bigcode(c: HFConfig) -> Fields:
+    """StarCoder and SantaCoder: GPT-2's block with one KV head when multi_query (the fused
+    c_attn is hidden + 2 x head_dim wide, with its bias), else one per query head."""
+    fields = _gpt2(c)
+    fields["kv_heads"] = 1 if c.flag("multi_query") else fields["heads"]
+    return fields
+
+
+def _gpt_neo(c: HFConfig) -> Fields:
+    """GPT-Neo: GPT-2's block with q, k and v without biases (the output projection has one).
+    Its local layers (``attention_types``, ``window_size``) only mask the scores: transformers'
+    cache (a DynamicCache with no sliding layers: GPTNeoConfig has no sliding_window or
+    layer_types) keeps every position in every layer, and the scores are computed over all of
+    them, so no layer is windowed here either."""
+    d = c.integer("hidden_size")
+    return {"layers": c.integer("num_layers"), "d_model": d, "heads": c.integer("num_heads"),
+            "vocab": c.integer("vocab_size"), "context": c.integer("max_position_embeddings"),
+            "d_ff": c.integer("intermediate_size", 4 * d), "qkv_bias": False, "o_bias": True,
+            "tied_embeddings": c.flag("tie_word_embeddings")}
+
+
 def _gpt_neox(c: HFConfig) -> Fields:
     return {"layers": c.integer("num_hidden_layers"), "d_model": c.integer("hidden_size"),
             "heads": c.integer("num_attention_heads"), "vocab": c.integer("vocab_size"),
@@ -142,6 +163,29 @@ def _falcon(c: HFConfig) -> Fields:
             "d_ff": c.integer("ffn_hidden_size", 4 * d), "attn_bias": bias, "mlp_bias": bias,
             "norms_per_block": norms, "positions": "alibi" if c.flag("alibi") else "rotary",
             "tied_embeddings": c.flag("tie_word_embeddings")}
+
+
+def _mpt(c: HFConfig) -> Fields:
+    """MPT as transformers builds it: ALiBi, a fused Wqkv, no biases anywhere, LayerNorms with
+    a weight and no bias (counted as weight-only norms), an MLP 4 x d_model wide, tied. A file
+    whose expansion_ratio is not 4, or whose attn_config asks for grouped-query attention, is
+    refused: transformers' MPT (MptMLP, MptAttention) builds 4 x d_model and all heads
+    whatever those keys say, so such a checkpoint is not the model it builds."""
+    d = c.integer("d_model")
+    ratio = c.data.get("expansion_ratio", 4)
+    if ratio != 4:
+        raise key_error("expansion_ratio", f"transformers' MPT builds an MLP 4 x d_model wide "
+                        f"whatever this key says, so a checkpoint of ratio {ratio!r} is not "
+                        "the model it builds", source=c.origin, value=ratio)
+    attn = c.data.get("attn_config")
+    if isinstance(attn, dict) and attn.get("attn_type", "multihead_attention") \
+            != "multihead_attention":
+        raise key_error("attn_config", f"attn_type {attn.get('attn_type')!r}: transformers' "
+                        "MPT builds multi-head attention only", source=c.origin)
+    return {"layers": c.integer("n_layers"), "d_model": d, "heads": c.integer("n_heads"),
+            "vocab": c.integer("vocab_size"), "context": c.integer("max_seq_len"),
+            "d_ff": 4 * d, "attn_bias": False, "mlp_bias": False, "norm": "rmsnorm",
+            "positions": "alibi", "tied_embeddings": c.flag("tie_word_embeddings")}
 
 
 def _mistral(c: HFConfig) -> Fields:
@@ -806,10 +850,13 @@ def _qwen3_next(c: HFConfig) -> Fields:
 FAMILIES: dict[str, Callable[[HFConfig], Fields]] = {
     "gpt2": _gpt2,
     "gpt_neox": _gpt_neox,
+    "gpt_bigcode": _gpt_bigcode,
+    "gpt_neo": _gpt_neo,
     "gptj": _gptj,
     "opt": _opt,
     "bloom": _bloom,
     "falcon": _falcon,
+    "mpt": _mpt,
     "llama": _llama_like,
     "mistral": _mistral,
     "mixtral": _mixtral,

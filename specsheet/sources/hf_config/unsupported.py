@@ -17,6 +17,9 @@ class Unsupported(NamedTuple):
     closest: str = ""  # the supported family nearest to it ("" when none is near)
     differs: str = ""  # what that family counts differently
     same: bool = False  # transformers builds ``closest``'s model from this config class
+    # another model class, but the same parameters and FLOPs as ``closest``'s for the same keys
+    # and defaults (checked against transformers on the meta device)
+    identical: bool = False
 
 
 _MLA = "deepseek_v3"
@@ -171,15 +174,9 @@ UNSUPPORTED: dict[str, Unsupported] = {
     "cpmant": Unsupported("CPM-Ant's segment and position-bias embeddings"),
     "moshi": Unsupported("a speech-text model with a depth decoder over audio codebooks"),
     # ---- older families: fused QKV, learned positions, multi-query
-    "gpt_bigcode": Unsupported("multi-query attention with a fused QKV projection and learned "
-                               "positions (StarCoder, SantaCoder)", "gpt2",
-                               "one KV head per query head"),
-    "gpt_neo": Unsupported("learned positions with alternating local attention layers and "
-                           "no qkv biases", "gpt2", "biases on q, k and v, no local layers"),
-    "codegen": Unsupported("GPT-J's parallel block with a fused QKV projection", "gptj",
-                           "separate q, k and v"),
-    "mpt": Unsupported("ALiBi with a fused QKV projection and LayerNorms without biases",
-                       "bloom", "biases on every projection and norm"),
+    "codegen": Unsupported("GPT-J's block with a fused qkv_proj (CodeGen), with GPT-J's keys "
+                           "and defaults; no published config.json pinned by a golden yet",
+                           "gptj", identical=True),
     "openai-gpt": Unsupported("GPT-1's post-norm blocks with learned positions", "gpt2",
                               "pre-norm blocks and a final norm"),
     "ctrl": Unsupported("CTRL's sinusoidal positions and biased output head", "gpt2",
@@ -308,6 +305,10 @@ def refusal(model_type: str) -> str | None:
     if entry.same:
         return (f"{entry.feature}: transformers builds the '{entry.closest}' model from it, "
                 f"so relabelling the file as '{entry.closest}' gives the same figures")
+    if entry.identical:
+        return (f"{entry.feature}: transformers' '{entry.closest}' model has the same "
+                f"parameters and FLOPs for the same keys, so relabelling the file as "
+                f"'{entry.closest}' gives the same figures")
     if not entry.closest:
         return f"{entry.feature}, not read yet"
     return (f"{entry.feature}, not read yet; the closest supported family is "
