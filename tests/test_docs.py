@@ -57,6 +57,15 @@ def test_readme_is_short() -> None:
     assert len(README.read_bytes()) <= 12_000
 
 
+def test_readme_counts_the_goldens_it_claims() -> None:
+    """"checked ... against transformers for N model configs": N is the goldens in tests/golden."""
+    import re
+
+    claimed = re.search(r"against transformers for (\d+) model configs", README.read_text("utf-8"))
+    assert claimed is not None
+    assert int(claimed.group(1)) == len(list((ROOT / "tests" / "golden").glob("*.json")))
+
+
 @pytest.mark.parametrize("command", list(COMMANDS))
 def test_every_command_is_in_the_readme_and_the_reference(command: str) -> None:
     assert f"specsheet {command}" in README.read_text(encoding="utf-8")
