@@ -24,6 +24,7 @@ from specsheet.plan.local import (
     place,
 )
 from specsheet.views.fit import COMPUTE_BAND
+from tests.test_fit_logs import log_request
 
 runner = CliRunner()
 MIB = 1 << 20
@@ -98,19 +99,9 @@ def test_output_rule_decides_which_layer_ngl_32_leaves() -> None:
 
 # ---- the logs ------------------------------------------------------------------------------
 
-def _request(log: dict[str, Any]) -> FitRequest:
-    return FitRequest(
-        gpu=tuple(log["gpus"]), quant=log["quant"], ctx=log["ctx"],
-        parallel=log.get("parallel", 1), cache_type_k=log.get("cache_type_k", "f16"),
-        cache_type_v=log.get("cache_type_v", "f16"), flash_attn=log.get("flash_attn", "auto"),
-        tensor_split=tuple(log.get("tensor_split", ())), n_gpu_layers=log["ngl"],
-        n_cpu_moe=log.get("n_cpu_moe", 0), output_rule=log.get("output_rule", "output-first"),
-        kv_unified=log.get("kv_unified", False), mmap=log.get("mmap", True))
-
-
 def _buffers(log: dict[str, Any]) -> dict[str, Any]:
     model = specsheet.load(log["model"], **log.get("set", {}))
-    placement = fit(model, _request(log)).placement
+    placement = fit(model, log_request(log)).placement
     return {b.name: b for b in (*placement.devices, placement.host)}
 
 

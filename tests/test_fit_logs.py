@@ -30,7 +30,8 @@ def _mib(n: float) -> str:
     return f"{n / MIB:.2f}"
 
 
-def _request(log: dict[str, Any]) -> FitRequest:
+def log_request(log: dict[str, Any]) -> FitRequest:
+    """The fit request a log row describes (its GPUs, format, context, -ngl, cache types...)."""
     return FitRequest(
         gpu=tuple(log["gpus"]), quant=log["quant"], ctx=log["ctx"],
         parallel=log.get("parallel", 1), cache_type_k=log.get("cache_type_k", "f16"),
@@ -42,7 +43,7 @@ def _request(log: dict[str, Any]) -> FitRequest:
 
 def _placed(log: dict[str, Any]) -> tuple[list[str], list[str]]:
     model = specsheet.load(log["model"], **log.get("set", {}))
-    p = fit(model, _request(log)).placement
+    p = fit(model, log_request(log)).placement
     buffers = {b.name: b for b in (*p.devices, p.host)}
     attr = {"model": "model_bytes", "kv": "kv_bytes", "compute": "compute_bytes_estimate"}
     logged, ours = [], []

@@ -5,21 +5,15 @@ with ``specsheet.train`` alone."""
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
 import specsheet
 from specsheet.cli.app import app
+from tests.test_plan_equality import run
 
 runner = CliRunner()
-
-
-def run(*argv: str) -> tuple[int, Any]:
-    result = runner.invoke(app, [*argv, "--json"])
-    assert result.exit_code in (0, 1), result.stderr
-    return result.exit_code, json.loads(result.stdout)
 
 
 CASES = [
