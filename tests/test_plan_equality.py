@@ -135,3 +135,21 @@ def test_memory_plans_are_reused_across_replicas() -> None:
     replicas = {(c["layout"]["tp"], c["layout"]["pp"]) for c in doc["candidates"]}
     assert doc["searched"] == len(replicas)
     assert len(doc["candidates"]) > len(replicas)  # dp replicas of the same plans
+
+
+def test_the_csv_holds_every_field_of_every_candidate() -> None:
+    """Each candidate's fields are columns (its command and misses as JSON lists, its layout as
+    tp, pp, ep, dp): a CSV reader loses nothing the JSON has."""
+    import csv
+    import io
+
+    argv = ["plan", "llama3-8b", "--gpu", "h100-sxm,l4", "--max-ttft", "0.05"]
+    _, document = run(*argv)
+    result = runner.invoke(app, [*argv, "--format", "csv"])
+    table = list(csv.DictReader(io.StringIO(result.stdout)))
+    assert len(table) == len(document["candidates"])
+    for row, candidate in zip(table, document["candidates"], strict=True):
+        assert json.loads(row["command"]) == candidate["command"]
+        assert json.loads(row["misses"]) == candidate["misses"]
+        assert {k: int(row[k]) for k in candidate["layout"]} == candidate["layout"]
+        assert set(row) == (set(candidate) - {"layout"}) | set(candidate["layout"])

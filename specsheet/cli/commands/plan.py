@@ -169,8 +169,9 @@ def plan(
             return plan_train_views(planning, OPTION_NAMES["price"])
         return plan_views(planning, OPTION_NAMES["price"])
 
-    rows = [{**{k: v for k, v in c.items() if k not in ("layout", "command", "misses")},
-             **c["layout"]} for c in document["candidates"]]
+    # a row a candidate, every field of it: the layout's tp, pp, ep, dp as columns of their own
+    rows = [{**{k: v for k, v in c.items() if k != "layout"}, **c["layout"]}
+            for c in document["candidates"]]
     emit(output_fmt, document, rows, views, inputs={"--mfu": mfu, "--mbu": mbu})
     if document["best"] is None:
         from specsheet.cli import streams
