@@ -44,6 +44,7 @@ class Weights(NamedTuple):
     keep: tuple[str, ...] = ()  # modules the checkpoint's config leaves unquantized
     match: str = "exact"  # how keep's entries match (quant/modules.py)
     router_score_bias: bool = False  # the checkpoint stores Shipped.router_score_bias
+    file_types: tuple[tuple[str, str], ...] = ()  # a GGUF file's own types (Shipped.file_types)
 
 
 def plain_weights(params: ParamBreakdown, dtype: str, source: str = "default") -> Weights:
@@ -105,11 +106,13 @@ def build_report(
     source = "option"
     keep: tuple[str, ...] = ()
     match = "exact"
+    file_types: tuple[tuple[str, str], ...] = ()
     shipped = model.shipped
     if quant is None and dtype is None and group_size is None and shipped is not None:
         # no format asked for: the checkpoint as it ships
         quant, group_size, keep, match = (shipped.format, shipped.group_size, shipped.keep,
                                           shipped.match)
+        file_types = shipped.file_types
         source = "config"
     elif quant == "none":  # the unquantized model
         quant = None
@@ -125,13 +128,14 @@ def build_report(
 
         score_bias = source == "config" and shipped is not None and shipped.router_score_bias
         stored = quantized_bytes(spec, quant, group_size, dtype, keep=keep, match=match,
-                                 score_bias=score_bias)
+                                 score_bias=score_bias,
+                                 file_types=dict(file_types) if file_types else None)
         weights = Weights(format=stored.format, weights_bytes=stored.weights_bytes,
                           overhead_bytes=stored.overhead_bytes,
                           by_component=stored.by_component, tensor_types=stored.tensor_types,
                           quantized=True, lower_bound=False, source=source,
                           group_size=group_size, keep=keep, match=match,
-                          router_score_bias=score_bias)
+                          router_score_bias=score_bias, file_types=file_types)
     return Report(
         model=model,
         params=params,

@@ -63,8 +63,8 @@ COMMANDS: dict[str, tuple[list[str], Callable[[str], int]]] = {
     # the explorer's first screen, written as text (--print): its bar's total
     "explore": (["--print"], lambda out: _printed_total(out)),
 }
-SOURCES = ("preset", "yaml", "config.json", "folder", "gguf", "safetensors", "hf:", "ORG/NAME",
-           "five numbers")
+SOURCES = ("preset", "yaml", "config.json", "folder", "gguf", "safetensors", "index", "hf:",
+           "ORG/NAME", "five numbers")
 
 
 def _source(kind: str, tmp_path: Path) -> list[str]:
@@ -106,6 +106,26 @@ def _source(kind: str, tmp_path: Path) -> list[str]:
         weights.write_bytes(head)
         os.truncate(weights, len(head) + data)
         return [str(weights)]
+    if kind == "index":  # two shards of transformers' shapes and their index, beside it
+        import os
+
+        from checkpoints import hf_tensors, safetensors_header, spec_of
+
+        folder = tmp_path / "Llama-3.1-8B"
+        folder.mkdir()
+        shutil.copy(config, folder / "config.json")
+        tensors = hf_tensors("llama", spec_of(json.loads(config.read_text())))
+        names = list(tensors)
+        weight_map = {}
+        for i, part in enumerate((names[:len(names) // 2], names[len(names) // 2:])):
+            shard = f"model-0000{i + 1}-of-00002.safetensors"
+            head, data = safetensors_header({n: tensors[n] for n in part})
+            (folder / shard).write_bytes(head)
+            os.truncate(folder / shard, len(head) + data)
+            weight_map.update(dict.fromkeys(part, shard))
+        index = folder / "model.safetensors.index.json"
+        index.write_text(json.dumps({"metadata": {}, "weight_map": weight_map}))
+        return [str(index)]
     if kind == "hf:":
         return [f"hf:{LLAMA}"]
     if kind == "ORG/NAME":
@@ -119,8 +139,15 @@ def _source(kind: str, tmp_path: Path) -> list[str]:
 def test_every_command_takes_every_source(command: str, kind: str, tmp_path: Path,
                                           fake_hub: FakeHub) -> None:  # noqa: F811
     arguments, total = COMMANDS[command]
-    result = runner.invoke(app, [command, *_source(kind, tmp_path), *arguments])
+    source = _source(kind, tmp_path)
+    result = runner.invoke(app, [command, *source, *arguments])
     assert result.exit_code == 0, (command, kind, result.stderr)
+    if command == "serve" and kind == "gguf":  # the file's own types: F16, its norms F32
+        inspected = runner.invoke(app, ["inspect", *source, "--json"])
+        weights = json.loads(result.stdout)["memory_per_gpu"]["weights_bytes"]
+        assert weights == json.loads(inspected.stdout)["bytes"]["data"]
+        assert weights == WEIGHTS + 2 * (2 * 32 + 1) * 4096  # 65 RMSNorms of 4,096 in F32
+        return
     assert total(result.stdout) == TOTAL
 
 

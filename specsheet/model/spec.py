@@ -460,6 +460,9 @@ class Shipped(NamedTuple):
     # noaux_tc): a buffer to transformers, not a parameter, but stored in the checkpoint and
     # loaded by vLLM as an F32 tensor of E per MoE layer
     router_score_bias: bool = False
+    # a GGUF file's own GGML type of each of the model's tensors (its GGUF name, type), as the
+    # file holds them: the file's bytes, not llama-quantize's rule for ``format``
+    file_types: tuple[tuple[str, str], ...] = ()
 
 
 class Model(NamedTuple):

@@ -188,11 +188,12 @@ def stage_memory(report: Report, hardware: Accelerator, layout: Parallel, stage:
                                      kernel)
         weights = experts + stored_bytes(
             spec, tuple(t for t in tensors if "_exps." not in t.name), dtype, quant,
-            group_size, w.keep, w.match)
+            group_size, w.keep, w.match, w.file_types)
     else:
-        weights = stored_bytes(spec, tensors, dtype, quant, group_size, w.keep, w.match)
+        weights = stored_bytes(spec, tensors, dtype, quant, group_size, w.keep, w.match,
+                               w.file_types)
         experts = stored_bytes(spec, expert_tensors, dtype, quant, group_size, w.keep,
-                               w.match) if spec.experts else 0
+                               w.match, w.file_types) if spec.experts else 0
     buffers = rotary_cache_bytes(spec, dtype) if attention_layers(spec, layers) else 0
     lora_bytes = lora_slot_bytes(spec, layout.tp, layers, *lora, dtype) if lora[0] else 0
     buffers += lora_bytes

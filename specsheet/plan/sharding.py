@@ -146,13 +146,15 @@ def stage_tensors(spec: ModelSpec, layout: Parallel, stage: int) -> tuple[Tensor
 @_reused
 def stored_bytes(spec: ModelSpec, tensors: tuple[Tensor, ...], dtype: str | None,
                  quant: str | None, group_size: int | None, keep: tuple[str, ...] = (),
-                 match: str = "exact") -> int:
-    """Bytes of ``tensors`` in ``dtype`` (rounded up once) or as ``quant`` stores them."""
+                 match: str = "exact", file_types: tuple[tuple[str, str], ...] = ()) -> int:
+    """Bytes of ``tensors`` in ``dtype`` (rounded up once) or as ``quant`` stores them (a GGUF
+    file's own ``file_types``, by tensor name, where given)."""
     if not tensors:
         return 0
     if quant is None:
         return bytes_for(sum(t.elements for t in tensors), dtype or "bf16")
     from specsheet.quant.layouts import quantized_bytes
 
-    return quantized_bytes(spec, quant, group_size, dtype, tensors, keep, match).weights_bytes
+    return quantized_bytes(spec, quant, group_size, dtype, tensors, keep, match,
+                           file_types=dict(file_types) if file_types else None).weights_bytes
 

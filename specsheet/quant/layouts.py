@@ -23,6 +23,7 @@ Which tensors are quantized:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from math import prod
 from typing import NamedTuple
 
@@ -230,12 +231,16 @@ def gguf_types(spec: ModelSpec, ftype: str,
 
 
 def _gguf_stored(spec: ModelSpec, ftype: str, unquantized: str | None,
-                 tensors: tuple[Tensor, ...] | None = None) -> list[StoredTensor]:
-    every = model_tensors(spec)
-    types = gguf_types(spec, ftype, every)
+                 tensors: tuple[Tensor, ...] | None = None,
+                 file_types: Mapping[str, str] | None = None) -> list[StoredTensor]:
+    every = model_tensors(spec) if tensors is None or file_types is None else tensors
+    types = gguf_types(spec, ftype, every) if file_types is None else file_types
     stored = []
     for t in every if tensors is None else tensors:
-        dtype = types[t.name]
+        dtype = types.get(t.name)
+        if dtype is None:
+            raise SpecError(f"the file holds no tensor {t.name} of the model its metadata "
+                            "describes")
         if dtype == "F32" and unquantized is not None:
             dtype = unquantized
         kind = GGML_TYPES[dtype]
@@ -418,7 +423,8 @@ def _group(fmt: QuantFormat, group_size: int | None) -> int:
 def quantized_bytes(spec: ModelSpec, format_name: str, group_size: int | None = None,
                     dtype_unquantized: str | None = None,
                     tensors: tuple[Tensor, ...] | None = None, keep: tuple[str, ...] = (),
-                    match: str = "exact", score_bias: bool = False) -> QuantizedWeights:
+                    match: str = "exact", score_bias: bool = False,
+                    file_types: Mapping[str, str] | None = None) -> QuantizedWeights:
     """Every tensor ``spec`` stores in ``format_name``, in exact bytes.
 
     ``tensors`` (default: ``model_tensors(spec)``) stores some of the model's tensors instead,
@@ -433,6 +439,8 @@ def quantized_bytes(spec: ModelSpec, format_name: str, group_size: int | None = 
     unquantized (quant/modules.py matches them by ``match``), stored in that unquantized type.
     ``score_bias``: the checkpoint stores the router's score-correction bias too
     (``score_bias_tensors``, F32; with ``tensors`` given, list them there).
+    ``file_types``: a GGUF file's own GGML type of every tensor (by model_tensors' name), as
+    the file holds them, instead of llama-quantize's rule for ``format_name`` (a gguf-* one).
     """
     if spec.layer_types and set(spec.layer_types) != {"attention"}:
         raise SpecError(f"{format_name}: the tensors of state-space and linear-attention layers "
@@ -450,7 +458,8 @@ def quantized_bytes(spec: ModelSpec, format_name: str, group_size: int | None = 
     if score_bias and tensors is None:
         tensors = model_tensors(spec) + score_bias_tensors(spec)
     if fmt.family == "gguf":
-        stored = _gguf_stored(spec, fmt.name.removeprefix("gguf-"), override, tensors)
+        stored = _gguf_stored(spec, fmt.name.removeprefix("gguf-"), override, tensors,
+                              file_types)
     else:
         stored = _safetensors_stored(spec, fmt, g, override or fmt.unquantized, tensors, keep,
                                      match)

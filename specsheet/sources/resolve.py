@@ -174,7 +174,7 @@ def resolve(ref: str | None, overrides: Mapping[str, Any] | None = None,
         if hub is not None:
             return load_hub(hub, overrides, timeout, notes)
     if looks_like_path(ref):
-        if Path(ref).suffix in WEIGHT_SUFFIXES and Path(ref).is_file():
+        if ref.endswith(WEIGHT_SUFFIXES) and Path(ref).is_file():
             return load_weights(Path(ref), overrides)
         return load_file(Path(ref), overrides)
     return load_preset(ref, overrides)
@@ -182,8 +182,9 @@ def resolve(ref: str | None, overrides: Mapping[str, Any] | None = None,
 
 def load_weights(path: Path, overrides: Mapping[str, Any] | None = None) -> Model:
     """The model a weights file describes, its headers read (never its data): a GGUF file's
-    metadata as llama.cpp's converter writes it, or the config.json beside a safetensors file
-    (as ``inspect`` reads them, sources/weights/checkpoint.py)."""
+    metadata as llama.cpp's converter writes it, its tensors' own types as the format; or the
+    config.json beside a safetensors file or a sharded checkpoint's index (as ``inspect`` reads
+    them, sources/weights/checkpoint.py)."""
     from specsheet.sources.weights.files import read_weights
 
     weights = read_weights(str(path))
@@ -202,10 +203,39 @@ def load_weights(path: Path, overrides: Mapping[str, Any] | None = None) -> Mode
         raise SpecError(f"GGUF architecture {arch!r}: specsheet does not read its metadata",
                         source=str(path))
     name = weights.metadata.get("general.name")
-    return model_from_hf_config(data, origin, name if isinstance(name, str) and name
-                                else path.stem, overrides)
+    model = model_from_hf_config(data, origin, name if isinstance(name, str) and name
+                                 else path.stem, overrides)
+    return model if overrides else as_stored(model, weights.tensors,
+                                             weights.metadata.get("general.file_type"))
+
+
+# general.file_type (llama.cpp's llama_ftype) -> specsheet's GGUF format
+GGUF_FILE_TYPES = {1: "gguf-f16", 2: "gguf-q4_0", 7: "gguf-q8_0", 10: "gguf-q2_k",
+                   12: "gguf-q3_k_m", 15: "gguf-q4_k_m", 17: "gguf-q5_k_m", 18: "gguf-q6_k",
+                   30: "gguf-iq4_xs"}
+
+
+def as_stored(model: Model, tensors: list[Any], file_type: object) -> Model:
+    """``model`` (a GGUF file's metadata) with the file's own tensor types as its shipped
+    format, so that its weights are the file's bytes; where the file's tensors are not the
+    model's, the model as its metadata gives it, in a plain dtype, and its description says
+    why."""
+    from specsheet.model.spec import Shipped
+    from specsheet.sources.weights.gguf_types import file_types
+
+    found = file_types(model.spec, tensors)
+    if found.problem:
+        return model._replace(description=f"{model.description}; weights not as the file "
+                              f"holds them: {found.problem}")
+    named = GGUF_FILE_TYPES.get(file_type) if isinstance(file_type, int) else None
+    fmt = found.mixture or named or "gguf-f16"
+    description = model.description + ("" if found.mixture else
+                                       "; tensor types as the file holds them (no "
+                                       "llama-quantize file type gives them all)")
+    return model._replace(shipped=Shipped(fmt, "gguf", file_types=found.types),
+                          description=description)
 
 
 # weights files that are a model source (their headers read): GGUF's metadata, or the config.json
-# beside a safetensors file
-WEIGHT_SUFFIXES = (".gguf", ".safetensors")
+# beside a safetensors file or a sharded checkpoint's index
+WEIGHT_SUFFIXES = (".gguf", ".safetensors", ".safetensors.index.json")

@@ -1,5 +1,5 @@
 """Write the damaged weight files of the bad-input corpus (files/st-*, files/gguf-*, and the
-folders index-missing-shard/ and no-weights/). Each is a few hundred bytes at most.
+folders index-missing-shard/, no-weights/ and st-no-config/). Each is a few hundred bytes at most.
 
     python tests/bad_inputs/make_weights.py
 """
@@ -93,6 +93,12 @@ def main() -> None:
     empty = FILES / "no-weights"
     empty.mkdir(exist_ok=True)
     (empty / "README.md").write_text("A folder without weights.\n")
+    # whole checkpoints with no config.json beside them: a model source needs one
+    alone = FILES / "st-no-config"
+    alone.mkdir(exist_ok=True)
+    (alone / "model.safetensors").write_bytes(st({"a.weight": tensor("F32", [4], 0, 16)}, 16))
+    (alone / "model.safetensors.index.json").write_text(json.dumps(
+        {"metadata": {}, "weight_map": {"a.weight": "model.safetensors"}}))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,98 @@
+"""A GGUF file as a model on every command (issue 23, item 6): its metadata as the config, its
+tensors' own GGML types as the format. count's weight bytes and serve's weights per GPU are
+the file's tensor data as ``inspect`` tallies it from the header (the bytes the file holds,
+not a rule's), and the parameters are inspect's, on the eleven GGUF files test_inspect.py
+writes with gguf.GGUFWriter from transformers' tensors, and on a file whose types no
+llama-quantize file type gives."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from specsheet.cli.app import app
+from specsheet.quant.layouts import gguf_types, quantized_bytes
+from tests.checkpoints import write_gguf
+from tests.test_inspect import GGUF_CASES, gguf_file
+
+runner = CliRunner()
+
+
+def run_json(*args: str) -> dict[str, Any]:
+    result = runner.invoke(app, [*args, "--json"])
+    assert result.exit_code == 0, result.stderr
+    document: dict[str, Any] = json.loads(result.stdout)
+    return document
+
+
+def file_bytes(path: Path) -> int:
+    """Every tensor's data bytes as the file's header gives them, read by gguf-py."""
+    import gguf
+
+    return sum(int(t.n_bytes) for t in gguf.GGUFReader(path).tensors)
+
+
+@pytest.mark.parametrize(("name", "arch", "ftype"), GGUF_CASES,
+                         ids=[f"{n}-{f}" for n, _, f in GGUF_CASES])
+def test_count_and_serve_on_a_gguf_file_equal_inspect(name: str, arch: str, ftype: str,
+                                                      tmp_path: Path) -> None:
+    path, spec = gguf_file(tmp_path, name, arch, ftype)
+    inspected = run_json("inspect", str(path))
+    counted = run_json("count", str(path))
+    served = run_json("serve", str(path), "--gpu", "h100-sxm")
+    assert counted["memory"]["weights_bytes"] == inspected["bytes"]["data"] == file_bytes(path)
+    assert served["memory_per_gpu"]["weights_bytes"] == inspected["bytes"]["data"]
+    assert counted["memory"]["tensor_types"] == inspected["bytes"]["by_dtype"]
+    assert counted["params"]["total"] == sum(inspected["params"]["components"].values())
+    assert counted["memory"]["format_source"] == "config"
+    assert counted["memory"]["format"] == served["model"]["format"] == f"gguf-{ftype}"
+
+
+def test_a_file_of_types_no_rule_gives_is_counted_as_it_is(tmp_path: Path) -> None:
+    """Llama 3.2 1B made small in Q8_0 with its embedding in Q4_0 and one down projection in
+    F16, as a hand-made mixture (llama-quantize's --tensor-type) writes it: count and serve
+    give the file's bytes, which differ from the Q8_0 rule's."""
+    config_file, spec = gguf_file(tmp_path, "llama-3.2-1b", "llama", "q8_0")
+    types = gguf_types(spec, "q8_0")
+    types["token_embd.weight"] = "Q4_0"
+    types["blk.0.ffn_down.weight"] = "F16"
+    path = write_gguf(tmp_path / "mixed.gguf", "llama", spec, types)
+    counted = run_json("count", str(path))
+    served = run_json("serve", str(path), "--gpu", "h100-sxm")
+    weights = counted["memory"]["weights_bytes"]
+    assert weights == served["memory_per_gpu"]["weights_bytes"] == file_bytes(path)
+    assert weights == run_json("inspect", str(path))["bytes"]["data"]
+    assert weights != quantized_bytes(spec, "gguf-q8_0").weights_bytes
+    assert counted["memory"]["tensor_types"]["Q4_0"] == spec.vocab * spec.d_model // 32 * 18
+    assert "no llama-quantize file type gives them all" in counted["description"]
+    assert file_bytes(config_file) == quantized_bytes(spec, "gguf-q8_0").weights_bytes
+
+
+def test_settings_read_a_gguf_file_by_its_metadata(tmp_path: Path) -> None:
+    """With --set the file is a config, no longer a checkpoint: weights in bf16 by default."""
+    path, spec = gguf_file(tmp_path, "llama-3.2-1b", "llama", "q8_0")
+    counted = run_json("count", str(path), "--set", "layers=1")
+    assert counted["memory"]["format"] == "bf16"
+    assert counted["spec"]["layers"] == 1
+
+
+def test_a_file_whose_tensors_are_not_its_metadatas_model(tmp_path: Path) -> None:
+    """A tensor the metadata's model has not (llama.cpp's rope_freqs): the weights are not
+    the file's, and the description says so."""
+    path, spec = gguf_file(tmp_path, "llama-3.2-1b", "llama", "q8_0")
+    from specsheet.quant.tensors import model_tensors
+
+    shapes = {t.name: t.shape for t in model_tensors(spec)}
+    types = gguf_types(spec, "q8_0")
+    shapes["rope_freqs.weight"] = (spec.head_dim // 2,)
+    types["rope_freqs.weight"] = "F32"
+    extra = write_gguf(tmp_path / "rope.gguf", "llama", spec, types, tensors=shapes)
+    counted = run_json("count", str(extra))
+    assert counted["memory"]["format"] == "bf16"
+    assert counted["description"].endswith("weights not as the file holds them: it holds "
+                                           "rope_freqs.weight, which its metadata's model "
+                                           "has not")
