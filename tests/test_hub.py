@@ -47,8 +47,8 @@ class FakeHub:
 
     def __init__(self) -> None:
         llama = (DATA / "llama-3.1-8b.json").read_bytes()
-        # repo -> revision -> (commit, files)
-        self.repos: dict[str, dict[str, tuple[str, dict[str, bytes]]]] = {
+        # repo -> revision -> (commit, files: their bytes, or a path to read them from)
+        self.repos: dict[str, dict[str, tuple[str, dict[str, bytes | Path]]]] = {
             LLAMA: {"main": (MAIN, {"config.json": llama}),
                     "v1": (V1, {"config.json": llama}), MAIN: (MAIN, {"config.json": llama})},
             "org/weights-only": {"main": (MAIN, {"model.safetensors": b"..."})},
@@ -59,6 +59,8 @@ class FakeHub:
         self.cdn: set[str] = set()  # repos whose file is served from another host
         self.broken: dict[str, tuple[int, dict[str, str], bytes]] = {}  # repo -> raw answer
         self.requests: list[tuple[str, dict[str, str]]] = []  # (path, headers)
+        self.ignore_range: set[str] = set()  # repos answered whole whatever Range asks
+        self.sent: dict[str, int] = {}  # file name -> body bytes sent of it
         self.port = 0
 
     @property
@@ -73,6 +75,14 @@ class FakeHub:
             body = self.repos[LLAMA]["main"][1]["config.json"]
             return 200, {"Content-Length": str(len(body))}, body
         parts = path.lstrip("/").split("/")
+        if parts[0] == "api" and len(parts) == 6 and parts[1] == "models" \
+                and parts[4] == "revision":  # huggingface_hub's model_info: the files
+            found = self.repos.get("/".join(parts[2:4]), {}).get(parts[5])
+            if found is None:
+                return 404, {"X-Error-Code": "RepoNotFound"}, b""
+            listing = {"id": "/".join(parts[2:4]), "sha": found[0],
+                       "siblings": [{"rfilename": name} for name in found[1]]}
+            return 200, {"Content-Type": "application/json"}, json.dumps(listing).encode()
         if len(parts) < 5 or parts[2] != "resolve":
             return 404, {}, b"not found"
         repo, revision, filename = "/".join(parts[:2]), parts[3], "/".join(parts[4:])
@@ -93,13 +103,40 @@ class FakeHub:
         commit, files = revisions[revision]
         if filename not in files:
             return 404, {"X-Error-Code": "EntryNotFound", "X-Repo-Commit": commit}, b""
-        body = files[filename]
+        held = files[filename]
+        wanted = headers.get("Range", "")
+        if isinstance(held, Path) or wanted:
+            return self.ranged(repo, filename, commit, held, wanted)
+        body = held
         meta = {"X-Repo-Commit": commit, "ETag": f'"{git_blob_sha(body)}"'}
         if repo in self.cdn:  # as for a file in LFS: the identity here, the bytes elsewhere
             cdn = f"http://localhost:{self.port}/cdnfile/{git_blob_sha(body)}"
             return 302, {**meta, "Location": cdn, "X-Linked-Etag": meta["ETag"]}, b""
         return 200, {**meta, "Content-Length": str(len(body)),
                      "Content-Type": "application/json"}, body
+
+
+    def ranged(self, repo: str, filename: str, commit: str, held: bytes | Path,
+               wanted: str) -> tuple[int, dict[str, str], bytes]:
+        """A file kept in LFS, answered as the Hub's CDN answers: ``Range: bytes=A-B`` with
+        206 and its Content-Range (B past the end: up to the end), no Range with the whole
+        file; the bytes sent counted by file."""
+        size = held.stat().st_size if isinstance(held, Path) else len(held)
+        meta = {"X-Repo-Commit": commit, "ETag": f'"{size:040x}"', "Accept-Ranges": "bytes"}
+        first, last = 0, size - 1
+        status = 200
+        if wanted and repo not in self.ignore_range:
+            a, _, b = wanted.removeprefix("bytes=").partition("-")
+            first, last, status = int(a), min(int(b), size - 1), 206
+            meta["Content-Range"] = f"bytes {first}-{last}/{size}"
+        if isinstance(held, Path):
+            with held.open("rb") as f:
+                f.seek(first)
+                body = f.read(last - first + 1)
+        else:
+            body = held[first:last + 1]
+        self.sent[filename] = self.sent.get(filename, 0) + len(body)
+        return status, {**meta, "Content-Length": str(len(body))}, body
 
 
 @pytest.fixture
@@ -116,7 +153,10 @@ def fake_hub(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[FakeHu
             if "Content-Length" not in headers:
                 self.send_header("Content-Length", str(len(body)))
             self.end_headers()
-            self.wfile.write(body)
+            try:
+                self.wfile.write(body)
+            except (BrokenPipeError, ConnectionResetError):  # a client that read no more
+                pass
 
         def log_message(self, *args: Any) -> None:
             pass

@@ -38,7 +38,8 @@ class Inspection(_inspection.Inspection):
 
 def inspect(ref: str) -> Inspection:
     """The checkpoint ``ref`` names (a .safetensors or .gguf file, a folder of them, a
-    model.safetensors.index.json, or hf:ORG/NAME in the local Hugging Face cache), read from
+    model.safetensors.index.json, hf:ORG/NAME in the local Hugging Face cache, or
+    ORG/NAME[@REVISION][:FILE] on the Hub, its headers read by HTTP Range requests), read from
     its headers alone and checked against its config."""
     with _no_cyclic_collection():
         checkpoint = read_checkpoint(ref)

@@ -54,17 +54,22 @@ class _Ask(NamedTuple):
     token: str | None
     filename: str = "config.json"
     max_bytes: int = MAX_FILE_BYTES
+    span: tuple[int, int] | None = None  # bytes first to last of the file (a Range request)
+    api: bool = False  # the repository's description (its files), not a file
 
     @property
     def url(self) -> str:
         revision = quote(self.revision, safe="")
-        return f"{self.endpoint}/{self.repo_id}/resolve/{revision}/{self.filename}"
+        if self.api:
+            return f"{self.endpoint}/api/models/{self.repo_id}/revision/{revision}"
+        return f"{self.endpoint}/{self.repo_id}/resolve/{revision}/{quote(self.filename)}"
 
 
 class _Answer(NamedTuple):
     body: bytes
     commit: str  # X-Repo-Commit: the commit the revision resolved to
     etag: str  # X-Linked-Etag or ETag, without quotes: the blob's name in the cache
+    size: int | None = None  # the whole file's bytes, from a Range answer's Content-Range
 
 
 def download_config(repo_id: str, revision: str = "main",
@@ -143,6 +148,8 @@ def _fetch(ask: _Ask) -> _Answer:
     opener = urllib.request.build_opener(NoRedirect)
     headers = {"User-Agent": f"specsheet/{_version()}; python/{sys.version.split()[0]}",
                "Accept-Encoding": "identity"}
+    if ask.span is not None:
+        headers["Range"] = f"bytes={ask.span[0]}-{ask.span[1]}"
 
     def request(url: str, with_token: bool) -> urllib.request.Request:
         made = urllib.request.Request(url, headers=headers)
@@ -155,8 +162,8 @@ def _fetch(ask: _Ask) -> _Answer:
         for _ in range(MAX_REDIRECTS):
             try:
                 with opener.open(request(url, True), timeout=ask.timeout) as response:
-                    commit, etag = _identity(ask, response.headers)
-                    return _Answer(_read(ask, response), commit, etag)
+                    commit, etag = ("", "") if ask.api else _identity(ask, response.headers)
+                    return _answer(ask, response, commit, etag)
             except urllib.error.HTTPError as e:
                 try:
                     location = e.headers.get("Location")
@@ -173,7 +180,7 @@ def _fetch(ask: _Ask) -> _Answer:
             try:  # elsewhere (a CDN) the address is signed and needs no token
                 with urllib.request.urlopen(request(target, same_host),
                                             timeout=ask.timeout) as response:
-                    return _Answer(_read(ask, response), commit, etag)
+                    return _answer(ask, response, commit, etag)
             except urllib.error.HTTPError as e:
                 e.close()
                 raise SpecError(f"{urlsplit(target).netloc}, where "
@@ -211,6 +218,94 @@ def _identity(ask: _Ask, headers: Message) -> tuple[str, str]:
                             "check HF_ENDPOINT", source=ask.repo_id)
     assert commit is not None and etag is not None
     return commit, etag
+
+
+def _answer(ask: _Ask, response: http.client.HTTPResponse, commit: str, etag: str
+            ) -> _Answer:
+    """The answer's body (the bytes asked for, with the file's size, for a Range request)."""
+    if ask.span is None:
+        return _Answer(_read(ask, response), commit, etag)
+    first, last = ask.span
+    if response.status != 206:  # the server ignored the Range: the whole file follows
+        length = response.headers.get("Content-Length")
+        whole = int(length) if length and length.isdigit() else None
+        if whole is None or whole > last - first + 1 or first:
+            size = f"{whole:,} bytes" if whole is not None else "all of it"
+            raise SpecError(f"{ask.endpoint} ignored the byte range asked of {ask.filename} "
+                            f"(Range: bytes={first}-{last}) and began to send the whole file "
+                            f"({size}); only headers are read, never weights, so nothing "
+                            "more was downloaded", source=ask.repo_id)
+        body = _read(ask._replace(max_bytes=last - first + 1), response)
+        return _Answer(body, commit, etag, len(body))
+    got = _content_range(response.headers.get("Content-Range"))
+    if got is None or got[0] != first or got[1] > last:
+        raise SpecError(f"{ask.endpoint} answered the byte range {first}-{last} of "
+                        f"{ask.filename} with {response.headers.get('Content-Range')!r}, "
+                        "not those bytes", source=ask.repo_id)
+    body = _read(ask._replace(max_bytes=last - first + 1), response)
+    if len(body) != got[1] - got[0] + 1:
+        raise SpecError(f"the answer from {ask.endpoint} ended early ({len(body):,} of "
+                        f"{got[1] - got[0] + 1:,} bytes); try again", source=ask.repo_id)
+    return _Answer(body, commit, etag, got[2])
+
+
+def _content_range(value: str | None) -> tuple[int, int, int] | None:
+    """``bytes FIRST-LAST/SIZE`` as three integers, or None."""
+    unit, _, rest = (value or "").partition(" ")
+    span, _, size = rest.partition("/")
+    first, _, last = span.partition("-")
+    if unit != "bytes" or not all(n.isdigit() for n in (first, last, size)):
+        return None
+    return int(first), int(last), int(size)
+
+
+def fetch_bytes(repo_id: str, revision: str, filename: str, first: int, last: int,
+                timeout: float = DEFAULT_TIMEOUT) -> tuple[bytes, int]:
+    """Bytes ``first`` to ``last`` of ``filename`` (fewer at its end) by one Range request,
+    and the file's size; nothing is kept in the cache. A server that would send more than
+    the bytes asked for is an error, never a download."""
+    ask = _Ask(repo_id, revision, endpoint(), _checked(timeout), token(), filename,
+               last - first + 1, (first, last))
+    answer = _within(ask, lambda: _fetch(ask))
+    assert answer.size is not None
+    return answer.body, answer.size
+
+
+def fetch_file(repo_id: str, revision: str, filename: str, max_bytes: int,
+               timeout: float = DEFAULT_TIMEOUT) -> bytes:
+    """The whole of a small file (an index.json), at most ``max_bytes``; not kept."""
+    ask = _Ask(repo_id, revision, endpoint(), _checked(timeout), token(), filename, max_bytes)
+    return _within(ask, lambda: _fetch(ask)).body
+
+
+def repository_files(repo_id: str, revision: str,
+                     timeout: float = DEFAULT_TIMEOUT) -> tuple[str, list[str]]:
+    """The commit ``revision`` names and the files of the repository there, as the Hub's API
+    lists them (``/api/models/ORG/NAME/revision/REV``, huggingface_hub's ``model_info``)."""
+    ask = _Ask(repo_id, revision, endpoint(), _checked(timeout), token(), "the file list",
+               MAX_TOKENIZER_BYTES, api=True)
+    body = _within(ask, lambda: _fetch(ask)).body
+    try:
+        data = json.loads(body.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        data = None
+    siblings = data.get("siblings") if isinstance(data, dict) else None
+    commit = data.get("sha") if isinstance(data, dict) else None
+    if not isinstance(siblings, list) or not isinstance(commit, str) \
+            or not _is_safe_name(commit):
+        raise SpecError(f"the answer from {ask.endpoint} is not a repository's description "
+                        "(its files and commit); a proxy or a wrong HF_ENDPOINT can cause "
+                        "this", source=repo_id)
+    names = [s["rfilename"] for s in siblings
+             if isinstance(s, dict) and isinstance(s.get("rfilename"), str)]
+    return commit, names
+
+
+def _checked(timeout: float) -> float:
+    if not (math.isfinite(timeout) and timeout > 0):
+        raise SpecError(f"expected a number of seconds above 0, got {timeout!r}",
+                        field="timeout", value=timeout)
+    return timeout
 
 
 def _read(ask: _Ask, response: http.client.HTTPResponse) -> bytes:

@@ -21,7 +21,9 @@ SETTINGS: dict[str, Any] = {
 def inspect(
     path: Annotated[str, typer.Argument(
         help="A .safetensors or .gguf file, a folder of them, a model.safetensors.index.json, "
-             "or hf:ORG/NAME (the local Hugging Face cache).", show_default=False)],
+             "hf:ORG/NAME (the local Hugging Face cache), or ORG/NAME[@REVISION][:FILE] (its "
+             "headers read from the Hub by byte ranges; no weights downloaded).",
+        show_default=False)],
     check: Annotated[bool, typer.Option(
         "--check", help="Exit 1 when a component differs from the figures of the config found "
              "beside the weights (config.json, or the GGUF's metadata); 2 without one.")] = False,
@@ -32,7 +34,7 @@ def inspect(
     the figures its config gives, component by component.
 
     Examples: 'specsheet inspect ./Llama-3.2-1B', 'specsheet inspect model.gguf --check',
-    'specsheet inspect hf:Qwen/Qwen3-0.6B --json'.
+    'specsheet inspect hf:Qwen/Qwen3-0.6B --json', 'specsheet inspect Qwen/Qwen3-0.6B --check'.
     """
     from specsheet.api.inspect import inspect as inspect_checkpoint
 

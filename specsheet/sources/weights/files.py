@@ -7,24 +7,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from operator import itemgetter
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from specsheet.errors import SpecError
 from specsheet.quant.stored import Format, TensorInfo
+from specsheet.sources.weights import INDEX as INDEX  # re-exported
+from specsheet.sources.weights import WeightFiles as WeightFiles
 from specsheet.sources.weights.tensor import check_tensor_count
 
-INDEX = "model.safetensors.index.json"
 _NAME, _FILE = itemgetter(0), itemgetter(4)  # TensorInfo's name and file, read at C speed
-
-
-class WeightFiles(NamedTuple):
-    """The headers of every file of a checkpoint."""
-
-    format: Format
-    files: list[Path]
-    tensors: list[TensorInfo]
-    metadata: dict[str, Any]  # GGUF metadata; safetensors' __metadata__ of the first file
-    folder: Path  # where a config.json would be
 
 
 def read_weights(ref: str) -> WeightFiles:
@@ -36,7 +27,7 @@ def read_weights(ref: str) -> WeightFiles:
     else:
         path = Path(ref)
     if not path.exists():
-        raise SpecError(f"{path}: no such file or directory")
+        return _hub(ref, path)
     if path.is_dir():
         return _folder(path)
     if not path.is_file():
@@ -47,6 +38,26 @@ def read_weights(ref: str) -> WeightFiles:
     if path.suffix == ".gguf" or _starts_with_gguf(path):
         return _gguf([path], path.parent)
     return _safetensors([path], path.parent)
+
+
+def _hub(ref: str, path: Path) -> WeightFiles:
+    """``ORG/NAME[@REVISION][:FILE]`` that is no path: its headers read from the Hub by Range
+    requests (remote.py), or from the local cache's snapshot when HF_HUB_OFFLINE is set."""
+    from specsheet.sources.weights.remote import hub_source
+
+    found = hub_source(ref) if not ref.startswith("hf:") else None
+    if found is None:
+        raise SpecError(f"{path}: no such file or directory")
+    from specsheet.sources.hub_settings import offline
+
+    if offline():  # never the network: the snapshot in the cache, if any
+        from specsheet.sources.hf_cache import cached_snapshot
+
+        snapshot = cached_snapshot(found[0])
+        return read_weights(str(snapshot / found[2]) if found[2] else str(snapshot))
+    from specsheet.sources.weights.remote import read_hub_weights
+
+    return read_hub_weights(*found)
 
 
 def _starts_with_gguf(path: Path) -> bool:

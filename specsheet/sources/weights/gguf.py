@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import struct
 from pathlib import Path
-from typing import IO, Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from specsheet.errors import SpecError
 from specsheet.quant.stored import TensorInfo
@@ -80,12 +80,22 @@ class GGUFHeader(NamedTuple):
     data_bytes: int  # file size - data_offset
 
 
+class Seekable(Protocol):
+    """What the reader needs of a file: an open binary file, or the Hub's bytes by range."""
+
+    def seek(self, offset: int, /) -> int: ...
+
+    def read(self, n: int, /) -> bytes: ...
+
+
 class _Reader:
     """A forward reader over a file with its own buffer: every read names what it reads, and
     a read past the end is a SpecError."""
 
-    def __init__(self, f: IO[bytes], size: int, origin: str) -> None:
+    def __init__(self, f: Seekable, size: int, origin: str, chunk: int = CHUNK,
+                 most: int = CHUNK) -> None:
         self.f, self.size, self.origin = f, size, origin
+        self.chunk, self.most = chunk, most  # bytes read at a time: doubled, up to most
         self.buf = b""
         self.off = 0  # position in buf
         self.base = 0  # file offset of buf[0]
@@ -107,7 +117,8 @@ class _Reader:
         rest = self.buf[self.off:]
         self.base += self.off
         self.f.seek(self.base + len(rest))
-        more = self.f.read(max(n - len(rest), CHUNK))
+        more = self.f.read(max(n - len(rest), self.chunk))
+        self.chunk = min(2 * self.chunk, self.most)
         self.buf, self.off = rest + more, 0
         if len(self.buf) < n:
             raise SpecError(f"{self.origin}: truncated while reading {what} at byte "
@@ -191,6 +202,13 @@ def read_gguf(path: Path) -> GGUFHeader:
             return _read(_Reader(f, size, origin))
     except OSError as e:
         raise SpecError(f"{origin}: cannot read: {e.strerror or e}") from None
+
+
+def read_gguf_from(f: Seekable, size: int, origin: str, chunk: int, most: int) -> GGUFHeader:
+    """The header of a GGUF file of ``size`` bytes read from ``f`` (a seekable reader of its
+    bytes: a file on the Hub read by Range requests), ``chunk`` bytes first, then twice as
+    many each time up to ``most``: a header is read with at most about twice its bytes."""
+    return _read(_Reader(f, size, origin, chunk, most))
 
 
 def _read(r: _Reader) -> GGUFHeader:

@@ -47,18 +47,30 @@ def read_safetensors(path: Path) -> SafetensorsHeader:
             if len(head) < 8:
                 raise SpecError(f"{origin}: {size} bytes is too short for a safetensors file "
                                 "(8 bytes of header length come first)")
-            length = int.from_bytes(head, "little")
-            if length > MAX_HEADER_BYTES:
-                raise SpecError(f"{origin}: header length {length:,} bytes is larger than any "
-                                f"safetensors header ({MAX_HEADER_BYTES // 10**6} MB at most); "
-                                "not a safetensors file, or a damaged one")
-            if 8 + length > size:
-                raise SpecError(f"{origin}: header length {length:,} bytes runs past the end "
-                                f"of the file ({size:,} bytes); the file is truncated or not "
-                                "safetensors")
+            length = header_length(head, size, origin)
             raw = f.read(length)
     except OSError as e:
         raise SpecError(f"{origin}: cannot read: {e.strerror or e}") from None
+    return parse_header(raw, length, size, origin)
+
+
+def header_length(head: bytes, size: int, origin: str) -> int:
+    """The header's length from a file's first 8 bytes, checked against the cap and against
+    the file's ``size``."""
+    length = int.from_bytes(head, "little")
+    if length > MAX_HEADER_BYTES:
+        raise SpecError(f"{origin}: header length {length:,} bytes is larger than any "
+                        f"safetensors header ({MAX_HEADER_BYTES // 10**6} MB at most); "
+                        "not a safetensors file, or a damaged one")
+    if 8 + length > size:
+        raise SpecError(f"{origin}: header length {length:,} bytes runs past the end "
+                        f"of the file ({size:,} bytes); the file is truncated or not "
+                        "safetensors")
+    return length
+
+
+def parse_header(raw: bytes, length: int, size: int, origin: str) -> SafetensorsHeader:
+    """The tensors of a file of ``size`` bytes whose header (``length`` bytes) is ``raw``."""
     if len(raw) < length:
         raise SpecError(f"{origin}: truncated while reading the header")
     # each tensor's entry has one "data_offsets" key (inside a name or a metadata string the
