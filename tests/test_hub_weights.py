@@ -180,3 +180,21 @@ def test_offline_reads_the_cached_snapshot(fake_hub: FakeHub,  # noqa: F811
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     assert error_of("inspect", REPO).startswith(f"{REPO}: not in the local Hugging Face cache")
     assert fake_hub.requests == []
+
+
+def test_inspect_of_a_hub_repository_in_a_real_process_and_a_pipe(
+        tmp_path: Path, fake_hub: FakeHub) -> None:  # noqa: F811
+    """The installed command against the fake Hub (HF_ENDPOINT reaches the process): `| head
+    -1` under pipefail exits 0 0, and at 80 columns no line is wider."""
+    from tests.commands import shell
+
+    path, _ = gguf_file(tmp_path, "qwen3-30b-a3b", "qwen3moe", "q4_k_m")
+    publish(fake_hub, [path])
+    piped = shell(f"specsheet inspect {REPO} --check | head -1; "
+                  "echo \"codes ${PIPESTATUS[*]}\"")
+    assert piped.stdout.decode().splitlines()[-1] == "codes 0 0", piped.stderr
+    assert piped.stderr == b""
+    wide = shell(f"specsheet inspect {REPO} --check", COLUMNS="80")
+    assert wide.returncode == 0, wide.stderr
+    assert max(len(line) for line in wide.stdout.decode().splitlines()) <= 80
+    assert fake_hub.sent[path.name] <= FIRST_CHUNK * 2  # two runs, the header each time

@@ -44,6 +44,8 @@ def hub_source(ref: str) -> tuple[str, str | None, str | None] | None:
     name, colon, file = ref.partition(":")
     if colon and (not file or file.startswith("/") or ".." in file.split("/")):
         return None
+    if name.lower().endswith((".gguf", ".safetensors")):  # a file that is not there
+        return None
     found = parse_reference(name)
     if found is None:
         return None
