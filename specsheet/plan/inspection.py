@@ -15,13 +15,10 @@ from specsheet.errors import SpecError
 from specsheet.model.params import count_params
 from specsheet.model.spec import Model
 from specsheet.quant.formats import FORMATS
+from specsheet.quant.formats import GGUF_FILE_TYPES as _FILE_TYPES  # for a file without a spec
 from specsheet.quant.layouts import gguf_types, model_tensors, quantized_bytes
 from specsheet.quant.stored import ALL_COMPONENTS, OTHER, Checkpoint, Format, Named
 
-# general.file_type (llama.cpp's llama_ftype) -> specsheet's format, for a file without a spec
-_FILE_TYPES = {1: "gguf-f16", 2: "gguf-q4_0", 7: "gguf-q8_0", 10: "gguf-q2_k",
-               12: "gguf-q3_k_m", 15: "gguf-q4_k_m", 17: "gguf-q5_k_m", 18: "gguf-q6_k",
-               30: "gguf-iq4_xs"}
 _UNQUANTIZED = {"F32": "fp32", "F16": "fp16", "BF16": "bf16"}
 _BYTES = {"F32": 4, "F16": 2, "BF16": 2}
 # llama.cpp's fused tensors: GPT-2's, GPT-NeoX's and Phi-3's q, k, v in one attn_qkv; Phi-3's

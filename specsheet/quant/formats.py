@@ -176,6 +176,12 @@ FORMATS: dict[str, QuantFormat] = {
 }
 
 
+# general.file_type (llama.cpp's llama_ftype, include/llama.h) -> specsheet's GGUF format
+GGUF_FILE_TYPES = {1: "gguf-f16", 2: "gguf-q4_0", 7: "gguf-q8_0", 10: "gguf-q2_k",
+                   12: "gguf-q3_k_m", 15: "gguf-q4_k_m", 17: "gguf-q5_k_m", 18: "gguf-q6_k",
+                   30: "gguf-iq4_xs"}
+
+
 def check_format(name: str) -> QuantFormat:
     """The format called ``name``, or SpecError naming the known ones."""
     if name not in FORMATS:

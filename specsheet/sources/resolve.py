@@ -18,6 +18,7 @@ from specsheet.sources.presets import preset_index
 from specsheet.sources.settings import check_overrides
 
 if TYPE_CHECKING:
+    from specsheet.quant.stored import TensorInfo
     from specsheet.sources.hub import HubReference
 
 # keys that only a Hugging Face config.json has
@@ -209,18 +210,13 @@ def load_weights(path: Path, overrides: Mapping[str, Any] | None = None) -> Mode
                                              weights.metadata.get("general.file_type"))
 
 
-# general.file_type (llama.cpp's llama_ftype) -> specsheet's GGUF format
-GGUF_FILE_TYPES = {1: "gguf-f16", 2: "gguf-q4_0", 7: "gguf-q8_0", 10: "gguf-q2_k",
-                   12: "gguf-q3_k_m", 15: "gguf-q4_k_m", 17: "gguf-q5_k_m", 18: "gguf-q6_k",
-                   30: "gguf-iq4_xs"}
-
-
-def as_stored(model: Model, tensors: list[Any], file_type: object) -> Model:
+def as_stored(model: Model, tensors: list[TensorInfo], file_type: object) -> Model:
     """``model`` (a GGUF file's metadata) with the file's own tensor types as its shipped
     format, so that its weights are the file's bytes; where the file's tensors are not the
     model's, the model as its metadata gives it, in a plain dtype, and its description says
     why."""
     from specsheet.model.spec import Shipped
+    from specsheet.quant.formats import GGUF_FILE_TYPES
     from specsheet.sources.weights.gguf_types import file_types
 
     found = file_types(model.spec, tensors)
