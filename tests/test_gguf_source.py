@@ -52,6 +52,31 @@ def test_count_and_serve_on_a_gguf_file_equal_inspect(name: str, arch: str, ftyp
     assert counted["memory"]["format"] == served["model"]["format"] == f"gguf-{ftype}"
 
 
+# rows of 64 cut in two are whole Q8_0 blocks (DeepSeek-V2-Lite made small has rows of 32,
+# which tp 2 cannot cut in any block format: serve refuses it, file or config alike)
+TP_CASES = [c for c in GGUF_CASES if c[2] in ("q8_0", "f16") and c[0] != "deepseek-v2-lite"]
+
+
+@pytest.mark.parametrize(("name", "arch", "ftype"), TP_CASES,
+                         ids=[f"{n}-{f}" for n, _, f in TP_CASES])
+def test_serve_cuts_a_gguf_files_tensors_in_their_own_types(name: str, arch: str, ftype: str,
+                                                            tmp_path: Path) -> None:
+    """Under --tp 2 each GPU holds its share of every tensor in the file's type: for a file
+    of llama-quantize's rule, what serve gives the same config.json (transformers' small
+    config) in that format."""
+    from tests.checkpoints import transformers_checkpoint
+
+    path, _ = gguf_file(tmp_path, name, arch, ftype)
+    config, _ = transformers_checkpoint(name)
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    per_gpu = run_json("serve", str(path), "--gpu", "h100-sxm", "--tp", "2")
+    ruled = run_json("serve", str(tmp_path / "config.json"), "--quant", f"gguf-{ftype}",
+                     "--gpu", "h100-sxm", "--tp", "2")
+    weights = per_gpu["memory_per_gpu"]["weights_bytes"]
+    assert weights == ruled["memory_per_gpu"]["weights_bytes"]
+    assert weights < file_bytes(path)
+
+
 def test_a_file_of_types_no_rule_gives_is_counted_as_it_is(tmp_path: Path) -> None:
     """Llama 3.2 1B made small in Q8_0 with its embedding in Q4_0 and one down projection in
     F16, as a hand-made mixture (llama-quantize's --tensor-type) writes it: count and serve
