@@ -198,3 +198,55 @@ def test_inspect_of_a_hub_repository_in_a_real_process_and_a_pipe(
     assert wide.returncode == 0, wide.stderr
     assert max(len(line) for line in wide.stdout.decode().splitlines()) <= 80
     assert fake_hub.sent[path.name] <= FIRST_CHUNK * 2  # two runs, the header each time
+
+
+def test_a_gguf_header_past_the_cap_stops_the_reading(tmp_path: Path, fake_hub: FakeHub,  # noqa: F811
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cap on a GGUF header read from the Hub (256 MiB), lowered to 1 MiB for a 3 MB
+    header: refused once the next request would pass it, the bytes sent under the cap."""
+    from specsheet.api.count import load
+    from specsheet.sources.weights import remote
+
+    monkeypatch.setattr(remote, "MAX_GGUF_HEADER", 2**20)
+    spec = load("llama3.1-8b").spec
+    path = write_gguf(tmp_path / "big.gguf", "llama", spec, gguf_types(spec, "f16"),
+                      vocab_tokens=spec.vocab, data=False)
+    publish(fake_hub, [path])
+    assert error_of("inspect", REPO) == (
+        f"{REPO}/big.gguf: 1 MiB of its header read without reaching the tensor data; larger "
+        "than any GGUF header (a tokenizer of 256,000 tokens takes a few MB), so nothing more "
+        "is read")
+    assert fake_hub.sent["big.gguf"] <= 2**20
+
+
+def test_a_split_gguf_is_read_whole(tmp_path: Path, fake_hub: FakeHub) -> None:  # noqa: F811
+    """llama.cpp's gguf-split names: the repository's one model in two files, its tensors
+    divided between them, read as a folder of them is read on disk."""
+    from specsheet.quant.tensors import model_tensors
+    from tests.checkpoints import spec_of
+
+    config, _ = transformers_checkpoint("llama-3.2-1b")
+    spec = spec_of(config)
+    shapes = {t.name: t.shape for t in model_tensors(spec)}
+    names = list(shapes)
+    folder = tmp_path / "split"
+    folder.mkdir()
+    for i, part in enumerate((names[:len(names) // 2], names[len(names) // 2:])):
+        write_gguf(folder / f"llama-q8_0-0000{i + 1}-of-00002.gguf", "llama", spec,
+                   gguf_types(spec, "q8_0"), tensors={n: shapes[n] for n in part})
+    publish(fake_hub, sorted(folder.iterdir()))
+    remote = inspected(REPO, "--check")
+    assert remote["files"] == [f"{REPO}/llama-q8_0-00001-of-00002.gguf",
+                               f"{REPO}/llama-q8_0-00002-of-00002.gguf"]
+    assert remote["check"]["matches"] is True
+    same(remote, inspected(str(folder), "--check"))
+
+
+def test_a_safetensors_repository_without_a_config(tmp_path: Path,
+                                                   fake_hub: FakeHub) -> None:  # noqa: F811
+    config, shapes = transformers_checkpoint("llama-3.2-1b", dtype="BF16")
+    folder = write_checkpoint(tmp_path / "m", config, shapes)
+    publish(fake_hub, [folder / "model.safetensors"])
+    assert inspected(REPO)["params"]["total"] > 0
+    assert error_of("inspect", REPO, "--check") == (
+        f"{REPO}: --check needs a config to compare with: no config.json in {REPO}")
