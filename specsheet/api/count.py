@@ -39,7 +39,9 @@ class Report(_figures.Report):
 
 def load(ref: str | None = None, **overrides: Any) -> Model:
     """A model from a preset name, a preset YAML file, a config.json or a model folder holding
-    one, or ``hf:ORG/NAME`` (the local Hugging Face cache); ``overrides`` set spec fields
+    one, a weights file (a .gguf file, its tensors' own types as the shipped format; a
+    .safetensors file or model.safetensors.index.json beside a config.json), or
+    ``hf:ORG/NAME`` (the local Hugging Face cache); ``overrides`` set spec fields
     (``layers=48``, ``kv_heads=8``, ``attn_bias=False``) and win over the source's values.
     With ``ref`` None, the overrides must give the five numbers."""
     from specsheet.sources.settings import check_fields
