@@ -77,9 +77,12 @@ class FakeHub:
         parts = path.lstrip("/").split("/")
         if parts[0] == "api" and len(parts) == 6 and parts[1] == "models" \
                 and parts[4] == "revision":  # huggingface_hub's model_info: the files
-            found = self.repos.get("/".join(parts[2:4]), {}).get(parts[5])
-            if found is None:
+            revisions = self.repos.get("/".join(parts[2:4]))
+            if revisions is None:
                 return 404, {"X-Error-Code": "RepoNotFound"}, b""
+            found = revisions.get(parts[5])
+            if found is None:
+                return 404, {"X-Error-Code": "RevisionNotFound"}, b""
             listing = {"id": "/".join(parts[2:4]), "sha": found[0],
                        "siblings": [{"rfilename": name} for name in found[1]]}
             return 200, {"Content-Type": "application/json"}, json.dumps(listing).encode()

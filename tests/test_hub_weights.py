@@ -131,6 +131,12 @@ def test_a_repository_without_weights(fake_hub: FakeHub) -> None:  # noqa: F811
     assert error_of("inspect", LLAMA) == (
         f"{LLAMA} holds no weights files (no .safetensors, model.safetensors.index.json or "
         ".gguf); its files: config.json")
+    assert error_of("inspect", "nobody/nothing") == (
+        f"nobody/nothing: no such repository on {fake_hub.endpoint}, nor a file of that name "
+        "here; a private one needs a login (`hf auth login`, or HF_TOKEN)")
+    assert error_of("inspect", f"{LLAMA}@v9") == (
+        f"{LLAMA}: no revision 'v9' on {fake_hub.endpoint} (expected a branch, tag or commit "
+        "of the repository)")
 
 
 def test_a_server_that_ignores_range_is_refused(tmp_path: Path,
