@@ -129,9 +129,10 @@ MAMBA_CACHE_MODES = ("none", "align", "all")  # CacheConfig.mamba_cache_mode
 
 def state_pages(mamba_mode: str, tokens: int, block_size: int) -> int:
     """Pages one state layer holds for a request of ``tokens`` (MambaSpec.
-    max_memory_usage_bytes / page): none 1 (the running state); align 2 (the running state
-    and the one it is copied from, MambaManager keeps the block of the previous step); all
-    cdiv(tokens, block) (the state at every block boundary, for prefix-cache hits)."""
+    max_memory_usage_bytes / page, v1/kv_cache_interface.py at bc8282e6): none 1 (the
+    running state); align 2 (the running state and the one it is copied from, MambaManager
+    keeps the block of the previous step); all cdiv(tokens, block) (the state at every block
+    boundary, for prefix-cache hits)."""
     if mamba_mode == "all":
         return -(-tokens // block_size)
     return 2 if mamba_mode == "align" else 1

@@ -279,7 +279,7 @@ class Request(NamedTuple):
 class Offload(NamedTuple):
     """vLLM's native CPU KV offload (``--kv-offloading-size``, OffloadingConnector): a CPU
     tier of blocks that GPU blocks are stored to and loaded back from on a prefix hit; it adds
-    no GPU block. ``CPUOffloadingSpec`` (v1/kv_offload/cpu/spec.py): num_blocks =
+    no GPU block. ``CPUOffloadingSpec`` (v1/kv_offload/cpu/spec.py at 0072b0b7): num_blocks =
     cpu_bytes_to_use // (page x KV-cache tensors x world size), the offloaded block as large
     as the GPU's; cpu_bytes_to_use is the size in bytes, the total over the engine's GPUs."""
 
