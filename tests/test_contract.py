@@ -24,6 +24,9 @@ TABLE_COMMANDS = [
      str(Path(__file__).parent / "data" / "vllm_logs" / "llama2-7b-v0.log")],
     # the verdict vLLM's log agrees with (vllm issue 23278), and the rotary cache row
     ["serve", "gpt-oss-120b", "--gpu", "h100-sxm", "--moe-kernel", "marlin"],
+    # a hybrid's state pages under prefix caching, and the CPU tier of KV offload
+    ["serve", "granite-4.0-h-tiny", "--gpu", "h100-sxm", "--enable-prefix-caching",
+     "--mamba-cache-mode", "align", "--kv-offload", "64GiB"],
     ["train", "llama3-8b", "--seq-len", "8k", "--gpus", "8"],
     ["sweep", "llama3.1-8b", "--tokens", "1k:128k:x2", "--gpu", "h100-sxm"],
     ["plan", "llama3-70b", "--gpu", "all", "--max-model-len", "8k", "--requests-per-s", "10",

@@ -32,6 +32,7 @@ TEXT_NUMBERS = {
     "--max-kv", "--max-flops", "--tokens-total", "--dataset-tokens", "--ctx", "--n-gpu-layers",
     "--host-memory", "--host-bandwidth", "--wired-limit", "--tensor-split", "--batch",
     "--gpus",  # plan's: a count or a range (1..8)
+    "--kv-offload",
 }
 SERIES = {"--tokens", "--layers", "--d-model", "--heads", "--vocab", "--context", "--kv-heads",
           "--head-dim", "--d-ff"}  # sweep's, in its text
@@ -43,7 +44,7 @@ TEXT_OTHER = {
     "--split-mode", "--override-tensor", "--output-rule", "--recompute", "--recompute-modules",
     "--attention", "--precision", "--optimizer", "--schedule", "--offload", "--lora-targets",
     "--output", "--compare", "--activation-cache", "--optimizer-states", "--recipe",
-    "--objective", "--solve",
+    "--objective", "--solve", "--mamba-cache-mode",
 }
 # each command's run: its arguments, and whether it writes JSON (--json) or text
 RUNS: dict[str, tuple[list[str], bool]] = {

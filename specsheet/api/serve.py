@@ -61,6 +61,9 @@ class ServeRequest(NamedTuple):
     dcp: int | None = None  # decode context parallelism: a request's KV over dcp tp ranks
     max_loras: int | None = None  # LoRA slots vLLM preallocates (--enable-lora --max-loras)
     max_lora_rank: int | None = None  # their rank (default 16 with max_loras)
+    enable_prefix_caching: bool = False  # vLLM's --enable-prefix-caching (off for hybrids)
+    mamba_cache_mode: str | None = None  # none, align, all (default: as vLLM picks it)
+    kv_offload: int | str | None = None  # bytes of CPU KV offload (--kv-offloading-size)
 
 
 class Serving(NamedTuple):
@@ -147,9 +150,15 @@ def _price(price: float | str | None) -> float | None:
 
 def check_request(request: ServeRequest) -> None:
     """The settings that need no model, checked before any model is read."""
+    from specsheet.plan.kv_blocks import MAMBA_CACHE_MODES
     from specsheet.plan.vllm_layout import check_moe_kernel
 
     check_moe_kernel(request.moe_kernel)
+    mode = request.mamba_cache_mode
+    if mode is not None and mode not in MAMBA_CACHE_MODES:
+        raise SpecError(f"unknown mamba cache mode {mode!r}; expected one of "
+                        f"{', '.join(MAMBA_CACHE_MODES)}", field="mamba_cache_mode", value=mode)
+    _kv_offload(request.kv_offload)
     block = request.block_size
     if block is not None and (isinstance(block, bool) or not isinstance(block, int)
                               or block < 1 or block % 16):
@@ -187,6 +196,7 @@ def _plan_serve(report: Report, request: ServeRequest, group_size: int | None = 
                 measured: Any = None) -> Serving:
     from specsheet.api.hardware import load_gpu
     from specsheet.plan import serving
+    from specsheet.plan.kv_blocks import mamba_cache_mode
     from specsheet.plan.parallel import check_parallel
 
     check_request(request)
@@ -220,7 +230,10 @@ def _plan_serve(report: Report, request: ServeRequest, group_size: int | None = 
         max_seqs=request.max_num_seqs or serving.default_max_seqs(hardware),
         moe_kernel=request.moe_kernel, block_size=request.block_size,
         kv_layout=request.kv_layout, max_loras=_lora(request)[0],
-        max_lora_rank=_lora(request)[1])
+        max_lora_rank=_lora(request)[1], prefix_caching=request.enable_prefix_caching,
+        mamba_cache_mode=mamba_cache_mode(spec, request.enable_prefix_caching,
+                                          request.mamba_cache_mode),
+        kv_offload=_kv_offload(request.kv_offload))
     try:
         plan = serving.plan_serving(report, hardware, layout, plan_request, utilization,
                                     kv_memory, group_size, measured)
@@ -289,6 +302,20 @@ def _utilization(value: str | float) -> Any:
     from specsheet.plan import serving
 
     return serving.parse_utilization(value if isinstance(value, str) else repr(value))
+
+
+def _kv_offload(value: int | str | None) -> int:
+    """--kv-offload's bytes (0: off); vLLM's --kv-offloading-size is the same in GiB."""
+    if value is None:
+        return 0
+    if isinstance(value, str):
+        from specsheet.units import parse_quantity
+
+        value = parse_quantity(value, "bytes", "kv_offload")
+    if value < 1:
+        raise SpecError(f"expected a positive number of bytes, got {value!r}",
+                        field="kv_offload", value=value)
+    return value
 
 
 def _kv_memory(value: int | str | None) -> int | None:

@@ -36,6 +36,9 @@ FIELD_OPTIONS: dict[str, str] = {
     "dcp": "--dcp",
     "max_loras": "--max-loras",
     "max_lora_rank": "--max-lora-rank",
+    "enable_prefix_caching": "--enable-prefix-caching",
+    "mamba_cache_mode": "--mamba-cache-mode",
+    "kv_offload": "--kv-offload",
     "memory_utilization": "--memory-utilization",
     "kv_memory": "--kv-memory",
     "max_model_len": "--tokens",  # vLLM's --max-model-len is an alias of it

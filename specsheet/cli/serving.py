@@ -40,6 +40,21 @@ MaxLorasOpt = Annotated[int | None, typer.Option(
 MaxLoraRankOpt = Annotated[int | None, typer.Option(
     "--max-lora-rank", help="The rank of those slots (vLLM's --max-lora-rank) [default: 16].",
     show_default=False, rich_help_panel=SERVE)]
+PrefixCachingOpt = Annotated[bool, typer.Option(
+    "--enable-prefix-caching", help="Prefix caching as vLLM's --enable-prefix-caching: on by "
+    "default in vLLM but for hybrids, where it keeps more state pages a request (see "
+    "--mamba-cache-mode); it changes no figure of a model without state layers.",
+    rich_help_panel=SERVE)]
+MambaCacheModeOpt = Annotated[str | None, typer.Option(
+    "--mamba-cache-mode", metavar="none|align|all", help="The state pages a hybrid's request "
+    "keeps with prefix caching (vLLM's --mamba-cache-mode): align 2, all one per block "
+    "[default: all for Mamba-2 hybrids, else align; none without prefix caching].",
+    show_default=False, rich_help_panel=SERVE)]
+KvOffloadOpt = Annotated[str | None, typer.Option(
+    "--kv-offload", metavar="BYTES", help="CPU memory for vLLM's native KV offload, over the "
+    "engine's GPUs, e.g. 64GiB (vLLM's --kv-offloading-size, in GiB): the CPU blocks and "
+    "tokens it holds; it adds no GPU block [default: off].", show_default=False,
+    rich_help_panel=SERVE)]
 # the request length has one name on every command, --tokens; vLLM's name for it is an alias
 MaxModelLenOpt = Annotated[int | None, typer.Option(
     "--tokens", "-t", "--max-model-len", parser=parse_tokens, metavar="T",

@@ -3,13 +3,15 @@
 A request's KV cache lives in whole blocks of ``block_size`` tokens, one block table per KV-cache
 group (``kv_groups``: layers of one kind that share a table); a sliding-window layer holds what
 ``SlidingWindowSpec.max_memory_usage_bytes`` reserves; a state layer (Mamba, Mamba-2, gated
-DeltaNet: ``MambaSpec``) holds one page per request, and a hybrid raises its attention block so
+DeltaNet: ``MambaSpec``) holds one page per request (more with prefix caching: ``state_pages``
+by mamba_cache_mode), and a hybrid raises its attention block so
 that the two pages are equal (``HybridAttentionMambaModelConfig``). docs/serving.md cites the vLLM
 code each function follows.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import NamedTuple
 
@@ -99,12 +101,15 @@ def kernel_block_alignment(spec: ModelSpec, hardware: Accelerator) -> int:
 
 
 def kv_block_size(spec: ModelSpec, hardware: Accelerator, tp: int, kv_dtype: str,
-                  state_dtype: str, max_model_len: int, dcp: int = 1) -> int:
+                  state_dtype: str, max_model_len: int, dcp: int = 1,
+                  mamba_mode: str = "none") -> int:
     """Tokens per attention block. 16 for a model of attention only. A hybrid raises it as
-    HybridAttentionMambaModelConfig.verify_and_update_config does (prefix caching off, vLLM's
-    default for hybrids): the smallest multiple of the alignment a whose page holds the state,
-    a x cdiv(state page, a x one token's page). A model of state layers only: max_model_len
-    (its MambaSpec's block size)."""
+    HybridAttentionMambaModelConfig.verify_and_update_config does: with mamba_cache_mode none
+    (prefix caching off, vLLM's default for hybrids) or align, the smallest multiple of the
+    alignment a whose page holds the state, a x cdiv(state page, a x one token's page); with
+    all, the smallest multiple of c = lcm(the Mamba-2 chunk, a) holding as many tokens as the
+    state page: c x cdiv(cdiv(state page, one token's page), c). A model of state layers only:
+    max_model_len (its MambaSpec's block size)."""
     state = state_page_bytes(spec, tp, state_dtype)
     if not state:
         return mla_block_size(spec, hardware, dcp) if spec.kv_lora_rank else BLOCK_SIZE
@@ -112,7 +117,61 @@ def kv_block_size(spec: ModelSpec, hardware: Accelerator, tp: int, kv_dtype: str
         return max_model_len
     token = bytes_for(kv_values_per_layer(spec, tp), kv_dtype)
     align = kernel_block_alignment(spec, hardware)
+    if mamba_mode == "all":
+        chunk = math.lcm(spec.ssm_chunk, align)
+        tokens = -(-state // token)  # attention tokens per state page
+        return chunk * -(-tokens // chunk)
     return align * -(-state // (align * token))
+
+
+MAMBA_CACHE_MODES = ("none", "align", "all")  # CacheConfig.mamba_cache_mode
+
+
+def state_pages(mamba_mode: str, tokens: int, block_size: int) -> int:
+    """Pages one state layer holds for a request of ``tokens`` (MambaSpec.
+    max_memory_usage_bytes / page, v1/kv_cache_interface.py at bc8282e6): none 1 (the
+    running state); align 2 (the running state and the one it is copied from, MambaManager
+    keeps the block of the previous step); all cdiv(tokens, block) (the state at every block
+    boundary, for prefix-cache hits)."""
+    if mamba_mode == "all":
+        return -(-tokens // block_size)
+    return 2 if mamba_mode == "align" else 1
+
+
+def mamba_cache_mode(spec: ModelSpec, prefix_caching: bool, mode: str | None) -> str:
+    """The mamba_cache_mode vLLM runs ``spec`` with. Prefix caching off: none (vLLM resets any
+    other mode to none, so naming one without prefix caching is refused here). On, for a
+    model with state layers beside attention: the mode given, else all when its state layers
+    are Mamba-2 (the kernels whose chunk the block aligns to; their model classes support
+    Mamba prefix caching), else align (MambaModelConfig.verify_and_update_config). A model
+    without state layers keeps none; one of state layers only is not modelled."""
+    if mode is not None and mode not in MAMBA_CACHE_MODES:
+        raise SpecError(f"unknown mamba cache mode {mode!r}; expected one of "
+                        f"{', '.join(MAMBA_CACHE_MODES)}", field="mamba_cache_mode", value=mode)
+    if not state_page_bytes(spec, 1, "bf16"):
+        if mode not in (None, "none"):
+            raise SpecError(f"mamba cache mode {mode} keeps state pages, and the model has no "
+                            "state layers (Mamba, gated DeltaNet)", field="mamba_cache_mode",
+                            value=mode)
+        return "none"
+    if not prefix_caching:
+        if mode not in (None, "none"):
+            raise SpecError(f"mamba cache mode {mode} keeps state pages for prefix caching, "
+                            "which is off (vLLM sets the mode to none without it)",
+                            field="mamba_cache_mode", value=mode)
+        return "none"
+    if not spec.attention_layers:
+        raise SpecError("prefix caching of a model of state layers only is not modelled "
+                        "(vLLM keeps its state blocks by max_model_len)",
+                        field="enable_prefix_caching", value=True)
+    if mode == "none":
+        raise SpecError("with prefix caching vLLM keeps state pages in mode align or all, "
+                        "not none", field="mamba_cache_mode", value=mode)
+    if mode == "all" and not spec.ssm_chunk:
+        raise SpecError("mamba cache mode all aligns the block to the Mamba-2 scan's chunk, "
+                        "which this model's state layers have not (vLLM falls back to align)",
+                        field="mamba_cache_mode", value=mode)
+    return mode or ("all" if spec.ssm_chunk else "align")
 
 
 def mla_block_size(spec: ModelSpec, hardware: Accelerator, dcp: int = 1) -> int:
@@ -159,13 +218,14 @@ def kv_groups(spec: ModelSpec, layers: Iterable[int]) -> list[KVGroup]:
 
 
 def group_blocks(group: KVGroup, tokens: int, batched_tokens: int,
-                 block_size: int = 16) -> int:
+                 block_size: int = 16, mamba_mode: str = "none") -> int:
     """Blocks one request of ``tokens`` tokens holds in a layer of the group
     (max_memory_usage_bytes / page size): cdiv(T, block) for full attention; for a window W,
-    cdiv(min(W - 1 + max_num_batched_tokens, T), block) + 1 (SlidingWindowSpec); one for a
-    state group (MambaSpec: 1 + num_speculative_blocks, no speculative decoding here)."""
+    cdiv(min(W - 1 + max_num_batched_tokens, T), block) + 1 (SlidingWindowSpec); for a state
+    group the pages of its mamba_cache_mode (``state_pages``; MambaSpec adds
+    num_speculative_blocks, no speculative decoding here)."""
     if group.state:
-        return 1
+        return state_pages(mamba_mode, tokens, block_size)
     if not group.window:
         return -(-tokens // block_size)
     return -(-min(group.window - 1 + batched_tokens, tokens) // block_size) + 1

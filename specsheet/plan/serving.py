@@ -25,6 +25,7 @@ from specsheet.figures import Report
 from specsheet.hardware.catalog import Accelerator
 from specsheet.model.memory import DTYPE_BITS
 from specsheet.model.spec import ModelSpec
+from specsheet.plan.allocator import tail_bytes
 from specsheet.plan.kv_blocks import (
     FP8_DS_MLA_BLOCK,
     FP8_DS_MLA_TOKEN_BYTES,
@@ -37,6 +38,7 @@ from specsheet.plan.kv_blocks import (
     kv_values_per_layer,
     layer_kind,
     state_page_bytes,
+    state_pages,
 )
 from specsheet.plan.parallel import Parallel, pad_vocab, pp_partition
 from specsheet.plan.sharding import shard, stage_tensors, stored_bytes
@@ -76,13 +78,17 @@ class StageMemory(NamedTuple):
     buffers_bytes: int = 0
     dcp: int = 1  # decode context parallelism: a block stands for block_size x dcp tokens
     lora_bytes: int = 0  # the LoRA adapter slots among buffers_bytes
+    # the caching allocator's segment tails among buffers_bytes (plan/allocator.py)
+    allocator_bytes: int = 0
+    mamba_cache_mode: str = "none"  # the state pages a request keeps (kv_blocks.state_pages)
+    state_pages: int = 1  # pages of one state layer for a request of max_model_len
 
     def blocks_for(self, tokens: int, batched_tokens: int) -> int:
         """Blocks one request of ``tokens`` holds on this GPU, every group counted; with
         decode context parallelism a full-attention block holds block_size x dcp tokens of
         the request (cache_config's effective block size), each GPU 1 / dcp of them."""
-        return sum(group_blocks(g, tokens, batched_tokens, self.block_size * self.dcp)
-                   for g in self.groups)
+        return sum(group_blocks(g, tokens, batched_tokens, self.block_size * self.dcp,
+                                self.mamba_cache_mode) for g in self.groups)
 
     @property
     def kv_bytes_per_request(self) -> int:
@@ -92,8 +98,9 @@ class StageMemory(NamedTuple):
 
     @property
     def state_blocks_per_request(self) -> int:
-        """The blocks of ``blocks_per_request`` that hold the state: one per state group."""
-        return sum(1 for g in self.groups if g.state)
+        """The blocks of ``blocks_per_request`` that hold the state: the state pages of the
+        mamba_cache_mode (one without prefix caching) per state group."""
+        return self.state_pages * sum(1 for g in self.groups if g.state)
 
     @property
     def state_bytes_per_request(self) -> int:
@@ -166,7 +173,7 @@ def stage_memory(report: Report, hardware: Accelerator, layout: Parallel, stage:
                  batched_tokens: int, max_seqs: int, group_size: int | None,
                  moe_kernel: str | None = None, measured: Measured | None = None,
                  block_size: int | None = None, kv_layout: str | None = None,
-                 lora: tuple[int, int] = (0, 16)) -> StageMemory:
+                 lora: tuple[int, int] = (0, 16), mamba_mode: str = "none") -> StageMemory:
     """The memory of one GPU of pipeline stage ``stage``."""
     spec = report.model.spec
     quant = report.weights.format if report.weights.quantized else None
@@ -195,6 +202,9 @@ def stage_memory(report: Report, hardware: Accelerator, layout: Parallel, stage:
         experts = stored_bytes(spec, expert_tensors, dtype, quant, group_size, w.keep,
                                w.match, w.file_types) if spec.experts else 0
     buffers = rotary_cache_bytes(spec, dtype) if attention_layers(spec, layers) else 0
+    # the caching allocator's unsplit tails, for weights stored in a dtype (plan/allocator.py)
+    tails = 0 if quant is not None else tail_bytes(tensors, dtype or "bf16")
+    buffers += tails
     lora_bytes = lora_slot_bytes(spec, layout.tp, layers, *lora, dtype) if lora[0] else 0
     buffers += lora_bytes
     activation = activation_estimate(spec, layout, layers, stage == layout.pp - 1,
@@ -216,7 +226,7 @@ def stage_memory(report: Report, hardware: Accelerator, layout: Parallel, stage:
     check_kv_layout(spec, kv_layout)
     block = block_size or (FP8_DS_MLA_BLOCK if kv_layout else
                            kv_block_size(spec, hardware, layout.tp, kv_dtype, state_dtype,
-                                         max_model_len, layout.dcp))
+                                         max_model_len, layout.dcp, mamba_mode))
     state_page = state_page_bytes(spec, layout.tp, state_dtype)
     attention = attention_layers(spec, layers)
     token_bits = FP8_DS_MLA_TOKEN_BYTES * 8 if kv_layout else values * DTYPE_BITS[kv_dtype]
@@ -224,7 +234,7 @@ def stage_memory(report: Report, hardware: Accelerator, layout: Parallel, stage:
     groups = tuple(kv_groups(spec, layers))
     per_group = max((g.layers for g in groups), default=0)
     num_blocks = pool // page // per_group if per_group else 0
-    blocks = sum(group_blocks(g, max_model_len, batched_tokens, block * layout.dcp)
+    blocks = sum(group_blocks(g, max_model_len, batched_tokens, block * layout.dcp, mamba_mode)
                  for g in groups)
     per_token = token_bits * len(attention) // 8
     return StageMemory(
@@ -234,7 +244,9 @@ def stage_memory(report: Report, hardware: Accelerator, layout: Parallel, stage:
         block_size=block, page_bytes=page, state_page_bytes=state_page, groups=groups,
         layers_per_group=per_group, num_blocks=num_blocks, blocks_per_request=blocks,
         kv_read_per_token=token_bits // 8 // layout.dcp, buffers_bytes=buffers,
-        dcp=layout.dcp, lora_bytes=lora_bytes)
+        dcp=layout.dcp, lora_bytes=lora_bytes, allocator_bytes=tails,
+        mamba_cache_mode=mamba_mode,
+        state_pages=state_pages(mamba_mode, max_model_len, block * layout.dcp))
 
 
 # ---- the plan ----------------------------------------------------------------------------------
@@ -260,6 +272,22 @@ class Request(NamedTuple):
     kv_layout: str | None = None  # a vLLM cache layout beyond a dtype: fp8_ds_mla
     max_loras: int = 0  # LoRA adapter slots vLLM preallocates (0: --enable-lora off)
     max_lora_rank: int = 16  # their rank (LoRAConfig.max_lora_rank)
+    prefix_caching: bool = False  # --enable-prefix-caching (changes a hybrid's state pages)
+    mamba_cache_mode: str = "none"  # resolved by kv_blocks.mamba_cache_mode
+    kv_offload: int = 0  # bytes of CPU memory for KV offload, over the engine's GPUs
+
+
+class Offload(NamedTuple):
+    """vLLM's native CPU KV offload (``--kv-offloading-size``, OffloadingConnector): a CPU
+    tier of blocks that GPU blocks are stored to and loaded back from on a prefix hit; it adds
+    no GPU block. ``CPUOffloadingSpec`` (v1/kv_offload/cpu/spec.py at 0072b0b7): num_blocks =
+    cpu_bytes_to_use // (page x KV-cache tensors x world size), the offloaded block as large
+    as the GPU's; cpu_bytes_to_use is the size in bytes, the total over the engine's GPUs."""
+
+    bytes: int  # cpu_bytes_to_use
+    bytes_per_block: int  # page x layers per group (one tensor each) x tp x pp
+    blocks: int  # num_blocks of the CPU tier
+    tokens: int  # blocks // groups x block_size (x dcp), as the GPU's tokens are counted
 
 
 class ServePlan(NamedTuple):
@@ -313,6 +341,17 @@ class ServePlan(NamedTuple):
                 low, high = (mid, high) if fits(mid) else (low, mid)
             best = low
         return best if all(s.weights_fit for s in self.stages) else 0
+
+    @property
+    def kv_offload(self) -> Offload | None:
+        """The CPU tier of vLLM's native KV offload (None without it): see ``Offload``."""
+        if not self.request.kv_offload:
+            return None
+        s = self.binding
+        per_block = s.page_bytes * s.layers_per_group * self.layout.tp * self.layout.pp
+        blocks = self.request.kv_offload // per_block if per_block else 0
+        tokens = blocks // len(s.groups) * s.block_size * s.dcp if s.groups else 0
+        return Offload(self.request.kv_offload, per_block, blocks, tokens)
 
     def concurrency_at(self, tokens: int) -> int:
         """Requests of ``tokens`` tokens the pool holds at once (every stage)."""
@@ -383,7 +422,8 @@ def plan_serving(report: Report, hardware: Accelerator, layout: Parallel, reques
     stages = tuple(stage_memory(report, hardware, layout, i, request.max_model_len, utilization,
                                 kv_memory, request.batched_tokens, request.max_seqs, group_size,
                                 request.moe_kernel, measured, request.block_size,
-                                request.kv_layout, (request.max_loras, request.max_lora_rank))
+                                request.kv_layout, (request.max_loras, request.max_lora_rank),
+                                request.mamba_cache_mode)
                    for i in range(layout.pp))
     return ServePlan(report, hardware, layout, request, utilization, kv_memory is not None,
                      stages)

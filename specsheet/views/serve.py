@@ -141,7 +141,9 @@ def _serve_memory(plan: ServePlan) -> dict[str, Any]:
                     "max_num_batched_tokens": request.batched_tokens,
                     "max_num_seqs": request.max_seqs,
                     "memory_utilization": None if plan.kv_memory_given
-                    else float(plan.utilization)},
+                    else float(plan.utilization),
+                    "prefix_caching": request.prefix_caching,
+                    "mamba_cache_mode": request.mamba_cache_mode},
         "memory_per_gpu": {
             "stage": s.stage,
             "layers": s.layers,
@@ -150,6 +152,7 @@ def _serve_memory(plan: ServePlan) -> dict[str, Any]:
             "weights_bytes": s.weights_bytes,
             "buffers_bytes": s.buffers_bytes,
             "lora_bytes": s.lora_bytes,
+            "allocator_bytes": s.allocator_bytes,
             "activation_bytes": s.activation_bytes,
             "overhead_bytes": s.overhead_bytes,
             "kv_pool_bytes": s.kv_pool_bytes,
@@ -169,7 +172,9 @@ def _serve_memory(plan: ServePlan) -> dict[str, Any]:
             "blocks_per_request": s.blocks_per_request,
             "vllm_max_concurrency": plan.vllm_max_concurrency,
             "vllm_kv_tokens": s.vllm_kv_tokens,
+            "state_pages_per_request": s.state_pages if s.state_page_bytes else 0,
         },
+        "kv_offload": _offload(plan),
         "stages": [{"stage": st.stage, "layers": st.layers, "weights_bytes": st.weights_bytes,
                     "activation_bytes": st.activation_bytes, "kv_pool_bytes": st.kv_pool_bytes,
                     "num_blocks": st.num_blocks, "max_concurrency": st.max_concurrency}
@@ -180,6 +185,12 @@ def _serve_memory(plan: ServePlan) -> dict[str, Any]:
         "max_concurrency": plan.max_concurrency,
         "max_context": plan.max_context,
     }
+
+
+def _offload(plan: ServePlan) -> dict[str, int] | None:
+    o = plan.kv_offload
+    return None if o is None else {"bytes": o.bytes, "bytes_per_block": o.bytes_per_block,
+                                   "blocks": o.blocks, "tokens": o.tokens}
 
 
 def serve_document(plan: ServePlan, est: Estimates | None,
@@ -255,7 +266,12 @@ def schemas() -> dict[str, Any]:
         "request": obj({"max_model_len": {"type": "integer", "minimum": 1},
                         "max_num_batched_tokens": {"type": "integer", "minimum": 1},
                         "max_num_seqs": {"type": "integer", "minimum": 1},
-                        "memory_utilization": {"type": ["number", "null"]}}),
+                        "memory_utilization": {"type": ["number", "null"]},
+                        "prefix_caching": {"type": "boolean"},
+                        "mamba_cache_mode": {"enum": ["none", "align", "all"],
+                                             "description": "the state pages a hybrid's "
+                                             "request keeps: none (prefix caching off) 1, "
+                                             "align 2, all one per block"}}),
         "memory_per_gpu": obj({
             "stage": count, "layers": count, "capacity_bytes": count, "budget_bytes": count,
             "weights_bytes": count,
@@ -264,6 +280,9 @@ def schemas() -> dict[str, Any]:
                               "from the pool"},
             "lora_bytes": {**count, "description": "the LoRA adapter slots among "
                            "buffers_bytes (0 without LoRA slots)"},
+            "allocator_bytes": {**count, "description": "PyTorch's caching allocator's "
+                                "rounding and unsplit segment tails among buffers_bytes, for "
+                                "weights stored in a dtype (0 for a quantization format)"},
             "activation_bytes": {**count, "description": "an estimate"},
             "overhead_bytes": {**count, "description": "an estimate"},
             "kv_pool_bytes": count, "kv_pool_given": {"type": "boolean"},
@@ -287,7 +306,18 @@ def schemas() -> dict[str, Any]:
             "vllm_max_concurrency": {"type": "number", "minimum": 0},
             "vllm_kv_tokens": {**count, "description": "vLLM's \"GPU KV cache size\" in "
                                "tokens: num_blocks // groups x block_size"},
+            "state_pages_per_request": {**count, "description": "pages one state layer "
+                                        "keeps for a request of max_model_len (the "
+                                        "mamba_cache_mode's); 0 without state layers"},
         }, "vLLM's KV-cache blocks on that GPU."),
+        "kv_offload": {"oneOf": [{"type": "null"}, obj({
+            "bytes": count,
+            "bytes_per_block": {**count, "description": "one block of every layer on every "
+                                "GPU of the engine: page x layers per group x tp x pp"},
+            "blocks": {**count, "description": "CPU blocks: bytes // bytes_per_block"},
+            "tokens": {**count, "description": "blocks // groups x block_size; CPU tokens, "
+                       "not GPU blocks: concurrency is unchanged"}},
+            "vLLM's native CPU KV offload; null without it.")]},
         "stages": {"type": "array", "items": ints("stage", "layers", "weights_bytes",
                                                   "activation_bytes", "kv_pool_bytes",
                                                   "num_blocks", "max_concurrency")},
@@ -347,8 +377,11 @@ def serve_views(plan: ServePlan, est: Estimates | None, costs: dict[str, float |
         optional=(False, False, True, True, False),
     )
     cap = s.capacity_bytes
+    rotary = s.buffers_bytes - s.lora_bytes - s.allocator_bytes
+    buffers = ", ".join(n for n, b in (("Rotary cache", rotary), ("LoRA slots", s.lora_bytes),
+                                       ("allocator tails", s.allocator_bytes)) if b)
     parts = [("Weights", s.weights_bytes),
-             ("Rotary cache" + (", LoRA slots" if s.lora_bytes else ""), s.buffers_bytes),
+             (buffers[:1].upper() + buffers[1:], s.buffers_bytes),
              ("Activation peak (estimate)", s.activation_bytes),
              ("Runtime overhead (estimate)", s.overhead_bytes),
              (f"KV pool ({plan.report.kv.dtype})" + (" (given)" if plan.kv_memory_given else ""),
@@ -392,6 +425,10 @@ def serve_views(plan: ServePlan, est: Estimates | None, costs: dict[str, float |
         fit.add(f"KV cache per request (blocks of {exact(s.block_size)})",
                 f"{human_bytes(s.kv_bytes_per_request)} ({exact(s.blocks_per_request)} blocks)")
     fit.add("KV blocks in the pool", exact(s.num_blocks))
+    offload = plan.kv_offload
+    if offload is not None:
+        fit.add("CPU KV offload (no GPU block)", f"{human_bytes(offload.bytes)}: "
+                f"{exact(offload.blocks)} blocks, {exact(offload.tokens)} tokens")
     fit.add("Maximum concurrency (requests)",
             f"{exact(plan.max_concurrency)} (vLLM logs {plan.vllm_max_concurrency:.2f}x)")
     context = plan.report.model.spec.context
@@ -404,6 +441,12 @@ def serve_views(plan: ServePlan, est: Estimates | None, costs: dict[str, float |
                         f"{plan.report.dtype or 'bf16'}) is padded to the attention block of "
                         f"{exact(s.block_size)} tokens ({exact(s.page_bytes)} B), as vLLM pads "
                         "it.")
+    if s.mamba_cache_mode != "none":
+        fit.caption += (f" Prefix caching: mamba_cache_mode {s.mamba_cache_mode} keeps "
+                        f"{exact(s.state_pages)} state pages a layer per request.")
+    if offload is not None:
+        fit.caption += (" The offload's CPU blocks hold prefixes evicted from the GPU; "
+                        "concurrency is the GPU pool's.")
     views = [memory, fit]
     if plan.calibration_source is not None:
         views.append(calibration_view(plan))

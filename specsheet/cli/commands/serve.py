@@ -38,6 +38,8 @@ from specsheet.cli.serving import (
     GpuOpt,
     GpusOpt,
     KvMemoryOpt,
+    KvOffloadOpt,
+    MambaCacheModeOpt,
     MaxLoraRankOpt,
     MaxLorasOpt,
     MaxModelLenOpt,
@@ -47,6 +49,7 @@ from specsheet.cli.serving import (
     MoeKernelOpt,
     OutputOpt,
     PpOpt,
+    PrefixCachingOpt,
     PriceOpt,
     PromptOpt,
     TextOpt,
@@ -80,6 +83,9 @@ def serve(
     dcp: DcpOpt = None,
     max_loras: MaxLorasOpt = None,
     max_lora_rank: MaxLoraRankOpt = None,
+    enable_prefix_caching: PrefixCachingOpt = False,
+    mamba_cache_mode: MambaCacheModeOpt = None,
+    kv_offload: KvOffloadOpt = None,
     max_model_len: MaxModelLenOpt = None,
     prompt: PromptOpt = None,
     output: OutputOpt = None,
@@ -128,7 +134,9 @@ def serve(
         tokens_per_word=tokens_per_word, text=text, tokenizer=tokenizer, timeout=src.timeout,
         moe_kernel=moe_kernel, allow_long_context=allow_long_context, vllm_log=vllm_log,
         block_size=block_size, kv_layout=kv_dtype_of(kv_dtype)[1], dp=dp, dcp=dcp,
-        max_loras=max_loras, max_lora_rank=max_lora_rank)
+        max_loras=max_loras, max_lora_rank=max_lora_rank,
+        enable_prefix_caching=enable_prefix_caching, mamba_cache_mode=mamba_cache_mode,
+        kv_offload=kv_offload)
     kv_dtype = kv_dtype_of(kv_dtype)[0]
     with as_options(_LABELS if tp is None else None):
         check_request(request)
