@@ -15,7 +15,9 @@ from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Horizontal, VerticalScroll
-from textual.events import DescendantFocus
+from textual.dom import DOMNode
+from textual.events import DescendantFocus, ScreenResume
+from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Checkbox, Footer, Header, Input, Label, Select, Static
 
@@ -114,13 +116,39 @@ class AtWidth:
         return "" if self.drawn is None else self.drawn[1].plain
 
 
+BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]  # a narrow terminal: a narrow form
+
+
+class FormScreen(Screen[None]):
+    """The explorer's screen: Textual's default screen, made with the breakpoint class of the
+    terminal's width and styled once before its first frame.
+
+    Textual's default screen gets its breakpoint class at its first resize, after the first
+    frame: the class changes, every widget is styled again and the screen laid out and painted
+    again (at a narrow width the first frame has the wide form). Made with it, the resize
+    changes no class. And as it is first shown (resumed), Textual styles every widget on it
+    again, which the widgets styled as they were mounted a moment before: the first resume
+    does not (a later one, after a screen above it closes, does)."""
+
+    def __init__(self, width: int) -> None:
+        classes = [name for at, name in sorted(BREAKPOINTS) if width >= at]
+        super().__init__(id="_default", classes=classes[-1] if classes else None)
+        self.resumed = False
+
+    def on_screen_resume(self, event: ScreenResume) -> None:
+        # called before Textual's own handler (Screen._on_screen_resume), which reads this
+        if not self.resumed:
+            event.refresh_styles = False
+        self.resumed = True
+
+
 class ExploreApp(App[None]):
     """``specsheet explore``: design a model and watch its figures."""
 
     TITLE = "specsheet explore"
     AUTO_FOCUS = "#layers"  # the first model field (focused as the screen mounts: no restyle
     # of the form for a focus that moves on at once)
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]  # a narrow terminal: a narrow form
+    HORIZONTAL_BREAKPOINTS = BREAKPOINTS
     CSS = """
     #form { width: 34; border-right: solid $primary; padding: 0 1; }
     .-narrow #form { width: 30; }
@@ -168,6 +196,17 @@ class ExploreApp(App[None]):
         self.report: api.Report = report(start, tokens, self.dtype, kv_dtype)
 
     # ---- layout ------------------------------------------------------------------------------
+
+    def get_default_screen(self) -> Screen[None]:
+        return FormScreen(self.size.width)
+
+    def update_styles(self, node: DOMNode, animate: bool = True) -> None:
+        """Textual's, for widgets on the screen only: a widget not mounted yet is styled as it
+        is mounted, so the classes its constructor sets (Input's compact and valid ones,
+        Select's) need no styling before (13 of the first screen's widgets, styled twice)."""
+        if isinstance(node, Widget) and not node.is_attached:
+            return
+        super().update_styles(node, animate)
 
     def compose(self) -> ComposeResult:
         spec, given = self.design.start.spec, self.design.fields
