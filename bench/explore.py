@@ -14,18 +14,23 @@ the ratio docs/performance.md tracks (the target: within 2x). ``--kind`` as in
 bench/startup.py: ``bytecode`` (Python may cache the package's bytecode) or ``editable``
 (PYTHONDONTWRITEBYTECODE=1, the package compiled as hatch_build.py compiles it).
 
+``--floor`` adds, to each round, the least Textual app after the same command line and report:
+one Static with the total, nothing else (its first frame as the explorer's is timed); its ratio
+to count is what no Textual first frame can go below.
+
 ``--phases`` says where the time goes instead: both commands run in the terminal under a
 wrapper that reads the process's CPU time (time.process_time, which a busy machine disturbs
 less than the wall clock) at the end of each phase, up to count's exit and up to the moment the
 explorer writes its first screen; it prints the medians, phase by phase.
 
-    python bench/explore.py [--rounds N] [--kind bytecode|editable] [--phases]
+    python bench/explore.py [--rounds N] [--kind bytecode|editable] [--floor] [--phases]
 """
 
 from __future__ import annotations
 
 import argparse
 import compileall
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -147,6 +152,23 @@ cli.main()
 """
 
 
+# Run in the terminal by --floor: the command line's imports and the report, as `specsheet
+# explore` makes them, then the least Textual app showing the total
+FLOOR = r"""
+import gc
+import specsheet.cli.app
+from specsheet.api import count as api
+total = api.report(api.load("gpt2-small")).params.total
+gc.disable()
+from textual.app import App
+from textual.widgets import Static
+class Floor(App[None]):
+    def compose(self):
+        yield Static(f"total {total:,} parameters")
+Floor().run()
+"""
+
+
 def phases(rounds: int, specsheet: Path, env: dict[str, str]) -> None:
     """Median CPU milliseconds of each phase of count (to its exit) and of explore (to its first
     screen), in turn in the terminal."""
@@ -207,6 +229,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--kind", choices=("bytecode", "editable"), default="bytecode")
+    parser.add_argument("--floor", action="store_true",
+                        help="also time the least Textual app (one Static) against count")
     parser.add_argument("--phases", action="store_true",
                         help="where the CPU time goes, phase by phase, instead")
     args = parser.parse_args()
@@ -224,9 +248,11 @@ def main() -> None:
         return
     count_command = f"{specsheet} count gpt2-small; echo EXIT=$?; sleep 30"
     explore_command = f"{specsheet} explore gpt2-small; sleep 30"
+    floor_command = f"{specsheet.with_name('python')} -c {shlex.quote(FLOOR)}; sleep 30"
     count: list[float] = []
     first: list[float] = []
     form: list[float] = []
+    floor: list[float] = []
     server = f"bench-{uuid.uuid4().hex[:8]}"  # one tmux server for every round
     assert TMUX is not None
     subprocess.run([TMUX, "-L", server, "new-session", "-d", "-s", "keep", "sleep 600"],
@@ -234,10 +260,13 @@ def main() -> None:
     try:
         timed(server, explore_command, (TOTAL, FORM), ["C-q"], env)  # warm the file cache
         timed(server, count_command, ("EXIT=",), [], env)
+        runs = ("count", "explore", "floor") if args.floor else ("count", "explore")
         for index in range(args.rounds):
-            for run in (("count", "explore") if index % 2 == 0 else ("explore", "count")):
+            for run in (runs if index % 2 == 0 else runs[::-1]):
                 if run == "count":
                     count += timed(server, count_command, ("EXIT=",), [], env)
+                elif run == "floor":
+                    floor += timed(server, floor_command, (TOTAL,), ["C-q"], env)
                 else:
                     shown, whole = timed(server, explore_command, (TOTAL, FORM), ["C-q"], env)
                     first.append(shown)
@@ -252,6 +281,10 @@ def main() -> None:
     print(f"explore, whole form           {spread(form)}")
     print(f"first screen / count          {spread(ratios, 1, '7.2f')}  (target: within 2x)")
     print(f"whole form / count            {spread(forms, 1, '7.2f')}")
+    if floor:
+        floors = [f / c for f, c in zip(floor, count, strict=True)]
+        print(f"least Textual app             {spread(floor)}")
+        print(f"least Textual app / count     {spread(floors, 1, '7.2f')}")
 
 
 if __name__ == "__main__":

@@ -24,24 +24,48 @@ import dataclasses
 import marshal
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import CodeType
 from typing import TYPE_CHECKING, Any
 
 CACHE = Path(__file__).with_name(f"dataclasses.{sys.implementation.cache_tag}.marshal")
+# the same for an import of another package's modules (kept_compiles with a file of its own):
+# a file apart, so that the commands that never make that import never read its entry
+IMPORTS = Path(__file__).with_name(f"imports.{sys.implementation.cache_tag}.marshal")
 
 # class (module.qualname) -> {source text: code object}, as read from CACHE
 _cache: dict[str, dict[str, CodeType]] | None = None
 
 
+def _read(path: Path) -> dict[str, dict[str, CodeType]]:
+    try:
+        loaded = marshal.loads(path.read_bytes())
+    except (OSError, EOFError, ValueError, TypeError):  # none yet, or not ours to read
+        loaded = {}
+    return loaded if isinstance(loaded, dict) else {}
+
+
+def _write(path: Path, entries: dict[str, dict[str, CodeType]]) -> None:
+    """Write ``entries`` to ``path`` whole or not at all, unless bytecode writing is off."""
+    if sys.dont_write_bytecode:
+        return
+    partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        partial.write_bytes(marshal.dumps(entries))
+        os.replace(partial, path)
+    except (OSError, ValueError):  # a read-only install: compiled again next run, as without it
+        try:
+            partial.unlink()
+        except OSError:
+            pass
+
+
 def _load() -> dict[str, dict[str, CodeType]]:
     global _cache
     if _cache is None:
-        try:
-            loaded = marshal.loads(CACHE.read_bytes())
-        except (OSError, EOFError, ValueError, TypeError):  # none yet, or not ours to read
-            loaded = {}
-        _cache = loaded if isinstance(loaded, dict) else {}
+        _cache = _read(CACHE)
     return _cache
 
 
@@ -50,22 +74,28 @@ def _store(key: str, texts: dict[str, CodeType]) -> None:
     at all."""
     cache = _load()
     cache[key] = texts
-    if sys.dont_write_bytecode:
-        return
-    partial = CACHE.with_name(f"{CACHE.name}.{os.getpid()}.tmp")
-    try:
-        partial.write_bytes(marshal.dumps(cache))
-        os.replace(partial, CACHE)
-    except (OSError, ValueError):  # a read-only install: compiled again next run, as without it
-        try:
-            partial.unlink()
-        except OSError:
-            pass
+    _write(CACHE, cache)
 
 
 def _build(cls: type, options: dict[str, Any]) -> type:
-    key = f"{cls.__module__}.{cls.__qualname__}"
-    known = _load().get(key, {})
+    with kept_compiles(f"{cls.__module__}.{cls.__qualname__}"):
+        built: type = dataclasses.dataclass(cls, **options)
+    return built
+
+
+@contextmanager
+def kept_compiles(key: str, file: Path | None = None) -> Iterator[None]:
+    """While the block runs, the texts ``dataclasses.dataclass`` compiles for the classes it
+    builds are looked up under ``key`` and compiled only when missing; the entry is then kept
+    (replacing texts no longer compiled) in ``CACHE``, or in ``file`` (read and written here
+    alone). ``dataclass`` here builds one class in such a block; the explorer imports Textual
+    in one (``IMPORTS``: its 42 dataclasses compiled about 10 ms of methods a run). Inside
+    another block, the texts go to the outer block's entry."""
+    if "exec" in vars(dataclasses):  # inside another block: that one keeps the texts
+        yield
+        return
+    entries = _load() if file is None else _read(file)
+    known = entries.get(key, {})
     used: dict[str, CodeType] = {}
     missed = False
 
@@ -74,24 +104,26 @@ def _build(cls: type, options: dict[str, Any]) -> type:
         if not isinstance(source, str):
             builtins.exec(source, globals, locals)
             return
-        code = known.get(source)
+        code = used.get(source) or known.get(source)  # two classes may compile one text
         if code is None:  # as exec compiles it: no future flag of this module inherited
             code = compile(source, "<string>", "exec", dont_inherit=True)
             missed = True
         used[source] = code
         builtins.exec(code, globals, locals)
 
-    hooked = "exec" not in vars(dataclasses)
-    if hooked:  # dataclasses calls the builtin exec on its texts; a module global shadows it
-        dataclasses.exec = compiled_exec  # type: ignore[attr-defined]
+    # dataclasses calls the builtin exec on its texts; a module global shadows it
+    dataclasses.exec = compiled_exec  # type: ignore[attr-defined]
     try:
-        built: type = dataclasses.dataclass(cls, **options)
+        yield
     finally:
-        if hooked:
-            del dataclasses.exec  # type: ignore[attr-defined]
-    if hooked and (missed or set(used) != set(known)):
+        del dataclasses.exec  # type: ignore[attr-defined]
+    if not missed and set(used) == set(known):
+        return
+    if file is None:
         _store(key, used)
-    return built
+    else:
+        entries[key] = used
+        _write(file, entries)
 
 
 if TYPE_CHECKING:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import marshal
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -135,3 +136,48 @@ def test_the_cache_is_what_the_install_writes(tmp_path: Path) -> None:
     assert out[1].split() == ["specsheet.hardware.catalog.Accelerator",
                               "specsheet.model.spec.ModelSpec",
                               "specsheet.quant.formats.QuantFormat"]
+
+
+def test_an_import_keeps_the_compiles_of_every_dataclass_in_its_own_file(
+        cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``kept_compiles(key, file)``, as the explorer imports Textual: every class the standard
+    decorator builds inside is the one it builds outside; a second run compiles nothing; the
+    entry lives in ``file``, which the package's classes' cache never reads."""
+    file = cache.with_name("imports.test.marshal")
+    theirs = _record(dataclasses.dataclass)
+    seen = _compiles(monkeypatch)
+    with compiled.kept_compiles("an import", file):
+        first = _record(dataclasses.dataclass)
+        mine = _record(compiled.dataclass)  # inside a block: the texts go to its entry
+    assert len(seen) == 6  # the same texts: compiled once
+    _same(first, theirs)
+    _same(mine, theirs)
+    assert "exec" not in vars(dataclasses)
+    assert list(marshal.loads(file.read_bytes())) == ["an import"] and not cache.exists()
+    seen.clear()
+    with compiled.kept_compiles("an import", file):  # the next run reads the file
+        second = _record(dataclasses.dataclass)
+    assert seen == []
+    _same(second, theirs)
+
+
+def test_the_explorer_imports_textual_with_its_compiles_kept(tmp_path: Path) -> None:
+    """``specsheet explore``'s import of Textual keeps its dataclasses' compiled methods
+    (Textual's own, 42 classes in 8.2) in compiled.IMPORTS, not in the package's cache."""
+    script = (
+        "import sys, marshal\n"
+        "from specsheet import compiled\n"
+        "compiled.IMPORTS = compiled.Path(sys.argv[1])\n"
+        "compiled.CACHE = compiled.Path(sys.argv[2])\n"
+        "from specsheet.cli.commands.explore import APP_KEY, import_app\n"
+        "import_app()\n"
+        "entry = marshal.loads(compiled.IMPORTS.read_bytes())[APP_KEY]\n"
+        "print(len(entry), sum('__create_fn__' in t for t in entry))\n"
+        "print(APP_KEY in marshal.loads(compiled.CACHE.read_bytes()))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    out = subprocess.run([sys.executable, "-c", script, str(tmp_path / "i.marshal"),
+                          str(tmp_path / "c.marshal")], capture_output=True, text=True,
+                         check=True, env=env).stdout.split()
+    assert int(out[0]) == int(out[1]) >= 42  # each text a method dataclasses generated
+    assert out[2] == "False"

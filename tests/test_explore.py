@@ -16,6 +16,9 @@ import pytest
 import textual  # noqa: F401 - the test extra installs it; a missing Textual fails here
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from textual.app import App
+from textual.dom import DOMNode
+from textual.screen import Screen
 from textual.widgets import Input, Static
 from typer.testing import CliRunner
 
@@ -291,6 +294,69 @@ def test_the_first_frame_has_the_five_numbers_and_the_figures_the_rest_follows()
         pilot(app, steps)
     finally:
         gc.enable()
+
+
+class TextualDefaults(ExploreApp):
+    """The explorer with Textual's own default screen and styling: every restyle made."""
+
+    def get_default_screen(self) -> Screen[None]:
+        return App.get_default_screen(self)
+
+    def update_styles(self, node: DOMNode, animate: bool = True) -> None:
+        App.update_styles(self, node, animate)
+
+
+def _pictures(app: ExploreApp, width: int) -> tuple[set[str], list[str]]:
+    """The screen's classes at the first frame, and the screen as a picture once the form is
+    mounted, after keys, after a resize across the breakpoint, in the preset list (the cursor
+    not blinking: a picture at any moment is the same)."""
+    taken: list[str] = []
+    classes: set[str] = set()
+    mount_later = app._mount_later
+
+    async def after_first_frame() -> None:
+        classes.update(app.screen.classes)
+        await mount_later()
+        classes.add("(mounted)")
+
+    app._mount_later = after_first_frame  # type: ignore[method-assign]
+
+    async def run() -> None:
+        async with app.run_test(size=(width, 40)) as p:
+            for _ in range(500):  # on a busy machine the rest may follow the first pause
+                if "(mounted)" in classes:
+                    break
+                await p.pause(0.01)
+            for field in app.query(Input).results(Input):
+                field.cursor_blink = False
+            await p.pause()
+            taken.append(app.export_screenshot())
+            await p.press("right", "tab", "3", "tab")
+            await p.pause()
+            taken.append(app.export_screenshot())
+            await p.resize_terminal(200 - width, 40)
+            await p.pause()
+            taken.append(app.export_screenshot())
+            app.query_one("#preset").focus()
+            await p.press("enter", "down")
+            await p.pause()
+            taken.append(app.export_screenshot())
+
+    asyncio.run(run())
+    return classes - {"(mounted)"}, taken
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_the_restyles_spared_before_the_first_frame_change_nothing_on_screen(width: int) -> None:
+    """The explorer's screen has its breakpoint class from the start, styles no widget before it
+    is mounted and does not style them all again as it is first shown: what it shows is what
+    Textual's defaults show, at the first frame, after keys and focus moves, across a resize
+    that changes the breakpoint and in the preset list."""
+    classes, ours = _pictures(ExploreApp(specsheet.load("gpt2-small")), width)
+    _, theirs = _pictures(TextualDefaults(specsheet.load("gpt2-small")), width)
+    assert classes == {"-narrow" if width < 100 else "-wide"}
+    assert len(ours) == 4
+    assert ours == theirs
 
 
 def test_a_switch_says_on_or_off_in_words() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import gc
 import os
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -20,6 +20,9 @@ from specsheet.cli.options import (
     reports,
 )
 from specsheet.errors import SpecError
+
+if TYPE_CHECKING:
+    from specsheet.cli.explore.app import ExploreApp
 
 SETTINGS: dict[str, Any] = {}
 INSTALL = "pip install 'specsheet[explore]'"
@@ -103,12 +106,25 @@ def explore(
     gc.disable()  # until the first screen is drawn (the app enables it again): collecting
     # Textual's start-up objects was about a fifth of the time to that screen
     try:
-        from specsheet.cli.explore.app import ExploreApp  # Textual: about 0.4 s of imports
+        app = import_app()
     except ModuleNotFoundError as e:  # Textual there, but not whole
         if (e.name or "specsheet").startswith("specsheet"):
             raise
         raise SpecError(f"{MISSING} (No module named {e.name!r})") from None
-    ExploreApp(start.model, tokens, dtype, kv_dtype, output, compare, gpu, gpus).run()
+    app(start.model, tokens, dtype, kv_dtype, output, compare, gpu, gpus).run()
+
+
+APP_KEY = "specsheet.cli.explore.app"  # its entry in compiled.IMPORTS
+
+
+def import_app() -> type[ExploreApp]:
+    """The explorer's app class: Textual imported (about 0.1 s of CPU), its dataclasses' methods
+    compiled once and kept (specsheet.compiled.kept_compiles)."""
+    from specsheet.compiled import IMPORTS, kept_compiles
+
+    with kept_compiles(APP_KEY, IMPORTS):
+        from specsheet.cli.explore.app import ExploreApp
+    return ExploreApp
 
 
 # the bar's fills where stdout takes ASCII only (render.text.to_ascii spells the others)

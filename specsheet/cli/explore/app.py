@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Callable
+from typing import TypeVar
 
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Horizontal, VerticalScroll
-from textual.events import DescendantFocus
+from textual.css.query import NoMatches
+from textual.dom import DOMNode
+from textual.events import DescendantFocus, ScreenResume
+from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Checkbox, Footer, Header, Input, Label, Select, Static
 
@@ -39,6 +43,8 @@ from specsheet.cli.explore.design import (
     stepped,
 )
 from specsheet.errors import SpecError
+
+W = TypeVar("W", bound=Widget)
 
 LABELS = {
     "layers": "layers L", "d_model": "d_model d", "heads": "heads h", "vocab": "vocab V",
@@ -114,13 +120,39 @@ class AtWidth:
         return "" if self.drawn is None else self.drawn[1].plain
 
 
+BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]  # a narrow terminal: a narrow form
+
+
+class FormScreen(Screen[None]):
+    """The explorer's screen: Textual's default screen, made with the breakpoint class of the
+    terminal's width and styled once before its first frame.
+
+    Textual's default screen gets its breakpoint class at its first resize, after the first
+    frame: the class changes, every widget is styled again and the screen laid out and painted
+    again (at a narrow width the first frame has the wide form). Made with it, the resize
+    changes no class. And as it is first shown (resumed), Textual styles every widget on it
+    again, which the widgets styled as they were mounted a moment before: the first resume
+    does not (a later one, after a screen above it closes, does)."""
+
+    def __init__(self, width: int) -> None:
+        classes = [name for at, name in sorted(BREAKPOINTS) if width >= at]
+        super().__init__(id="_default", classes=classes[-1] if classes else None)
+        self.resumed = False
+
+    def on_screen_resume(self, event: ScreenResume) -> None:
+        # called before Textual's own handler (Screen._on_screen_resume), which reads this
+        if not self.resumed:
+            event.refresh_styles = False
+        self.resumed = True
+
+
 class ExploreApp(App[None]):
     """``specsheet explore``: design a model and watch its figures."""
 
     TITLE = "specsheet explore"
     AUTO_FOCUS = "#layers"  # the first model field (focused as the screen mounts: no restyle
     # of the form for a focus that moves on at once)
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]  # a narrow terminal: a narrow form
+    HORIZONTAL_BREAKPOINTS = BREAKPOINTS
     CSS = """
     #form { width: 34; border-right: solid $primary; padding: 0 1; }
     .-narrow #form { width: 30; }
@@ -168,6 +200,17 @@ class ExploreApp(App[None]):
         self.report: api.Report = report(start, tokens, self.dtype, kv_dtype)
 
     # ---- layout ------------------------------------------------------------------------------
+
+    def get_default_screen(self) -> Screen[None]:
+        return FormScreen(self.size.width)
+
+    def update_styles(self, node: DOMNode, animate: bool = True) -> None:
+        """Textual's, for widgets on the screen only: a widget not mounted yet is styled as it
+        is mounted, so the classes its constructor sets (Input's compact and valid ones,
+        Select's) need no styling before (13 of the first screen's widgets, styled twice)."""
+        if isinstance(node, Widget) and not node.is_attached:
+            return
+        super().update_styles(node, animate)
 
     def compose(self) -> ComposeResult:
         spec, given = self.design.start.spec, self.design.fields
@@ -257,13 +300,22 @@ class ExploreApp(App[None]):
 
     # ---- the form ----------------------------------------------------------------------------
 
+    def _by_id(self, selector: str, kind: type[W]) -> list[W]:
+        """The widget of this id, if it is mounted (the details may not be yet): Textual's
+        search by id, not a query matching the selector against every widget (the placeholders
+        set as the app mounts made thirteen such queries before the first frame)."""
+        try:
+            return [self.query_one(selector, kind)]
+        except NoMatches:
+            return []
+
     def _fill_form(self) -> None:
         """Show the design's fields: given values in the inputs, derived ones as placeholders;
         choices and switches as the model has them. Nothing here changes the design."""
         spec, given = self.model.spec, self.design.fields
         with self.prevent(Input.Changed, Select.Changed, Checkbox.Changed):
             for name in NUMBER_FIELDS:
-                for field in self.query(f"#{name}").results(Input):
+                for field in self._by_id(f"#{name}", Input):
                     field.value = str(given[name]) if name in given else ""
                     field.placeholder = str(getattr(spec, name))
             self._fill_choices(spec)
@@ -273,10 +325,10 @@ class ExploreApp(App[None]):
     def _fill_choices(self, spec: ModelSpec) -> None:
         """The choice and switch fields as ``spec`` has them (a switch says on or off)."""
         for name in CHOICE_FIELDS:
-            for select in self.query(f"#{name}").results(Select):
+            for select in self._by_id(f"#{name}", Select):
                 select.value = getattr(spec, name)
         for name in SWITCH_FIELDS:
-            for box in self.query(f"#{name}").results(Checkbox):
+            for box in self._by_id(f"#{name}", Checkbox):
                 box.value = getattr(spec, name)
                 box.label = switch_label(name, box.value)
 
@@ -285,7 +337,7 @@ class ExploreApp(App[None]):
         name and file, the fields the form has no input for."""
         spec = self.model.spec
         for name in NUMBER_FIELDS:
-            for field in self.query(f"#{name}").results(Input):  # the details: once mounted
+            for field in self._by_id(f"#{name}", Input):  # the details: once mounted
                 field.placeholder = str(getattr(spec, name))
         self.query_one("#name", Input).placeholder = self.design.auto_name
         self.query_one("#output", Input).placeholder = f"{self.model.name}.yaml"
@@ -426,7 +478,7 @@ class ExploreApp(App[None]):
             label.remove_class("focused-label")
             label.update(str(label.content).removeprefix("> "))
         name = event.widget.id or ""
-        for marked in self.query(f"#label-{name}").results(Label):
+        for marked in self._by_id(f"#label-{name}", Label):
             marked.add_class("focused-label")
             marked.update("> " + str(marked.content))
 
@@ -440,7 +492,7 @@ class ExploreApp(App[None]):
 
     def action_compare(self) -> None:
         """Compare the design with the lessons' other model, or stop comparing."""
-        for select in self.query("#compare").results(Select):
+        for select in self._by_id("#compare", Select):
             select.value = Select.NULL if self.compare else COMPARE
 
     def action_reset(self) -> None:

@@ -9,12 +9,14 @@ A part is told by its fill character as well as its colour, so the bar reads wit
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from specsheet.api import count as api
-from specsheet.api.serve import Serving
 from specsheet.units import exact, human_bytes, human_count, percent
 from specsheet.views.table import cells
+
+if TYPE_CHECKING:  # the serving view's plan: imported by the api when a GPU is picked
+    from specsheet.api.serve import Serving
 
 
 class Part(NamedTuple):
