@@ -115,10 +115,6 @@ def processor(family: str, pan_and_scan: bool = False) -> tuple[Any, str, dict[s
             tokenizer=tok, video_processor=None)
         prompt = "<|vision_start|><|image_pad|><|vision_end|>"
         return proc, prompt, ids
-    from transformers.models.pixtral.image_processing_pil_pixtral import (
-        PixtralImageProcessorPil,
-    )
-
     # the module's own class (transformers' lazy top level swaps in a placeholder that asks for
     # torchvision); the processor imports one function from the torchvision image processor's
     # module, get_resize_output_image_size, whose code the Pillow module holds line for line,
@@ -134,7 +130,7 @@ def processor(family: str, pan_and_scan: bool = False) -> tuple[Any, str, dict[s
     from transformers.models.pixtral.processing_pixtral import PixtralProcessor
 
     proc = PixtralProcessor(
-        image_processor=PixtralImageProcessorPil(**pub["image_processor"]), tokenizer=tok,
+        image_processor=pil.PixtralImageProcessorPil(**pub["image_processor"]), tokenizer=tok,
         **pub["processor"])
     return proc, "[IMG]", ids
 
