@@ -109,8 +109,9 @@ def image_tokens(processor: ImageProcessor, width: int, height: int) -> ImageTok
         return qwen2_vl_tokens(processor, width, height)
     if processor.family == "pixtral":
         return pixtral_tokens(processor, width, height)
-    raise SpecError(f"expected one of {', '.join(IMAGE_FAMILIES)}, got {processor.family!r}",
-                    field="image_family", value=processor.family)
+    raise SpecError(f"specsheet does not count the image tokens of {processor.family}'s "
+                    f"processor yet (it counts {', '.join(IMAGE_FAMILIES)})", field="images",
+                    value=processor.family)
 
 
 def pan_and_scan_crops(settings: PanAndScan, width: int, height: int) -> int:
@@ -241,3 +242,56 @@ def max_embeddings(processor: ImageProcessor) -> int:
                             processor.max_pixels)
         return (h // patch) * (w // patch) // merge**2
     return pixtral_tokens(processor, side, side).embeddings
+
+
+class Images(NamedTuple):
+    """The images of one request: ``number`` of them, each ``each`` (one size for all)."""
+
+    number: int  # images in the request
+    each: ImageTokens
+    processor: ImageProcessor
+    size_given: bool  # the size was given (else the processor's native size)
+
+    @property
+    def tokens(self) -> int:
+        """Every image token of the request: number x each image's tokens."""
+        return self.number * self.each.tokens
+
+    @property
+    def embeddings(self) -> int:
+        """The encoder's embeddings of the request (what vLLM's encoder cache holds)."""
+        return self.number * self.each.embeddings
+
+
+def request_images(processor: ImageProcessor | None, model: str, count: object,
+                   size: tuple[int, int] | None) -> Images:
+    """``count`` images of ``size`` (width, height; default: the processor's native size) in a
+    request to ``model``. Refused: a count that is not a positive integer, a model without a
+    vision tower, a processor specsheet does not count, a size the processor refuses, and no
+    size where the processor has no native one (Qwen2-VL)."""
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise SpecError(f"expected a positive number of images, got {count!r}",
+                        field="images", value=count)
+    if processor is None:
+        raise SpecError(f"{model} has no vision tower: it takes text only", field="images",
+                        value=count)
+    if processor.family not in IMAGE_FAMILIES:
+        image_tokens(processor, 1, 1)  # refuses, naming the processor
+    given = size is not None
+    if size is None:
+        size = processor.native
+        if size is None:
+            raise SpecError(f"{model}'s processor ({processor.family}) resizes any image and "
+                            "has no native size: give the images' size", field="image_size")
+    return Images(count, image_tokens(processor, *size), processor, given)
+
+
+def parse_size(text: str) -> tuple[int, int]:
+    """``WIDTHxHEIGHT`` in pixels (``1024x768``) as (width, height)."""
+    parts = text.strip().lower().split("x")
+    if len(parts) == 2 and all(p.strip().isascii() and p.strip().isdigit()
+                               and len(p.strip()) <= 12 for p in parts):
+        width, height = int(parts[0]), int(parts[1])
+        return check_size(width, height)
+    raise SpecError(f"expected WIDTHxHEIGHT in pixels, such as 1024x768, got {text!r}",
+                    field="image_size", value=text)

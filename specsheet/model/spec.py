@@ -13,6 +13,7 @@ from typing import Any, Literal, NamedTuple, get_args
 
 from specsheet.compiled import dataclass  # dataclasses' own, its methods compiled once
 from specsheet.errors import SpecError, did_you_mean
+from specsheet.model.images import ImageProcessor
 
 MLPKind = Literal["plain", "gated"]
 NormKind = Literal["layernorm", "rmsnorm", "none"]
@@ -478,3 +479,5 @@ class Model(NamedTuple):
     # a published training recipe, as the preset's training section writes it: (item, value)
     # pairs, lists as tuples (``specsheet train`` applies it; empty: none)
     training: tuple[tuple[str, Any], ...] = ()
+    # the image processor of a multimodal config (None: no vision tower), model/images.py
+    images: ImageProcessor | None = None

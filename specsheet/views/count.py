@@ -37,6 +37,35 @@ def count_document(report: Report) -> dict[str, Any]:
         "memory": _memory_section(report),
         "kv_cache": kv_section(report),
         "flops": flops_section(report),
+        **({"images": images_section(report)} if report.images else {}),
+    }
+
+
+def images_section(report: Report) -> dict[str, Any]:
+    """The request's images: each one's tokens as its processor counts them, their sum (in
+    kv_cache.tokens and flops.tokens beside the text's), and the language model's prefill FLOPs
+    over them."""
+    images = report.images
+    assert images is not None
+    each = images.each
+    return {
+        "count": images.number,
+        "width": each.width,
+        "height": each.height,
+        "size_source": "option" if images.size_given else "native",
+        "processor": images.processor.family,
+        "processor_sources": dict(images.processor.sources),
+        "resized_width": each.resized_width,
+        "resized_height": each.resized_height,
+        "crops": each.crops,
+        "patches_per_image": each.patches,
+        "embeddings_per_image": each.embeddings,
+        "special_tokens_per_image": each.special,
+        "tokens_per_image": each.tokens,
+        "tokens": images.tokens,
+        "embeddings": images.embeddings,
+        "text_tokens": report.text_tokens,
+        "prefill_flops": images.tokens * report.flops.total,
     }
 
 
@@ -369,6 +398,8 @@ def summary_view(report: Report) -> TableView:
     if spec.latent_attention:
         view.add("  caches the MLA latent (kv_lora_rank + qk_rope_head_dim per layer)", "", "",
                  style="sub")
+    if report.images:
+        _image_rows(view, report)
     view.add(f"Forward FLOPs per token (T = {t})", human_flops(fl.total), exact(fl.total))
     for name, label in FLOP_LABELS.items():
         value = fl.parts()[name]
@@ -385,6 +416,28 @@ def summary_view(report: Report) -> TableView:
                          "FlopCounterMode counts it, and their scan as transformers' PyTorch "
                          "path runs it (docs/conventions.md).")
     return view
+
+
+def _image_rows(view: TableView, report: Report) -> None:
+    """The request's images: their tokens beside the text's, one image's, and the language
+    model's prefill FLOPs over them."""
+    from specsheet.units import exact, human_count, human_flops
+
+    images = report.images
+    assert images is not None
+    each = images.each
+    native = "" if images.size_given else ", native"
+    plural = "s" if images.number > 1 else ""
+    view.add(f"Image tokens ({images.number} image{plural} of {each.width}x{each.height}"
+             f"{native}; with {exact(report.text_tokens)} of text)", human_count(images.tokens),
+             exact(images.tokens))
+    crops = f" and {each.crops} crops" if each.crops else ""
+    view.add(f"  per image: {exact(each.embeddings)} for the encoder + {each.special} around "
+             f"them ({images.processor.family}, at {each.resized_width}x{each.resized_height}"
+             f"{crops})", "", exact(each.tokens), style="sub")
+    flops = images.tokens * report.flops.total
+    view.add("  prefill FLOPs over them (language model; the encoder's not counted)",
+             human_flops(flops), exact(flops), style="sub")
 
 
 FLOP_LABELS = {

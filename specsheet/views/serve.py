@@ -34,6 +34,33 @@ def serve_entry(plan: ServePlan, est: Estimates | None,
                      "dp": layout.dp, "dcp": layout.dcp},
         **_serve_memory(plan),
         "estimates": None if est is None else _estimates_section(plan, est, costs),
+        **({"images": images_entry(plan)} if plan.request.images else {}),
+    }
+
+
+def images_entry(plan: ServePlan) -> dict[str, Any]:
+    """A request's images (their tokens are in estimates.prompt_tokens) and vLLM's encoder
+    budget beside them."""
+    from specsheet.plan.serving import encoder_cache
+
+    images = plan.request.images
+    assert images is not None
+    cache = encoder_cache(images, plan.request.batched_tokens)
+    each = images.each
+    return {
+        "count": images.number,
+        "width": each.width,
+        "height": each.height,
+        "size_source": "option" if images.size_given else "native",
+        "processor": images.processor.family,
+        "tokens_per_image": each.tokens,
+        "embeddings_per_image": each.embeddings,
+        "tokens": images.tokens,
+        "text_prompt_tokens": plan.request.prompt - images.tokens,
+        "encoder_cache": {"size": cache.size, "compute_budget": cache.compute_budget,
+                          "max_tokens_per_item": cache.max_item,
+                          "request_embeddings": cache.request,
+                          "images_held": cache.images_held},
     }
 
 
@@ -399,6 +426,18 @@ def serve_views(plan: ServePlan, est: Estimates | None, costs: dict[str, float |
         " (the model's context)" if plan.max_context == context else ""))
     fit.caption = ("As vLLM sizes its pool: blocks = pool // (block bytes x layers per group), "
                    "concurrency = blocks / blocks per request (docs/serving.md).")
+    if plan.request.images:
+        from specsheet.plan.serving import encoder_cache
+
+        images = plan.request.images
+        cache = encoder_cache(images, plan.request.batched_tokens)
+        fit.add(f"Image tokens per request ({images.number} x {exact(images.each.tokens)}, "
+                f"{images.each.width}x{images.each.height})", exact(images.tokens))
+        fit.add("Encoder cache (embeddings)",
+                f"{exact(cache.size)} ({exact(cache.images_held)} images)")
+        fit.caption += (" The encoder cache holds max(max-num-batched-tokens, the largest "
+                        f"image's {exact(cache.max_item)}) embeddings, as vLLM's "
+                        "compute_mm_encoder_budget sizes it.")
     if state_blocks and attention:
         fit.caption += (f" A state page ({exact(s.state_page_bytes)} B per layer, in "
                         f"{plan.report.dtype or 'bf16'}) is padded to the attention block of "

@@ -18,6 +18,8 @@ from specsheet.cli.options import (
     FormatOpt,
     GroupSizeOpt,
     HtmlOpt,
+    ImageSizeOpt,
+    ImagesOpt,
     JsonOpt,
     KvDtypeOpt,
     ModelArg,
@@ -83,6 +85,8 @@ def serve(
     max_model_len: MaxModelLenOpt = None,
     prompt: PromptOpt = None,
     output: OutputOpt = None,
+    images: ImagesOpt = None,
+    image_size: ImageSizeOpt = None,
     concurrency: ConcurrencyOpt = None,
     memory_utilization: UtilizationOpt = DEFAULT_UTILIZATION,
     kv_memory: KvMemoryOpt = None,
@@ -128,7 +132,8 @@ def serve(
         tokens_per_word=tokens_per_word, text=text, tokenizer=tokenizer, timeout=src.timeout,
         moe_kernel=moe_kernel, allow_long_context=allow_long_context, vllm_log=vllm_log,
         block_size=block_size, kv_layout=kv_dtype_of(kv_dtype)[1], dp=dp, dcp=dcp,
-        max_loras=max_loras, max_lora_rank=max_lora_rank)
+        max_loras=max_loras, max_lora_rank=max_lora_rank, images=images,
+        image_size=image_size)
     kv_dtype = kv_dtype_of(kv_dtype)[0]
     with as_options(_LABELS if tp is None else None):
         check_request(request)
