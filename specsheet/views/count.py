@@ -140,9 +140,9 @@ def schemas() -> dict[str, Any]:
     """The schema of ``count_document`` (``count``) and of the spec every document holds."""
     from specsheet.model.flops import ForwardFlops
     from specsheet.model.params import COMPONENTS, MoEParams
-    from specsheet.views.schema import VERSION, ints, numbers, obj, ref
+    from specsheet.views.schema import VERSION, ints, numbers, obj, optional, ref
 
-    return {"spec": spec_schema(), "count": obj({
+    return {"spec": spec_schema(), "count": optional(obj({
         "schema_version": VERSION,
         "name": {"type": "string"},
         "description": {"type": "string"},
@@ -207,7 +207,40 @@ def schemas() -> dict[str, Any]:
             "approx_2n_per_token": {"type": "integer", "minimum": 0},
             "approx_2n_error_percent": {"type": "number"},
         }, "Forward FLOPs per token at T = tokens (exact), and the 2N estimate."),
-    })}
+        "images": images_schema(),
+    }), "images")}
+
+
+def images_schema() -> dict[str, Any]:
+    """The schema of ``images_section``."""
+    from specsheet.views.schema import obj
+
+    count = {"type": "integer", "minimum": 0}
+    return obj({
+        "count": {"type": "integer", "minimum": 1},
+        "width": {"type": "integer", "minimum": 1, "description": "pixels, as given"},
+        "height": {"type": "integer", "minimum": 1},
+        "size_source": {"enum": ["option", "native"],
+                        "description": "native: the encoder's own resolution"},
+        "processor": {"enum": ["gemma3", "qwen2_vl", "pixtral"],
+                      "description": "the formula (docs/images.md)"},
+        "processor_sources": {"type": "object", "additionalProperties": {"type": "string"},
+                              "description": "each processor value and where it was read"},
+        "resized_width": {"type": "integer", "minimum": 1,
+                          "description": "the image (each crop) as the encoder takes it"},
+        "resized_height": {"type": "integer", "minimum": 1},
+        "crops": {**count, "description": "Gemma 3's pan-and-scan crops beside the image"},
+        "patches_per_image": {**count, "description": "the encoder's input patches"},
+        "embeddings_per_image": {**count, "description": "placeholders the encoder fills"},
+        "special_tokens_per_image": {**count, "description": "begin, end, row breaks"},
+        "tokens_per_image": {**count, "description": "embeddings + special tokens"},
+        "tokens": {**count, "description": "count x tokens_per_image, in kv_cache.tokens"},
+        "embeddings": count,
+        "text_tokens": {**count, "description": "kv_cache.tokens - tokens"},
+        "prefill_flops": {**count, "description": "tokens x flops.forward_per_token: the "
+                          "language model's forward over the images' tokens (the encoder's "
+                          "FLOPs not included)"},
+    }, "The request's images, only with images (docs/images.md).")
 
 
 def spec_schema() -> dict[str, Any]:
@@ -411,6 +444,13 @@ def summary_view(report: Report) -> TableView:
         "FLOPs: matrix multiplications only, a multiply-add is 2 FLOPs, each token attends to "
         "all T positions (no causal halving). Sizes in SI units (1 MB = 10^6 bytes)."
     )
+    if report.images:
+        each, family = report.images.each, report.images.processor.family
+        view.caption += (f" Images: resized to {each.resized_width}x{each.resized_height} as "
+                         f"the {family} processor does; per image, the positions the vision "
+                         "encoder fills + special tokens (begin, end, rows); the JSON's "
+                         "images.prefill_flops is the language model's forward over them at "
+                         "T, the encoder's own FLOPs not counted.")
     if fl.ssm:
         view.caption += (" State-space layers: their depthwise convolution counts as "
                          "FlopCounterMode counts it, and their scan as transformers' PyTorch "
@@ -419,25 +459,20 @@ def summary_view(report: Report) -> TableView:
 
 
 def _image_rows(view: TableView, report: Report) -> None:
-    """The request's images: their tokens beside the text's, one image's, and the language
-    model's prefill FLOPs over them."""
-    from specsheet.units import exact, human_count, human_flops
+    """The request's images: their tokens, one image's, and the text's beside them."""
+    from specsheet.units import exact, human_count
 
     images = report.images
     assert images is not None
     each = images.each
     native = "" if images.size_given else ", native"
-    plural = "s" if images.number > 1 else ""
-    view.add(f"Image tokens ({images.number} image{plural} of {each.width}x{each.height}"
-             f"{native}; with {exact(report.text_tokens)} of text)", human_count(images.tokens),
-             exact(images.tokens))
-    crops = f" and {each.crops} crops" if each.crops else ""
-    view.add(f"  per image: {exact(each.embeddings)} for the encoder + {each.special} around "
-             f"them ({images.processor.family}, at {each.resized_width}x{each.resized_height}"
-             f"{crops})", "", exact(each.tokens), style="sub")
-    flops = images.tokens * report.flops.total
-    view.add("  prefill FLOPs over them (language model; the encoder's not counted)",
-             human_flops(flops), exact(flops), style="sub")
+    view.add(f"Image tokens ({images.number} x {each.width}x{each.height}{native})",
+             human_count(images.tokens), exact(images.tokens))
+    crops = f", {each.crops} crops" if each.crops else ""
+    view.add(f"  per image: {exact(each.embeddings)} + {each.special} special "
+             f"({images.processor.family}{crops})", "", exact(each.tokens), style="sub")
+    view.add("  text beside them", human_count(report.text_tokens),
+             exact(report.text_tokens), style="sub")
 
 
 FLOP_LABELS = {

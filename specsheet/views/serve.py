@@ -219,7 +219,7 @@ def serve_document(plan: ServePlan, est: Estimates | None,
 def schemas() -> dict[str, Any]:
     """The schema of ``serve_entry`` and of ``serve_document`` (``serve``: the entry and its
     schema_version)."""
-    from specsheet.views.schema import VERSION, ints, obj
+    from specsheet.views.schema import VERSION, ints, obj, optional
 
     count = {"type": "integer", "minimum": 0}
     seconds = {"type": "number", "minimum": 0}
@@ -336,9 +336,35 @@ def schemas() -> dict[str, Any]:
             "A vLLM log's figures beside specsheet's; null without a log.")]},
         "max_context": count,
         "estimates": {"oneOf": [{"type": "null"}, estimates]},
+        "images": obj({
+            "count": {"type": "integer", "minimum": 1},
+            "width": {"type": "integer", "minimum": 1},
+            "height": {"type": "integer", "minimum": 1},
+            "size_source": {"enum": ["option", "native"]},
+            "processor": {"type": "string"},
+            "tokens_per_image": count,
+            "embeddings_per_image": count,
+            "tokens": {**count, "description": "count x tokens_per_image, in "
+                       "estimates.prompt_tokens"},
+            "text_prompt_tokens": {**count, "description": "the prompt's text tokens"},
+            "encoder_cache": obj({
+                "size": {**count, "description": "encoder embeddings the cache holds: "
+                         "max(encoder_cache_size, max_tokens_per_item)"},
+                "compute_budget": {**count, "description": "embeddings encoded in one step: "
+                                   "max(max_num_batched_encoder_embeds, max_tokens_per_item)"},
+                "max_tokens_per_item": {**count, "description": "the embeddings of the "
+                                        "largest image the processor makes"},
+                "request_embeddings": count,
+                "images_held": {**count, "description": "images of this size the cache "
+                                "holds at once"}},
+                "vLLM's multimodal encoder budget (v1/core/encoder_cache_manager.py), both "
+                "settings at their default, max_num_batched_tokens."),
+        }, "The images of a request (only with images; docs/images.md)."),
     }, "Serving one model on GPUs (docs/serving.md).")
+    optional(entry, "images")
     return {"serve_entry": entry,
-            "serve": obj({"schema_version": VERSION, **entry["properties"]})}
+            "serve": optional(obj({"schema_version": VERSION, **entry["properties"]}),
+                              "images")}
 
 
 def serve_views(plan: ServePlan, est: Estimates | None, costs: dict[str, float | None],
