@@ -6,7 +6,7 @@ native resolution) and the projector that maps its features into the language mo
 tower's module, and the counts are their elements: ``tower_params`` sums them by component
 (``vision``, ``projector``). Encoders (``ENCODERS``):
 
-- siglip: SigLIP (Gemma 3, and SmolVLM / Idefics3's vision model): a biased patch convolution,
+- siglip: SigLIP (Gemma 3, and LLaVA models built on it): a biased patch convolution,
   a learned position table of (image / patch)^2 rows, LayerNorm blocks with biased q, k, v,
   out and a plain GELU MLP, a post LayerNorm, and with ``head`` SigLIP's attention-pooling head.
 - clip: CLIP's vision model (LLaVA): as SigLIP with an unbiased patch convolution, a class
@@ -25,8 +25,7 @@ tower's module, and the counts are their elements: ``tower_params`` sums them by
 Projectors: gemma3 (a d_v x d matrix after an RMSNorm), llava (two biased or unbiased
 Linears), mistral3 (an RMSNorm, the patch merger and two Linears), qwen2_5_vl (the merger: an
 RMSNorm and a two-Linear MLP over merge^2 patches), qwen3_vl (the merger, LayerNorm first, and
-one deepstack merger per ``deepstack_layers`` entry), idefics3 (one unbiased Linear over
-scale^2 patches), llama4 (one unbiased Linear).
+one deepstack merger per ``deepstack_layers`` entry), llama4 (one unbiased Linear).
 """
 
 from __future__ import annotations
@@ -38,8 +37,7 @@ from typing import Literal, NamedTuple, get_args
 from specsheet.compiled import dataclass
 
 EncoderKind = Literal["siglip", "clip", "pixtral", "qwen2_5_vl", "qwen3_vl", "llama4"]
-ProjectorKind = Literal["gemma3", "llava", "mistral3", "qwen2_5_vl", "qwen3_vl", "idefics3",
-                        "llama4"]
+ProjectorKind = Literal["gemma3", "llava", "mistral3", "qwen2_5_vl", "qwen3_vl", "llama4"]
 ENCODERS: tuple[str, ...] = get_args(EncoderKind)
 PROJECTORS: tuple[str, ...] = get_args(ProjectorKind)
 TOWER_COMPONENTS = ("vision", "projector")
@@ -54,7 +52,7 @@ class VisionTower:
     ``patch`` pixel patches (x ``temporal_patch`` frames for the Qwen ViTs) of ``channels``
     channels, at the native resolution ``image_size`` (the side of a square image; 0 where the
     encoder takes any size: Qwen's ViTs). ``merge``: patches merged into one token per side
-    (Qwen's spatial_merge_size, Pixtral's spatial_merge_size, Idefics3's scale_factor, 1/Llama
+    (Qwen's spatial_merge_size, Pixtral's spatial_merge_size, 1/Llama
     4's pixel_shuffle_ratio; 1: none). ``out_width``: the language model's d_model, what the
     projector produces.
     """
@@ -242,8 +240,6 @@ def _projector(t: VisionTower) -> Iterator[TowerTensor]:
             yield from _norm(f"{p}.norm", w * m2, True, "projector")
             yield from _linear(f"{p}.linear_fc1", w * m2, w * m2, True, "projector")
             yield from _linear(f"{p}.linear_fc2", d, w * m2, True, "projector")
-    elif kind == "idefics3":
-        yield from _linear("connector.modality_projection.proj", d, w * m2, False, "projector")
     else:  # llama4
         yield from _linear("multi_modal_projector.linear_1", d, t.projector_width, False,
                            "projector")
