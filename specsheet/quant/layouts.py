@@ -29,6 +29,7 @@ from typing import NamedTuple
 from specsheet.errors import SpecError
 from specsheet.model.params import COMPONENTS, count_params
 from specsheet.model.spec import ModelSpec
+from specsheet.model.vision import TOWER_COMPONENTS
 from specsheet.quant.formats import (
     DYNAMIC_MAP_VALUES,
     FP8_BLOCK,
@@ -43,7 +44,6 @@ from specsheet.quant.formats import (
     QuantFormat,
     check_format,
 )
-from specsheet.model.vision import TOWER_COMPONENTS
 from specsheet.quant.tensors import ROLES as ROLES  # re-exported: the tensors once lived here
 from specsheet.quant.tensors import Tensor as Tensor
 from specsheet.quant.tensors import model_tensors as model_tensors

@@ -113,7 +113,7 @@ def vision_tower(data: Mapping[str, Any], d_model: int, origin: str) -> VisionTo
     known = WRAPPER_ENCODERS[wrapper]
     kind = next(iter(known)) if wrapper in _FIXED else vision.get("model_type", next(iter(known)))
     if kind not in known:
-        raise SpecError(f"vision_config: model_type {kind!r} is not an encoder specsheet counts "
+        raise SpecError(f"model_type {kind!r} is not an encoder specsheet counts "
                         f"for a '{wrapper}' model (it reads {', '.join(known)}); the vision tower "
                         "cannot be counted, so no figure of the whole checkpoint is given",
                         field="vision_config", value=kind, source=origin)
@@ -134,11 +134,12 @@ def vision_tower(data: Mapping[str, Any], d_model: int, origin: str) -> VisionTo
             full_attention_layers=() if qwen3 else tuple(c.integers("fullatt_block_indexes")),
             window=0 if qwen3 else c.integer("window_size"),
             deepstack_layers=tuple(c.integers("deepstack_visual_indexes")) if qwen3 else ())
-    common: dict[str, Any] = dict(layers=c.integer("num_hidden_layers"), width=c.integer("hidden_size"),
-                  heads=c.integer("num_attention_heads"),
-                  mlp_width=c.integer("intermediate_size"), patch=c.integer("patch_size"),
-                  image_size=c.integer("image_size"), channels=c.integer("num_channels"),
-                  out_width=d_model)
+    common: dict[str, Any] = {
+                  "layers": c.integer("num_hidden_layers"), "width": c.integer("hidden_size"),
+                  "heads": c.integer("num_attention_heads"),
+                  "mlp_width": c.integer("intermediate_size"), "patch": c.integer("patch_size"),
+                  "image_size": c.integer("image_size"), "channels": c.integer("num_channels"),
+                  "out_width": d_model}
     if encoder == "llama4":
         return VisionTower(encoder="llama4", projector="llama4", merge=_ratio_merge(c),
                            projector_width=c.integer("vision_output_dim"),
