@@ -158,7 +158,8 @@ def build_report(
         weights=weights,
         kv=kv_cache(spec, t, kv_dtype),
         flops=forward_flops(spec, t),
-        flops_2n=two_n_estimate(params.active - params.embeddings),
+        # the 2N rule of the language model: a text token never runs the vision tower
+        flops_2n=two_n_estimate(params.active - params.towers - params.embeddings),
         images=images,
     )
 

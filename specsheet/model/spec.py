@@ -14,6 +14,7 @@ from typing import Any, Literal, NamedTuple, get_args
 from specsheet.compiled import dataclass  # dataclasses' own, its methods compiled once
 from specsheet.errors import SpecError, did_you_mean
 from specsheet.model.images import ImageProcessor
+from specsheet.model.vision import VisionTower
 
 MLPKind = Literal["plain", "gated"]
 NormKind = Literal["layernorm", "rmsnorm", "none"]
@@ -208,6 +209,9 @@ class ModelSpec:
     linear_value_heads: int = 0  # gated DeltaNet: value heads
     linear_key_dim: int = 0  # gated DeltaNet: key head size
     linear_value_dim: int = 0  # gated DeltaNet: value head size
+    # a multimodal checkpoint's image encoder and projector (model/vision.py); not a preset
+    # field: a config.json's vision_config gives it, and as_dict leaves it out
+    vision: VisionTower | None = None
 
     @classmethod
     def create(cls, **given: Any) -> "ModelSpec":
@@ -394,7 +398,7 @@ class ModelSpec:
     def as_dict(self) -> dict[str, Any]:
         """Every field by name, in declaration order (layer lists as lists)."""
         return {f.name: (list(v) if isinstance(v := getattr(self, f.name), tuple) else v)
-                for f in fields(self)}
+                for f in fields(self) if f.name != "vision"}
 
 
 def _all_layers(layers: int) -> tuple[int, ...]:

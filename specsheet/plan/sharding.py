@@ -41,8 +41,12 @@ def shard(spec: ModelSpec, t: Tensor, layout: Parallel) -> Tensor:
     attention sinks split by head; norms, routers, MLA's q_a and kv_a projections (replicated
     linear layers) and position tables are whole on every GPU."""
     tp = layout.tp
-    module, kind = _part(t.name)
     shape = t.shape
+    if t.role == "tower_column":  # the vision tower's QKV and fc1 / gate / up layers
+        return t._replace(shape=(shape[0] // tp, *shape[1:]))
+    if t.role == "tower_row":  # its out / o / fc2 / down layers: the bias whole
+        return t._replace(shape=(shape[0], shape[1] // tp)) if len(shape) == 2 else t
+    module, kind = _part(t.name)
     if module in ("token_embd", "output") and t.role in ("embedding", "head", "bias"):
         return t._replace(shape=(pad_vocab(spec.vocab) // tp, *shape[1:]))
     if module.endswith("_exps"):
@@ -132,7 +136,8 @@ def stage_tensors(spec: ModelSpec, layout: Parallel, stage: int) -> tuple[Tensor
     for t in model_tensors(spec):
         if t.layer is not None:
             keep = t.layer in layers
-        elif t.name.startswith(("token_embd", "position_embd", "project_in")):
+        elif t.name.startswith(("token_embd", "position_embd", "project_in", "v.")):
+            # the vision tower and projector run before the first layer, beside the embeddings
             keep = first
             if last and not first and t.name == "token_embd.weight" and spec.tied_embeddings:
                 held.append(shard(spec, t, layout))  # the last stage's copy, as its head

@@ -29,6 +29,7 @@ from typing import NamedTuple
 from specsheet.errors import SpecError
 from specsheet.model.params import COMPONENTS, count_params
 from specsheet.model.spec import ModelSpec
+from specsheet.model.vision import TOWER_COMPONENTS
 from specsheet.quant.formats import (
     DYNAMIC_MAP_VALUES,
     FP8_BLOCK,
@@ -231,11 +232,15 @@ def gguf_types(spec: ModelSpec, ftype: str,
 
 def _gguf_stored(spec: ModelSpec, ftype: str, unquantized: str | None,
                  tensors: tuple[Tensor, ...] | None = None) -> list[StoredTensor]:
+    from specsheet.quant.tensors import TOWER_ROLES
+
     every = model_tensors(spec)
-    types = gguf_types(spec, ftype, every)
+    # the vision tower is llama.cpp's separate mmproj file, F16 by default
+    # (convert_hf_to_gguf.py --mmproj): not in the model file's ftype
+    types = gguf_types(spec, ftype, tuple(t for t in every if t.role not in TOWER_ROLES))
     stored = []
     for t in every if tensors is None else tensors:
-        dtype = types[t.name]
+        dtype = "F16" if t.role in TOWER_ROLES else types[t.name]
         if dtype == "F32" and unquantized is not None:
             dtype = unquantized
         kind = GGML_TYPES[dtype]
@@ -461,6 +466,8 @@ def summarize(format_name: str, params: int, stored: list[StoredTensor]) -> Quan
     """Totals of ``stored``: all bytes, overhead, by component and by element type."""
     by_component = dict.fromkeys(COMPONENTS, 0)
     types: dict[str, int] = {}
+    if any(s.component in TOWER_COMPONENTS for s in stored):
+        by_component.update(dict.fromkeys(TOWER_COMPONENTS, 0))
     for s in stored:
         by_component[s.component] += s.nbytes
         types[s.dtype] = types.get(s.dtype, 0) + s.nbytes

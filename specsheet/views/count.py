@@ -100,8 +100,10 @@ def flops_section(report: Report) -> dict[str, Any]:
 def _params_section(report: Report) -> dict[str, Any]:
     p = report.params
     block = p.block
+    towers = {"language_model": p.language_model} if p.multimodal else {}
     return {
         "total": p.total,
+        **towers,
         "non_embedding": p.non_embedding,
         "active": p.active,
         "components": p.components(),
@@ -140,7 +142,10 @@ def schemas() -> dict[str, Any]:
     """The schema of ``count_document`` (``count``) and of the spec every document holds."""
     from specsheet.model.flops import ForwardFlops
     from specsheet.model.params import COMPONENTS, MoEParams
+    from specsheet.model.vision import TOWER_COMPONENTS
     from specsheet.views.schema import VERSION, ints, numbers, obj, optional, ref
+
+    parts = (*COMPONENTS, *TOWER_COMPONENTS)  # vision and projector: a multimodal checkpoint's
 
     return {"spec": spec_schema(), "count": optional(obj({
         "schema_version": VERSION,
@@ -152,18 +157,25 @@ def schemas() -> dict[str, Any]:
                             "description": "the publisher's parameter count, if known"},
         "counted": {"enum": ["whole model", "language model only"],
                     "description": "language model only: a vision or audio tower in the "
-                                   "config is not counted"},
+                                   "config is not counted (whole model: it is, as the "
+                                   "vision and projector components)"},
         "spec": ref("spec"),
-        "params": obj({
-            "total": {"type": "integer", "minimum": 1},
+        "params": optional(obj({
+            "total": {"type": "integer", "minimum": 1,
+                      "description": "the whole checkpoint: with a vision tower, its tower "
+                                     "and projector too"},
+            "language_model": {"type": "integer", "minimum": 1,
+                               "description": "a multimodal checkpoint's text model (total "
+                                              "without vision and projector); absent for a "
+                                              "text-only model"},
             "non_embedding": {"type": "integer", "minimum": 0},
             "active": {"type": "integer", "minimum": 1},
-            "components": ints(*COMPONENTS),
+            "components": optional(ints(*parts), *TOWER_COMPONENTS),
             "moe": ints(*MoEParams._fields),
-            "shares": numbers(*COMPONENTS),
+            "shares": optional(numbers(*parts), *TOWER_COMPONENTS),
             "per_block": ints("attention", "mlp", "norms", "total"),
             "block_shares": numbers("attention", "mlp"),
-        }, "Parameters (counts)."),
+        }, "Parameters (counts)."), "language_model"),
         "memory": obj({
             "format": {"type": "string",
                        "description": "the quantization format, or the dtype without one"},
@@ -178,7 +190,7 @@ def schemas() -> dict[str, Any]:
             "bits_per_weight": {"type": "number", "description": "weights_bytes x 8 / total"},
             "overhead_bytes": {"type": "integer", "minimum": 0,
                                "description": "scales, zero points, indices, global scales"},
-            "by_component": ints(*COMPONENTS),
+            "by_component": optional(ints(*parts), *TOWER_COMPONENTS),
             "tensor_types": {"type": "object",
                              "additionalProperties": {"type": "integer", "minimum": 0},
                              "description": "bytes by stored element type (BF16, Q4_K, I32)"},
@@ -352,7 +364,15 @@ def breakdown_view(report: Report) -> TableView:
     block = "attention + MoE MLP + norms" if spec.experts else "attention + MLP + norms"
     if spec.attention_layers:
         note("One layer", block, p.block.total)
-    line("Total", "sum of the parts", total, "total")
+    tower = spec.vision
+    if tower is not None:
+        line("Language model", "the parts above", p.language_model)
+        line(f"Vision tower, {tower.layers} layers", f"{tower.encoder}: {tower.width} wide, "
+             f"{tower.patch} × {tower.patch} patches", p.vision)
+        line("Projector", f"{tower.projector}: {tower.width} → d", p.projector)
+        line("Total", "language model + vision tower + projector", total, "total")
+    else:
+        line("Total", "sum of the parts", total, "total")
     if spec.experts:
         k = spec.experts_per_token
         note("Active per token", f"total - (E - {k}) experts per MoE layer", p.active,
@@ -381,6 +401,11 @@ def summary_view(report: Report) -> TableView:
         optional=(False, True, False),
     )
     view.add("Parameters", human_count(p.total), exact(p.total))
+    if p.multimodal:
+        view.add("  language model", human_count(p.language_model), exact(p.language_model),
+                 style="sub")
+        view.add("  vision tower and projector", human_count(p.towers), exact(p.towers),
+                 style="sub")
     view.add("  without embeddings", human_count(p.non_embedding), exact(p.non_embedding),
              style="sub")
     if model.spec.experts:

@@ -1,0 +1,141 @@
+"""Multimodal checkpoints: the vision tower and projector against transformers' own
+AutoModelForImageTextToText (tests/golden/multimodal, from scripts/make_goldens.py
+--multimodal on the meta device), the whole checkpoint and the language model in count and
+serve, and a config whose encoder specsheet does not read."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from specsheet.cli.app import app
+from specsheet.model.params import count_params
+from specsheet.model.vision import tower_tensors
+from specsheet.sources.resolve import load_file
+
+runner = CliRunner()
+TESTS = Path(__file__).resolve().parent
+DATA = TESTS / "data"
+GOLDENS = sorted((TESTS / "golden" / "multimodal").glob("*.json"))
+# the modules transformers holds the tower in, before the names model/vision.py lists
+PREFIXES = ("model.vision_tower.", "model.visual.", "vision_model.", "model.", "")
+
+
+def golden(path: Path) -> dict[str, Any]:
+    result: dict[str, Any] = json.loads(path.read_text())
+    return result
+
+
+def test_at_least_six_wrappers_and_their_sources() -> None:
+    families = {json.loads((DATA / golden(p)["config"]).read_text())["model_type"]
+                for p in GOLDENS}
+    assert len(GOLDENS) >= 6
+    assert families == {"gemma3", "llama4", "llava", "mistral3", "qwen2_5_vl", "qwen3_vl"}
+    sources = json.loads((DATA / "sources.json").read_text())
+    assert {golden(p)["config"].removesuffix(".json") for p in GOLDENS} <= set(sources)
+
+
+@pytest.mark.parametrize("path", GOLDENS, ids=lambda p: p.stem)
+def test_whole_checkpoint_matches_transformers(path: Path) -> None:
+    g = golden(path)
+    params = count_params(load_file(DATA / g["config"]).spec)
+    assert params.total == g["total"]
+    assert (params.vision, params.projector, params.language_model) == (
+        g["components"]["vision"], g["components"]["projector"], g["language_model"])
+    assert params.language_model == params.total - params.vision - params.projector
+
+
+@pytest.mark.parametrize("path", GOLDENS, ids=lambda p: p.stem)
+def test_tower_tensors_are_transformers_own(path: Path) -> None:
+    """Every tensor of the tower and projector, by name and shape, as transformers builds it."""
+    g = golden(path)
+    tower = load_file(DATA / g["config"]).spec.vision
+    assert tower is not None
+    ours = {t.name: list(t.shape) for t in tower_tensors(tower)}
+    theirs = {}
+    for name, shape in g["tower_tensors"].items():
+        short = next(name.removeprefix(p) for p in PREFIXES
+                     if name.startswith(p) and name.removeprefix(p) in ours)
+        theirs[short] = shape
+    assert theirs == ours
+
+
+def test_published_totals() -> None:
+    """The totals the model pages state: Gemma 3 27B 27,432,406,640, Qwen2.5-VL-7B
+    8,292,166,656, LLaVA-1.5-7B 7,063,427,072 (the Hub's safetensors counts)."""
+    totals = {name: count_params(load_file(DATA / "multimodal" / f"{name}.json").spec).total
+              for name in ("gemma-3-27b", "qwen2.5-vl-7b", "llava-1.5-7b")}
+    assert totals == {"gemma-3-27b": 27_432_406_640, "qwen2.5-vl-7b": 8_292_166_656,
+                      "llava-1.5-7b": 7_063_427_072}
+
+
+def test_a_wrapper_with_flat_text_keys() -> None:
+    """Qwen2.5-VL writes its text model's keys at the top level, beside vision_config."""
+    spec = load_file(DATA / "multimodal" / "qwen2.5-vl-7b.json").spec
+    assert (spec.layers, spec.d_model, spec.heads, spec.kv_heads, spec.vocab) == (
+        28, 3584, 28, 4, 152064)
+    assert spec.qkv_bias and not spec.tied_embeddings
+    assert spec.vision is not None and spec.vision.encoder == "qwen2_5_vl"
+    assert spec.vision.full_attention_layers == (7, 15, 23, 31)
+
+
+def run_json(*args: str) -> dict[str, Any]:
+    result = runner.invoke(app, [*args, "--json"])
+    assert result.exit_code == 0, result.stderr
+    doc: dict[str, Any] = json.loads(result.stdout)
+    return doc
+
+
+def test_count_shows_the_whole_checkpoint_and_the_language_model() -> None:
+    doc = run_json("count", str(DATA / "multimodal" / "gemma-3-27b.json"))
+    params = doc["params"]
+    assert (params["total"], params["language_model"]) == (27_432_406_640, 27_009_346_304)
+    assert params["components"]["vision"] == 416_866_032
+    assert params["components"]["projector"] == 5376 * 1152 + 1152
+    assert doc["counted"] == "whole model"
+    # bf16: 2 bytes a parameter, the tower included
+    assert doc["memory"]["weights_bytes"] == 2 * 27_432_406_640
+    assert doc["memory"]["by_component"]["vision"] == 2 * 416_866_032
+    text = runner.invoke(app, ["count", str(DATA / "multimodal" / "gemma-3-27b.json")]).stdout
+    assert "Language model" in text and "Vision tower, 27 layers" in text
+
+
+def test_a_text_only_document_has_no_tower_keys() -> None:
+    params = run_json("count", "llama3-8b")["params"]
+    assert "language_model" not in params
+    assert "vision" not in params["components"]
+
+
+def siglip_share(tp: int) -> int:
+    """Gemma 3's SigLIP tower (27 layers, 1152 wide, MLP 4304, 14 x 14 patches of 896 x 896)
+    and projector on one of tp GPUs: q, k, v and fc1 (weights and biases) split by rows,
+    out_proj and fc2 by columns with their biases whole; norms, the patch convolution, the
+    position table and the projector whole."""
+    w, f = 1152, 4304
+    layer = (3 * (w * w + w) + (f * w + f)) // tp + (w * w + f * w) // tp + 2 * w + 4 * w
+    outside = w * 3 * 14 * 14 + w + 64 * 64 * w + 2 * w
+    projector = w * 5376 + w
+    return 27 * layer + outside + projector
+
+
+def test_serve_holds_the_vision_tower_on_every_gpu() -> None:
+    assert siglip_share(1) == 416_866_032 + 6_194_304
+    path = DATA / "multimodal" / "gemma-3-27b.json"
+    one = run_json("serve", str(path), "--gpu", "h100-sxm", "--gpus", "1")
+    assert one["memory_per_gpu"]["weights_bytes"] == 2 * 27_432_406_640
+    two = run_json("serve", str(path), "--gpu", "h100-sxm", "--gpus", "2")
+    # the language model's share: the same config without its vision_config
+    text = json.loads(path.read_text())
+    del text["vision_config"]
+    alone = DATA.parent / ".text-only-gemma-3-27b.json"
+    alone.write_text(json.dumps(text))
+    try:
+        language = run_json("serve", str(alone), "--gpu", "h100-sxm", "--gpus", "2")
+    finally:
+        alone.unlink()
+    assert two["memory_per_gpu"]["weights_bytes"] == \
+        language["memory_per_gpu"]["weights_bytes"] + 2 * siglip_share(2)
