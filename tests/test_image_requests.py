@@ -17,7 +17,7 @@ from specsheet.sources.resolve import load_file
 
 DATA = Path(__file__).resolve().parent / "data"
 GEMMA3 = DATA / "gemma-3-4b.json"  # google/gemma-3-4b-it's config.json
-MISTRAL3 = DATA / "images" / "mistral-small-3.1-24b.json"
+MISTRAL3 = DATA / "multimodal" / "mistral-small-3.1-24b.json"
 QWEN = ImageProcessor("qwen2_vl", patch_size=14, merge_size=2, min_pixels=3136,
                       max_pixels=12_845_056)
 

@@ -86,7 +86,7 @@ def test_fit_documents_validate(argv: list[str],
     validator.validate(run_json(*argv))
 
 
-IMAGES = str(ROOT / "tests" / "data" / "images" / "mistral-small-3.1-24b.json")
+IMAGES = str(ROOT / "tests" / "data" / "multimodal" / "mistral-small-3.1-24b.json")
 
 
 @pytest.mark.parametrize("argv", [
