@@ -235,7 +235,7 @@ def images_schema() -> dict[str, Any]:
         "size_source": {"enum": ["option", "native"],
                         "description": "native: the encoder's own resolution"},
         "processor": {"enum": ["gemma3", "qwen2_vl", "pixtral"],
-                      "description": "the formula (docs/images.md)"},
+                      "description": "the formula (docs/image-tokens.md)"},
         "processor_sources": {"type": "object", "additionalProperties": {"type": "string"},
                               "description": "each processor value and where it was read"},
         "resized_width": {"type": "integer", "minimum": 1,
@@ -252,7 +252,7 @@ def images_schema() -> dict[str, Any]:
         "prefill_flops": {**count, "description": "tokens x flops.forward_per_token: the "
                           "language model's forward over the images' tokens (the encoder's "
                           "FLOPs not included)"},
-    }, "The request's images, only with images (docs/images.md).")
+    }, "The request's images, only with images (docs/image-tokens.md).")
 
 
 def spec_schema() -> dict[str, Any]:

@@ -359,7 +359,7 @@ def schemas() -> dict[str, Any]:
                                 "holds at once"}},
                 "vLLM's multimodal encoder budget (v1/core/encoder_cache_manager.py), both "
                 "settings at their default, max_num_batched_tokens."),
-        }, "The images of a request (only with images; docs/images.md)."),
+        }, "The images of a request (only with images; docs/image-tokens.md)."),
     }, "Serving one model on GPUs (docs/serving.md).")
     optional(entry, "images")
     return {"serve_entry": entry,
