@@ -187,5 +187,96 @@ def main() -> None:
     print(f"wrote {OUT} ({len(cases)} cases, transformers {transformers.__version__})")
 
 
+
+
+# ---- the vision encoder's FLOPs (``--encoder``) -------------------------------------------------
+
+ENCODER_OUT = ROOT / "tests" / "data" / "images" / "encoder_flops.json"
+# config -> the processed image sizes (height, width) its encoder is run at: each a size the
+# processor produces (multiples of 28 for Qwen and Mistral 3; Gemma 3's one 896 x 896)
+ENCODER_CASES = {
+    "gemma-3-4b.json": [(896, 896)],
+    "multimodal/mistral-small-3.1-24b.json": [(784, 1036), (1540, 1540), (56, 112)],
+    "multimodal/qwen2.5-vl-7b.json": [(56, 112), (280, 280), (168, 448), (476, 644)],
+}
+
+
+def encoder_flops(config_path: str, height: int, width: int) -> int:
+    """FlopCounterMode's count of ``get_image_features`` (the encoder and the projector) on
+    one image of ``height`` x ``width`` as the processor feeds it, on the meta device."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+    from transformers import AutoConfig, AutoModelForImageTextToText
+
+    data = json.loads((ROOT / "tests" / "data" / config_path).read_text())
+    config = AutoConfig.for_model(**data)
+    vision = config.vision_config
+    kwargs: dict[str, Any] = {}
+    if data["model_type"] in ("qwen2_5_vl", "qwen2_vl"):
+        # Qwen's encoder reads the grid's values (its windows, cu_seqlens), which meta tensors
+        # have none of: the vision model alone is built on the CPU, its memory left
+        # uninitialised (to_empty: the values do not change the FLOPs), in float32, with eager
+        # attention (FlopCounterMode has no formula for the CPU's fused attention kernel and
+        # would count none)
+        from transformers.models.qwen2_5_vl.modeling_qwen2_5_vl import (
+            Qwen2_5_VisionTransformerPretrainedModel,
+        )
+
+        with torch.device("meta"):
+            visual = Qwen2_5_VisionTransformerPretrainedModel._from_config(
+                vision, attn_implementation="eager")
+        visual = visual.to_empty(device="cpu").float()
+        patch, temporal = vision.patch_size, vision.temporal_patch_size
+        grid = torch.tensor([(1, height // patch, width // patch)])
+        pixels = torch.zeros(int(grid.prod()), 3 * temporal * patch * patch)
+        counter = FlopCounterMode(display=False)
+        with counter, torch.no_grad():
+            visual(pixels, grid_thw=grid)  # get_image_features: this, then a split
+        return int(counter.get_total_flops())
+    with torch.device("meta"):
+        model = AutoModelForImageTextToText.from_config(config, dtype=torch.bfloat16)
+    pixels = torch.zeros(1, 3, height, width, dtype=torch.bfloat16, device="meta")
+    if data["model_type"] == "mistral3":
+        # as a list: the encoder slices by its values, which a meta tensor has none of
+        kwargs["image_sizes"] = [[height, width]]
+    counter = FlopCounterMode(display=False)
+    with counter, torch.no_grad():
+        if data["model_type"] == "mistral3":
+            # get_image_features' two calls (vision_feature_layer -1), without the split of
+            # its output that follows them, which reads values a meta tensor has none of
+            inner = model.model
+            out = inner.vision_tower(pixels, image_sizes=kwargs["image_sizes"],
+                                     output_hidden_states=True, return_dict=True)
+            inner.multi_modal_projector(out.hidden_states[-1].squeeze(0),
+                                        kwargs["image_sizes"])
+        else:
+            model.model.get_image_features(pixels, **kwargs)
+    return int(counter.get_total_flops())
+
+
+def encoder_main() -> None:
+    import torch
+
+    cases = []
+    for config_path, sizes in ENCODER_CASES.items():
+        for height, width in sizes:
+            flops = encoder_flops(config_path, height, width)
+            print(config_path, height, width, flops)
+            cases.append({"config": config_path, "height": height, "width": width,
+                          "flops": flops})
+    document = {
+        "about": "FLOPs of get_image_features (vision encoder and projector) on one image of "
+                 "height x width as the processor feeds it: torch.utils.flop_counter."
+                 "FlopCounterMode on the meta device (scripts/make_image_tokens.py --encoder)",
+        "transformers": transformers.__version__,
+        "torch": torch.__version__.split("+")[0],
+        "cases": cases,
+    }
+    ENCODER_OUT.write_text(json.dumps(document, indent=1) + "\n")
+    print(f"wrote {ENCODER_OUT}")
+
+
 if __name__ == "__main__":
-    main()
+    import sys
+
+    encoder_main() if sys.argv[1:2] == ["--encoder"] else main()

@@ -119,3 +119,25 @@ def test_a_reader_that_stops_after_one_line(fmt: str) -> None:
                    "echo \"codes ${PIPESTATUS[*]}\"")
     assert result.stdout.decode().splitlines()[-1] == "codes 0 0"
     assert result.stderr == b""
+
+
+def test_serve_prefill_counts_the_encoder() -> None:
+    """Two 1024 x 768 images on Mistral Small 3.1: the estimate's prefill FLOPs are the
+    prompt's forward (text and image tokens) plus the encoder's, each image's held to
+    FlopCounterMode at 784 x 1036 (tests/data/images/encoder_flops.json)."""
+    from specsheet.model.flops import forward_flops
+
+    model = load_file(MISTRAL3)
+    served = api.serve(model, "h100-sxm", images=2, image_size="1024x768")
+    prompt = served.plan.request.prompt
+    assert served.estimates is not None
+    assert served.estimates.prefill_flops == (prompt * forward_flops(model.spec, prompt).total
+                                              + 2 * 5_104_198_615_040)
+    assert served.to_dict()["images"]["encoder_flops"] == 2 * 5_104_198_615_040
+
+
+def test_an_encoder_not_modelled_counts_no_flops() -> None:
+    # Qwen2.5-VL's processor on a Gemma 3 tower: the formula is not that tower's
+    model = load_file(GEMMA3)._replace(images=QWEN)
+    images = report(model, 1000, images=1, image_size="640x480").images
+    assert images is not None and images.encoder_flops is None

@@ -104,3 +104,35 @@ def test_sizes_that_are_not_pixels(size: tuple[Any, Any]) -> None:
 def test_more_pixels_than_pillow_opens() -> None:
     with pytest.raises(SpecError, match="more than Pillow opens"):
         image_tokens(published("gemma3"), 20_000, 10_000)
+
+
+ENCODER: dict[str, Any] = json.loads(
+    (Path(__file__).resolve().parent / "data" / "images" / "encoder_flops.json").read_text())
+
+
+@pytest.mark.parametrize("case", ENCODER["cases"],
+                         ids=lambda c: f"{c['config']}-{c['width']}x{c['height']}")
+def test_encoder_flops_equal_flop_counter_mode(case: dict[str, Any]) -> None:
+    """The vision encoder and projector on one image, against FlopCounterMode around
+    transformers' own modules (scripts/make_image_tokens.py --encoder); the sizes are ones the
+    processor produces, so the image is taken as it is."""
+    from specsheet.model.images import encoder_flops
+    from specsheet.sources.resolve import load_file
+
+    model = load_file(Path(__file__).resolve().parent / "data" / case["config"])
+    assert model.images is not None and model.spec.vision is not None
+    image = image_tokens(model.images, case["width"], case["height"])
+    assert (image.resized_width, image.resized_height) == (case["width"], case["height"])
+    assert encoder_flops(model.spec.vision, model.images, image) == case["flops"]
+
+
+def test_encoder_flops_of_pan_and_scan_crops_are_whole_images() -> None:
+    from specsheet.model.images import encoder_flops
+    from specsheet.sources.resolve import load_file
+
+    model = load_file(Path(__file__).resolve().parent / "data" / "gemma-3-4b.json")
+    assert model.images is not None and model.spec.vision is not None
+    one = ENCODER["cases"][0]["flops"]  # Gemma 3 4B at 896 x 896
+    cropped = model.images._replace(pan_and_scan=PanAndScan())
+    image = image_tokens(cropped, 3000, 1000)
+    assert encoder_flops(model.spec.vision, cropped, image) == 4 * one

@@ -77,7 +77,7 @@ def images_of(model: Model, images: int | None,
             raise SpecError("used only with --images", field="image_size", value=image_size)
         return None
     size = parse_size(image_size) if isinstance(image_size, str) else image_size
-    return request_images(model.images, model.name, images, size)
+    return request_images(model.images, model.name, images, size, model.spec.vision)
 
 
 def presets() -> list[str]:

@@ -21,6 +21,7 @@ import math
 from typing import Literal, NamedTuple, get_args
 
 from specsheet.errors import SpecError
+from specsheet.model.vision import VisionTower
 
 ImageFamily = Literal["gemma3", "qwen2_vl", "pixtral"]
 IMAGE_FAMILIES: tuple[str, ...] = get_args(ImageFamily)
@@ -251,6 +252,15 @@ class Images(NamedTuple):
     each: ImageTokens
     processor: ImageProcessor
     size_given: bool  # the size was given (else the processor's native size)
+    # the vision encoder's and projector's FLOPs for one image (None: not counted for this
+    # encoder, or no tower described)
+    each_encoder_flops: int | None = None
+
+    @property
+    def encoder_flops(self) -> int | None:
+        """The encoder's FLOPs for every image of the request (None: not counted)."""
+        each = self.each_encoder_flops
+        return None if each is None else self.number * each
 
     @property
     def tokens(self) -> int:
@@ -264,7 +274,7 @@ class Images(NamedTuple):
 
 
 def request_images(processor: ImageProcessor | None, model: str, count: object,
-                   size: tuple[int, int] | None) -> Images:
+                   size: tuple[int, int] | None, tower: VisionTower | None = None) -> Images:
     """``count`` images of ``size`` (width, height; default: the processor's native size) in a
     request to ``model``. Refused: a count that is not a positive integer, a model without a
     vision tower, a processor specsheet does not count, a size the processor refuses, and no
@@ -283,7 +293,9 @@ def request_images(processor: ImageProcessor | None, model: str, count: object,
         if size is None:
             raise SpecError(f"{model}'s processor ({processor.family}) resizes any image and "
                             "has no native size: give the images' size", field="image_size")
-    return Images(count, image_tokens(processor, *size), processor, given)
+    each = image_tokens(processor, *size)
+    flops = encoder_flops(tower, processor, each) if tower is not None else None
+    return Images(count, each, processor, given, flops)
 
 
 def parse_size(text: str) -> tuple[int, int]:
@@ -295,3 +307,73 @@ def parse_size(text: str) -> tuple[int, int]:
         return check_size(width, height)
     raise SpecError(f"expected WIDTHxHEIGHT in pixels, such as 1024x768, got {text!r}",
                     field="image_size", value=text)
+
+
+# the encoder each image family's formula is written for
+ENCODER_OF = {"gemma3": "siglip", "qwen2_vl": "qwen2_5_vl", "pixtral": "pixtral"}
+
+
+def _window_sides(units: int, window: int) -> list[int]:
+    """Qwen2.5-VL's windows along one side, in merge units: whole windows from the top-left,
+    the remainder last (get_window_index pads at the end and drops the padding)."""
+    return [window] * (units // window) + ([units % window] if units % window else [])
+
+
+def encoder_flops(tower: VisionTower, processor: ImageProcessor, image: ImageTokens
+                  ) -> int | None:
+    """The FLOPs of the vision encoder and the projector on one image (``get_image_features``:
+    matrix multiplications and convolutions, a multiply-add 2 FLOPs, as FlopCounterMode counts
+    them; tests/data/images/encoder_flops.json holds its counts). None for an encoder this does
+    not model (CLIP, Qwen3-VL, Llama 4, SigLIP's pooling head).
+
+    With P patches of width w, heads x head_dim = a, MLP width f, L blocks, d the language
+    model's width, every patch embedding a convolution of c x k^2 (k: the patch, x 2 frames for
+    Qwen): 2 P w c k^2; each block 2 P w (3a) + 2 P a w (q, k, v, o) + 2 P w f x (2, 3 gated)
+    (the MLP) + 4 n^2 a for each group of n patches attending to each other (QK^T and AV);
+    then the projector:
+
+    - SigLIP (Gemma 3, modeling_siglip.py): P = (image_size / patch)^2, all attending to all;
+      Gemma3MultiModalProjector pools them to mm_tokens_per_image S and projects: 2 S w d. Per
+      image and per pan-and-scan crop.
+    - Pixtral (Mistral 3, modeling_pixtral.py, modeling_mistral3.py): P = (h / 14)(w / 14) of
+      the resized image, all attending to all (one image); the patch merger 2 (P / 4)(4 w) w,
+      then two Linears 2 (P / 4) w d + 2 (P / 4) d^2.
+    - Qwen2.5-VL (modeling_qwen2_5_vl.py): P = (h / 14)(w / 14); the blocks of
+      fullatt_block_indexes attend over all P, the others within windows of window_size
+      pixels (window / patch / merge merge units a side, whole from the top-left, the
+      remainder last), each of its patches; the merger 2 (P / 4)(4 w)^2 + 2 (P / 4)(4 w) d.
+    """
+    if ENCODER_OF.get(processor.family) != tower.encoder or tower.head:
+        return None
+    w, f, d = tower.width, tower.mlp_width, tower.out_width
+    a = tower.heads * (tower.head_dim or w // tower.heads)
+    k = tower.patch
+    if tower.encoder == "siglip":
+        pieces, per_side = 1 + image.crops, tower.image_size // k
+        rows = cols = per_side
+    else:
+        pieces, rows, cols = 1, image.resized_height // k, image.resized_width // k
+    p = rows * cols
+    gated = 3 if tower.encoder in ("pixtral", "qwen2_5_vl") else 2
+    embed = 2 * p * w * tower.channels * tower.temporal_patch * k * k
+    linear = 2 * p * w * 3 * a + 2 * p * a * w + gated * 2 * p * w * f
+    full = 4 * p * p * a
+    if tower.encoder == "qwen2_5_vl":
+        m = tower.merge
+        side = tower.window // k // m
+        windowed = sum(4 * (r * c * m * m) ** 2 * a
+                       for r in _window_sides(rows // m, side)
+                       for c in _window_sides(cols // m, side))
+        whole = len(tower.full_attention_layers)
+        attention = whole * full + (tower.layers - whole) * windowed
+        merged = p // (m * m)
+        projector = 2 * merged * (m * m * w) ** 2 + 2 * merged * m * m * w * d
+    else:
+        attention = tower.layers * full
+        if tower.encoder == "siglip":
+            projector = 2 * processor.soft_tokens * w * d
+        else:
+            m = tower.merge
+            merged = p // (m * m)
+            projector = (2 * merged * m * m * w * w + 2 * merged * w * d + 2 * merged * d * d)
+    return pieces * (embed + tower.layers * linear + attention + projector)

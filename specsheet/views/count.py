@@ -65,7 +65,10 @@ def images_section(report: Report) -> dict[str, Any]:
         "tokens": images.tokens,
         "embeddings": images.embeddings,
         "text_tokens": report.text_tokens,
-        "prefill_flops": images.tokens * report.flops.total,
+        "encoder_flops_per_image": images.each_encoder_flops,
+        "encoder_flops": images.encoder_flops,
+        "language_model_flops": images.tokens * report.flops.total,
+        "prefill_flops": images.tokens * report.flops.total + (images.encoder_flops or 0),
     }
 
 
@@ -249,9 +252,16 @@ def images_schema() -> dict[str, Any]:
         "tokens": {**count, "description": "count x tokens_per_image, in kv_cache.tokens"},
         "embeddings": count,
         "text_tokens": {**count, "description": "kv_cache.tokens - tokens"},
-        "prefill_flops": {**count, "description": "tokens x flops.forward_per_token: the "
-                          "language model's forward over the images' tokens (the encoder's "
-                          "FLOPs not included)"},
+        "encoder_flops_per_image": {"type": ["integer", "null"], "minimum": 1,
+                                    "description": "the vision encoder and projector on one "
+                                                   "image (null: not counted for this "
+                                                   "encoder)"},
+        "encoder_flops": {"type": ["integer", "null"], "minimum": 1,
+                          "description": "count x encoder_flops_per_image"},
+        "language_model_flops": {**count, "description": "tokens x flops.forward_per_token: "
+                                 "the language model's forward over the images' tokens"},
+        "prefill_flops": {**count, "description": "language_model_flops + encoder_flops (0 "
+                          "for an encoder not counted)"},
     }, "The request's images, only with images (docs/image-tokens.md).")
 
 
@@ -471,11 +481,12 @@ def summary_view(report: Report) -> TableView:
     )
     if report.images:
         each, family = report.images.each, report.images.processor.family
+        counted = ("the vision encoder's FLOPs are its and its projector's matrix products, "
+                   "once per image" if report.images.encoder_flops is not None else
+                   "the vision encoder's FLOPs are not counted for this encoder")
         view.caption += (f" Images: resized to {each.resized_width}x{each.resized_height} as "
                          f"the {family} processor does; per image, the positions the vision "
-                         "encoder fills + special tokens (begin, end, rows); the JSON's "
-                         "images.prefill_flops is the language model's forward over them at "
-                         "T, the encoder's own FLOPs not counted.")
+                         f"encoder fills + special tokens (begin, end, rows); {counted}.")
     if fl.ssm:
         view.caption += (" State-space layers: their depthwise convolution counts as "
                          "FlopCounterMode counts it, and their scan as transformers' PyTorch "
@@ -485,7 +496,7 @@ def summary_view(report: Report) -> TableView:
 
 def _image_rows(view: TableView, report: Report) -> None:
     """The request's images: their tokens, one image's, and the text's beside them."""
-    from specsheet.units import exact, human_count
+    from specsheet.units import exact, human_count, human_flops
 
     images = report.images
     assert images is not None
@@ -498,6 +509,9 @@ def _image_rows(view: TableView, report: Report) -> None:
              f"({images.processor.family}{crops})", "", exact(each.tokens), style="sub")
     view.add("  text beside them", human_count(report.text_tokens),
              exact(report.text_tokens), style="sub")
+    if images.encoder_flops is not None:
+        view.add("  vision encoder FLOPs", human_flops(images.encoder_flops),
+                 exact(images.encoder_flops), style="sub")
 
 
 FLOP_LABELS = {

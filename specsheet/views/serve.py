@@ -57,6 +57,7 @@ def images_entry(plan: ServePlan) -> dict[str, Any]:
         "embeddings_per_image": each.embeddings,
         "tokens": images.tokens,
         "text_prompt_tokens": plan.request.prompt - images.tokens,
+        "encoder_flops": images.encoder_flops,
         "encoder_cache": {"size": cache.size, "compute_budget": cache.compute_budget,
                           "max_tokens_per_item": cache.max_item,
                           "request_embeddings": cache.request,
@@ -347,6 +348,10 @@ def schemas() -> dict[str, Any]:
             "tokens": {**count, "description": "count x tokens_per_image, in "
                        "estimates.prompt_tokens"},
             "text_prompt_tokens": {**count, "description": "the prompt's text tokens"},
+            "encoder_flops": {"type": ["integer", "null"], "minimum": 1,
+                              "description": "the vision encoder and projector on the "
+                                             "request's images, in estimates.prefill_s (null: "
+                                             "not counted for this encoder)"},
             "encoder_cache": obj({
                 "size": {**count, "description": "encoder embeddings the cache holds: "
                          "max(encoder_cache_size, max_tokens_per_item)"},
