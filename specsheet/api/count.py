@@ -77,6 +77,10 @@ def images_of(model: Model, images: int | None,
             raise SpecError("used only with --images", field="image_size", value=image_size)
         return None
     size = parse_size(image_size) if isinstance(image_size, str) else image_size
+    if model.images is None and model.origin.startswith("preset "):
+        raise SpecError(f"the preset {model.name} describes a language model alone, without a "
+                        "vision tower; give the checkpoint's config.json (a file or ORG/NAME) "
+                        "to count images", field="images", value=images)
     return request_images(model.images, model.name, images, size, model.spec.vision)
 
 
