@@ -139,3 +139,31 @@ def test_serve_holds_the_vision_tower_on_every_gpu() -> None:
         alone.unlink()
     assert two["memory_per_gpu"]["weights_bytes"] == \
         language["memory_per_gpu"]["weights_bytes"] + 2 * siglip_share(2)
+
+
+def test_serve_builds_llava_up_to_its_feature_layer() -> None:
+    """vLLM's llava.py builds CLIP only up to vision_feature_layer (-2: 23 of LLaVA-1.5's 24
+    layers) and without its post-norm; the checkpoint's last layer is never loaded."""
+    clip_layer = 4 * (1024 * 1024 + 1024) + (4096 * 1024 + 4096) + (1024 * 4096 + 1024) + \
+        4 * 1024
+    assert clip_layer == 12_596_224
+    doc = run_json("serve", str(DATA / "multimodal" / "llava-1.5-7b.json"), "--gpu",
+                   "h100-sxm", "--gpus", "1")
+    assert doc["memory_per_gpu"]["weights_bytes"] == 2 * (7_063_427_072 - clip_layer - 2 * 1024)
+
+
+def test_serve_at_pp_2_holds_the_tower_on_both_stages() -> None:
+    """The wrapper builds its vision tower on every pipeline stage (no stage check in vLLM's
+    gemma3_mm.py): each stage holds the 423,060,336 tower and projector parameters."""
+    path = DATA / "multimodal" / "gemma-3-27b.json"
+    text = json.loads(path.read_text())
+    del text["vision_config"]
+    alone = DATA.parent / ".text-only-gemma-3-27b-pp.json"
+    alone.write_text(json.dumps(text))
+    try:
+        language = run_json("serve", str(alone), "--gpu", "h100-sxm", "--tp", "1", "--pp", "2")
+    finally:
+        alone.unlink()
+    whole = run_json("serve", str(path), "--gpu", "h100-sxm", "--tp", "1", "--pp", "2")
+    assert whole["memory_per_gpu"]["weights_bytes"] == \
+        language["memory_per_gpu"]["weights_bytes"] + 2 * 423_060_336
