@@ -167,3 +167,42 @@ def test_serve_at_pp_2_holds_the_tower_on_both_stages() -> None:
     whole = run_json("serve", str(path), "--gpu", "h100-sxm", "--tp", "1", "--pp", "2")
     assert whole["memory_per_gpu"]["weights_bytes"] == \
         language["memory_per_gpu"]["weights_bytes"] + 2 * 423_060_336
+
+
+def gemma3_4b_mmproj(alignment: int) -> int:
+    """Gemma 3 4B's mmproj file as convert_hf_to_gguf.py --mmproj writes it (default outtype
+    f16): matrices F16, vectors F32, the patch and position embeddings F32 (Gemma 3's
+    tensor_force_quant), the input projection F16; each tensor padded to the buffer's
+    alignment (CUDA 128, the host 32). SigLIP: 27 layers, 1152 wide, MLP 4304, 14 x 14 patches,
+    64 x 64 positions; the projector 1152 x 2560."""
+    def pad(n: int) -> int:
+        return -(-n // alignment) * alignment
+
+    w, f = 1152, 4304
+    layer = 4 * pad(w * w * 2) + 2 * pad(f * w * 2) + 9 * pad(w * 4) + pad(f * 4)
+    outside = pad(w * 3 * 14 * 14 * 4) + pad(w * 4) + pad(64 * 64 * w * 4) + 2 * pad(w * 4)
+    projector = pad(w * 2560 * 2) + pad(w * 4)
+    return 27 * layer + outside + projector
+
+
+def test_fit_places_the_mmproj_file_as_llama_cpp_does() -> None:
+    """The mmproj goes to the first GPU (--mmproj-offload, llama.cpp's default), or the host
+    with --no-mmproj-offload; the model file's tensors do not move."""
+    path = str(DATA / "gemma-3-4b.json")
+    on_gpu = run_json("fit", path, "--quant", "gguf-q4_k_m", "--gpu", "rtx-4090")
+    assert on_gpu["mmproj"] == {"bytes": gemma3_4b_mmproj(128), "device": "CUDA0"}
+    assert gemma3_4b_mmproj(128) == 851_227_776
+    assert "--mmproj" in on_gpu["command"] and "--no-mmproj-offload" not in on_gpu["command"]
+    on_host = run_json("fit", path, "--quant", "gguf-q4_k_m", "--gpu", "rtx-4090",
+                       "--no-mmproj-offload")
+    assert on_host["mmproj"] == {"bytes": gemma3_4b_mmproj(32), "device": "CPU"}
+    assert "--no-mmproj-offload" in on_host["command"]
+    gpu, host = on_gpu["devices"][0], on_host["devices"][0]
+    assert gpu["model_bytes"] - host["model_bytes"] == gemma3_4b_mmproj(128)
+    assert on_host["host"]["model_bytes"] - on_gpu["host"]["model_bytes"] == \
+        gemma3_4b_mmproj(32)
+
+
+def test_a_text_model_has_no_mmproj() -> None:
+    doc = run_json("fit", "llama3-8b", "--gpu", "rtx-4090")
+    assert "mmproj" not in doc and "--mmproj" not in doc["command"]
