@@ -206,3 +206,63 @@ def test_fit_places_the_mmproj_file_as_llama_cpp_does() -> None:
 def test_a_text_model_has_no_mmproj() -> None:
     doc = run_json("fit", "llama3-8b", "--gpu", "rtx-4090")
     assert "mmproj" not in doc and "--mmproj" not in doc["command"]
+
+
+def gemma3_4b_checkpoint(folder: Path) -> tuple[Path, dict[str, Any]]:
+    """Gemma 3 4B as a safetensors file (a sparse one: the header and zeros): the vision tower
+    and projector under transformers' own names and shapes (the golden's, from
+    AutoModelForImageTextToText), the language model under model.language_model."""
+    import dataclasses
+
+    from checkpoints import write_checkpoint
+
+    from specsheet.quant.tensors import model_tensors
+
+    config = json.loads((DATA / "gemma-3-4b.json").read_text())
+    g = golden(TESTS / "golden" / "multimodal" / "gemma-3-4b.json")
+    shapes = {name: ("BF16", tuple(shape)) for name, shape in g["tower_tensors"].items()}
+    text = dataclasses.replace(load_file(DATA / "gemma-3-4b.json").spec, vision=None)
+    shapes.update({f"model.language_model.{t.name}": ("BF16", t.shape)
+                   for t in model_tensors(text)})
+    return write_checkpoint(folder, config, shapes), shapes
+
+
+def inspect_json(*args: str) -> tuple[int, dict[str, Any]]:
+    result = runner.invoke(app, ["inspect", *args, "--json"])
+    assert result.exit_code in (0, 1), (result.exit_code, result.stderr)
+    doc: dict[str, Any] = json.loads(result.stdout)
+    return result.exit_code, doc
+
+
+def test_inspect_checks_the_tower_against_the_config(tmp_path: Path) -> None:
+    folder, _ = gemma3_4b_checkpoint(tmp_path / "gemma")
+    code, doc = inspect_json(str(folder), "--check")
+    assert code == 0, doc["check"]["differences"]
+    components = doc["params"]["components"]
+    assert (components["vision"], components["projector"]) == (416_866_032, 2_950_272)
+    assert doc["params"]["total"] == 4_300_079_472 and components["other"] == 0
+    assert doc["check"]["components"]["vision"] == {
+        "file": 416_866_032, "computed": 416_866_032, "match": True}
+    assert doc["bytes"]["predicted_matches"] is True
+
+
+def test_inspect_names_a_missing_and_a_misshapen_tower_tensor(tmp_path: Path) -> None:
+    from checkpoints import write_checkpoint
+
+    folder, shapes = gemma3_4b_checkpoint(tmp_path / "gemma")
+    config = json.loads((folder / "config.json").read_text())
+    missing = "model.vision_tower.encoder.layers.3.mlp.fc1.weight"
+    del shapes[missing]
+    code, doc = inspect_json(str(write_checkpoint(tmp_path / "cut", config, shapes)), "--check")
+    assert code == 1
+    (difference,) = doc["check"]["differences"]
+    assert (difference["component"], difference["layer"]) == ("vision", None)
+    assert difference["tensors"] == [f"{missing} is missing"]
+    shapes[missing] = ("BF16", (4304, 1152))
+    table = "model.vision_tower.embeddings.position_embedding.weight"
+    shapes[table] = ("BF16", (4097, 1152))
+    code, doc = inspect_json(str(write_checkpoint(tmp_path / "wide", config, shapes)),
+                             "--check")
+    assert code == 1
+    (difference,) = doc["check"]["differences"]
+    assert difference["tensors"] == [f"{table} [4097, 1152] (the config: [4096, 1152])"]
