@@ -266,3 +266,12 @@ def test_inspect_names_a_missing_and_a_misshapen_tower_tensor(tmp_path: Path) ->
     assert code == 1
     (difference,) = doc["check"]["differences"]
     assert difference["tensors"] == [f"{table} [4097, 1152] (the config: [4096, 1152])"]
+
+
+def test_serve_refuses_a_tp_that_does_not_divide_the_tower() -> None:
+    """vLLM's SigLIP divides its 16 heads by tp (siglip.py: divide(num_heads, tp_size))."""
+    result = runner.invoke(app, ["serve", str(DATA / "multimodal" / "gemma-3-27b.json"),
+                                 "--gpu", "h100-sxm", "--gpus", "32"])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert "32 does not divide the vision tower's 16 heads; tp values that work: 1, 2, 4, 8, " \
+        "16" in result.stderr
