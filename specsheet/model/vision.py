@@ -80,6 +80,10 @@ class VisionTower:
     adapter_in: int = 0  # Llama 4's vision_adapter: projector_input_dim
     adapter_out: int = 0  # Llama 4's vision_adapter: projector_output_dim
     tokens_per_image: int = 0  # Gemma 3: mm_tokens_per_image (0: the family computes it)
+    # LLaVA, Mistral 3: the encoder layer whose features the projector takes
+    # (vision_feature_layer; -1 the last, -2 the one before): transformers builds every layer,
+    # vLLM only those up to it
+    feature_layer: int = -1
 
     @property
     def patches_per_side(self) -> int:
@@ -95,8 +99,8 @@ class VisionTower:
 class TowerTensor(NamedTuple):
     """One parameter tensor of a tower, by transformers' name below the tower's module.
 
-    ``cut``: how a tensor-parallel layer splits it (column: output rows; row: input columns,
-    the bias whole; "": whole on every GPU)."""
+    ``cut``: how vLLM's tensor-parallel layers split it (column: output rows; row: input
+    columns, the bias whole; "": whole on every GPU), docs/serving.md."""
 
     name: str
     shape: tuple[int, ...]
@@ -206,7 +210,8 @@ def _outside(t: VisionTower) -> Iterator[TowerTensor]:
     else:  # llama4
         yield TowerTensor("class_embedding", (w,), "vision")
         yield TowerTensor("positional_embedding_vlm", (t.patches + 1, w), "vision")
-        yield TowerTensor("patch_embedding.linear.weight", (w, c * p * p), "vision")
+        yield TowerTensor("patch_embedding.linear.weight", (w, c * p * p), "vision",
+                          cut="column")
         yield from _norm("layernorm_pre", w, True)
         yield from _norm("layernorm_post", w, True)
 
@@ -219,30 +224,30 @@ def _projector(t: VisionTower) -> Iterator[TowerTensor]:
                           "projector")
         yield TowerTensor("multi_modal_projector.mm_soft_emb_norm.weight", (w,), "projector")
     elif kind == "llava":
-        yield from _linear("multi_modal_projector.linear_1", d, w, bias, "projector")
-        yield from _linear("multi_modal_projector.linear_2", d, d, bias, "projector")
+        yield from _linear("multi_modal_projector.linear_1", d, w, bias, "projector",
+                           cut="column")
+        yield from _linear("multi_modal_projector.linear_2", d, d, bias, "projector", cut="row")
     elif kind == "mistral3":
         yield from _norm("multi_modal_projector.norm", w, False, "projector")
         yield TowerTensor("multi_modal_projector.patch_merger.merging_layer.weight",
                           (w, w * m2), "projector")
-        yield from _linear("multi_modal_projector.linear_1", d, w, bias, "projector")
-        yield from _linear("multi_modal_projector.linear_2", d, d, bias, "projector")
+        yield from _linear("multi_modal_projector.linear_1", d, w, bias, "projector",
+                           cut="column")
+        yield from _linear("multi_modal_projector.linear_2", d, d, bias, "projector", cut="row")
     elif kind == "qwen2_5_vl":
         yield from _norm("merger.ln_q", w, False, "projector")
-        yield from _linear("merger.mlp.0", w * m2, w * m2, True, "projector")
-        yield from _linear("merger.mlp.2", d, w * m2, True, "projector")
+        yield from _linear("merger.mlp.0", w * m2, w * m2, True, "projector", cut="column")
+        yield from _linear("merger.mlp.2", d, w * m2, True, "projector", cut="row")
     elif kind == "qwen3_vl":
-        yield from _norm("merger.norm", w, True, "projector")
-        yield from _linear("merger.linear_fc1", w * m2, w * m2, True, "projector")
-        yield from _linear("merger.linear_fc2", d, w * m2, True, "projector")
-        for j, _ in enumerate(t.deepstack_layers):
-            p = f"deepstack_merger_list.{j}"
-            yield from _norm(f"{p}.norm", w * m2, True, "projector")
-            yield from _linear(f"{p}.linear_fc1", w * m2, w * m2, True, "projector")
-            yield from _linear(f"{p}.linear_fc2", d, w * m2, True, "projector")
+        for p, width in (("merger", w), *((f"deepstack_merger_list.{j}", w * m2)
+                                          for j in range(len(t.deepstack_layers)))):
+            yield from _norm(f"{p}.norm", width, True, "projector")
+            yield from _linear(f"{p}.linear_fc1", w * m2, w * m2, True, "projector",
+                               cut="column")
+            yield from _linear(f"{p}.linear_fc2", d, w * m2, True, "projector", cut="row")
     else:  # llama4
         yield from _linear("multi_modal_projector.linear_1", d, t.projector_width, False,
-                           "projector")
+                           "projector", cut="column")
 
 
 def tower_tensors(t: VisionTower) -> tuple[TowerTensor, ...]:
@@ -254,9 +259,9 @@ def tower_tensors(t: VisionTower) -> tuple[TowerTensor, ...]:
         tensors += _block(t, i)
     if t.encoder == "llama4":  # the pixel-shuffle MLP, inside transformers' vision model
         tensors += _linear("vision_adapter.mlp.fc1", t.adapter_in, t.mlp_width, False,
-                           "vision")
+                           "vision", cut="column")
         tensors += _linear("vision_adapter.mlp.fc2", t.adapter_out, t.adapter_out, False,
-                           "vision")
+                           "vision", cut="row")
     tensors += _projector(t)
     return tuple(tensors)
 

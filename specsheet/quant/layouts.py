@@ -230,17 +230,30 @@ def gguf_types(spec: ModelSpec, ftype: str,
     return types
 
 
+def mmproj_type(spec: ModelSpec, t: Tensor) -> str:
+    """The GGML type of a vision-tower tensor in the mmproj file convert_hf_to_gguf.py --mmproj
+    writes at its default --outtype f16 (llama.cpp a458664): vectors in F32
+    (ModelBase.prepare_tensors, n_dims <= 1), the rest F16; Gemma 3's embeddings (patch and
+    position) in F32 (Gemma3VisionModel.tensor_force_quant). Other families' own forced
+    types are not read (docs/local.md)."""
+    if len(t.shape) == 1:
+        return "F32"
+    if spec.vision is not None and spec.vision.projector == "gemma3" and \
+            t.name.startswith("v.embeddings."):
+        return "F32"
+    return "F16"
+
+
 def _gguf_stored(spec: ModelSpec, ftype: str, unquantized: str | None,
                  tensors: tuple[Tensor, ...] | None = None) -> list[StoredTensor]:
     from specsheet.quant.tensors import TOWER_ROLES
 
     every = model_tensors(spec)
-    # the vision tower is llama.cpp's separate mmproj file, F16 by default
-    # (convert_hf_to_gguf.py --mmproj): not in the model file's ftype
+    # the vision tower is llama.cpp's separate mmproj file, not in the model file's ftype
     types = gguf_types(spec, ftype, tuple(t for t in every if t.role not in TOWER_ROLES))
     stored = []
     for t in every if tensors is None else tensors:
-        dtype = "F16" if t.role in TOWER_ROLES else types[t.name]
+        dtype = mmproj_type(spec, t) if t.role in TOWER_ROLES else types[t.name]
         if dtype == "F32" and unquantized is not None:
             dtype = unquantized
         kind = GGML_TYPES[dtype]

@@ -59,8 +59,9 @@ _ENCODER_OF = {"siglip_vision_model": "siglip", "clip_vision_model": "clip",
 # the wrapper's own keys and their defaults (transformers' wrapper configuration classes)
 _WRAPPER_DEFAULTS: dict[str, dict[str, Any]] = {
     "gemma3": {"mm_tokens_per_image": 256},
-    "llava": {"multimodal_projector_bias": True},
-    "mistral3": {"multimodal_projector_bias": False, "spatial_merge_size": 2},
+    "llava": {"multimodal_projector_bias": True, "vision_feature_layer": -2},
+    "mistral3": {"multimodal_projector_bias": False, "spatial_merge_size": 2,
+                 "vision_feature_layer": -1},
 }
 # the wrapper configuration class's tie_word_embeddings, which transformers 5.x ties the output
 # head by (not the text config's): Mistral3Config's is true, so a Mistral 3 file that leaves
@@ -85,6 +86,20 @@ def wrapper_tie(wrapper: Mapping[str, Any], text: Mapping[str, Any],
         text_tie = text.get("tie_word_embeddings", text_default)
         tie = text_tie if isinstance(text_tie, bool) else tie
     return tie
+
+
+def _feature_layer(top: HFConfig, layers: int) -> int:
+    """vision_feature_layer as vLLM's llava.py reads it: an index from the end (-1, -2) kept,
+    or the layers up to it (a positive index); a list of them, the deepest."""
+    value = top.data.get("vision_feature_layer")
+    if isinstance(value, int) and not isinstance(value, bool) and -layers <= value <= layers:
+        return value
+    if isinstance(value, list) and value and all(
+            isinstance(v, int) and not isinstance(v, bool) and -layers <= v <= layers
+            for v in value):
+        return int(max(v + layers + 1 if v < 0 else v for v in value))
+    raise key_error("vision_feature_layer", f"expected a layer index of the {layers}-layer "
+                    f"encoder (-1 the last) or a list of them, got {value!r}", source=top.origin)
 
 
 def _ratio_merge(c: HFConfig) -> int:
@@ -135,11 +150,10 @@ def vision_tower(data: Mapping[str, Any], d_model: int, origin: str) -> VisionTo
             window=0 if qwen3 else c.integer("window_size"),
             deepstack_layers=tuple(c.integers("deepstack_visual_indexes")) if qwen3 else ())
     common: dict[str, Any] = {
-                  "layers": c.integer("num_hidden_layers"), "width": c.integer("hidden_size"),
-                  "heads": c.integer("num_attention_heads"),
-                  "mlp_width": c.integer("intermediate_size"), "patch": c.integer("patch_size"),
-                  "image_size": c.integer("image_size"), "channels": c.integer("num_channels"),
-                  "out_width": d_model}
+        "layers": c.integer("num_hidden_layers"), "width": c.integer("hidden_size"),
+        "heads": c.integer("num_attention_heads"), "mlp_width": c.integer("intermediate_size"),
+        "patch": c.integer("patch_size"), "image_size": c.integer("image_size"),
+        "channels": c.integer("num_channels"), "out_width": d_model}
     if encoder == "llama4":
         return VisionTower(encoder="llama4", projector="llama4", merge=_ratio_merge(c),
                            projector_width=c.integer("vision_output_dim"),
@@ -148,6 +162,7 @@ def vision_tower(data: Mapping[str, Any], d_model: int, origin: str) -> VisionTo
     if encoder == "pixtral":
         return VisionTower(encoder="pixtral", projector="mistral3",
                            head_dim=c.integer("head_dim"),
+                           feature_layer=_feature_layer(top, common["layers"]),
                            merge=top.integer("spatial_merge_size"),
                            projector_bias=top.flag("multimodal_projector_bias"), **common)
     if wrapper == "gemma3":
@@ -156,4 +171,5 @@ def vision_tower(data: Mapping[str, Any], d_model: int, origin: str) -> VisionTo
     # llava: CLIP or SigLIP, then two Linears
     return VisionTower(encoder=encoder, projector="llava",  # type: ignore[arg-type]
                        head=encoder == "siglip" and c.flag("vision_use_head"),
-                       projector_bias=top.flag("multimodal_projector_bias"), **common)
+                       projector_bias=top.flag("multimodal_projector_bias"),
+                       feature_layer=_feature_layer(top, common["layers"]), **common)
