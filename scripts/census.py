@@ -42,6 +42,7 @@ from specsheet.sources.hf_config.unsupported import (  # noqa: E402
     ENCODER_ONLY,
     UNSUPPORTED,
 )
+from specsheet.sources.hf_config.vision import WRAPPER_ENCODERS  # noqa: E402
 
 
 def refresh() -> dict[str, Any]:
@@ -92,6 +93,16 @@ def goldens() -> dict[str, list[str]]:
     return found
 
 
+def _multimodal_goldens() -> dict[str, list[str]]:
+    """The wrappers' goldens of tests/golden/multimodal, by their model_type."""
+    found: dict[str, list[str]] = {}
+    for path in sorted((ROOT / "tests" / "golden" / "multimodal").glob("*.json")):
+        config = json.loads((ROOT / "tests" / "data" / json.loads(path.read_text())["config"])
+                            .read_text())
+        found.setdefault(config["model_type"], []).append(path.stem)
+    return found
+
+
 def classify(model_type: str, entry: dict[str, Any],
              pinned: dict[str, list[str]]) -> tuple[str, str]:
     """(status, what backs it): supported, language model only, encoder-only,
@@ -110,6 +121,11 @@ def classify(model_type: str, entry: dict[str, Any],
                                      "same model and figures")
         closest = f" (closest: {reason.closest})" if reason.closest else ""
         return "not supported", reason.feature + closest
+    if model_type in WRAPPER_ENCODERS:
+        golden = ", ".join(sorted(_multimodal_goldens().get(model_type, []))) or "no golden"
+        encoders = ", ".join(WRAPPER_ENCODERS[model_type])
+        return "whole checkpoint", (f"language model, vision tower ({encoders}) and projector "
+                                    f"counted; golden: {golden}")
     if entry["text_config"]:
         text = entry["text_config_default"]
         golden = f"; golden: {', '.join(pinned[model_type])}" if model_type in pinned else ""

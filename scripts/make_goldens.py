@@ -9,6 +9,7 @@ goldens this writes to tests/golden/:
     /tmp/hf/bin/python scripts/make_goldens.py --defaults [FAMILY ...]  # {"model_type": X}
     /tmp/hf/bin/python scripts/make_goldens.py --variants [NAME ...]  # VARIANTS below
     /tmp/hf/bin/python scripts/make_goldens.py --identical [FAMILY ...]  # IDENTICAL below
+    /tmp/hf/bin/python scripts/make_goldens.py --multimodal [NAME ...]  # MULTIMODAL below
 
 Each model is built from its config.json on PyTorch's meta device (no weights, no network):
 - parameters: numel() of every parameter (tied matrices once), sorted into components by the
@@ -29,6 +30,10 @@ Each model is built from its config.json on PyTorch's meta device (no weights, n
   layers' backward is not 2 x their forward, at HYBRID_TRAIN_TOKENS, several chunks of their
   scans). Every parameter requires a gradient, as in
   pre-training; meta tensors carry autograd, so no weights are needed here either.
+- multimodal wrappers (``--multimodal``, tests/golden/multimodal/): the whole checkpoint as
+  ``AutoModelForImageTextToText`` builds it from the config, its parameters split into the
+  vision tower, the projector and the language model by the module that holds them
+  (``wrapper_component``), and the tower's tensors by name and shape.
 """
 
 from __future__ import annotations
@@ -42,7 +47,7 @@ from typing import Any
 import torch
 import transformers
 from torch.utils.flop_counter import FlopCounterMode
-from transformers import CONFIG_MAPPING, AutoModelForCausalLM
+from transformers import CONFIG_MAPPING, AutoConfig, AutoModelForCausalLM
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"
@@ -426,8 +431,68 @@ def variant(name: str) -> dict[str, Any]:
     return data
 
 
+# multimodal wrappers: name -> config (tests/data/multimodal/NAME.json, or a config of
+# tests/data whose text goldens are the language model's)
+MULTIMODAL = {
+    "gemma-3-4b": DATA / "gemma-3-4b.json",
+    "llama-4-scout": DATA / "llama-4-scout.json",
+    **{p.stem: p for p in sorted((DATA / "multimodal").glob("*.json"))},
+}
+# the modules of a wrapper that hold its projector; the rest of its vision module is the tower
+PROJECTOR = re.compile(r"(^|\.)(multi_modal_projector|connector|visual\.merger|"
+                       r"visual\.deepstack_merger_list)\.")
+VISION = re.compile(r"(^|\.)(vision_tower|vision_model|visual)\.")
+
+
+def wrapper_component(name: str) -> str:
+    """vision, projector or language_model, from a wrapper's parameter name."""
+    if PROJECTOR.search(name):
+        return "projector"
+    if VISION.search(name):
+        return "vision"
+    return "language_model"
+
+
+def multimodal_golden(name: str) -> dict[str, Any]:
+    from transformers import AutoModelForImageTextToText
+
+    torch.set_default_dtype(torch.bfloat16)
+    data = json.loads(MULTIMODAL[name].read_text())
+    config = AutoConfig.for_model(**data)
+    with torch.device("meta"):
+        model = AutoModelForImageTextToText.from_config(config, dtype=torch.bfloat16)
+    parts = {"vision": 0, "projector": 0, "language_model": 0}
+    tower: dict[str, list[int]] = {}
+    for pname, p in model.named_parameters():  # tied matrices once
+        part = wrapper_component(pname)
+        parts[part] += p.numel()
+        if part != "language_model":
+            tower[pname] = list(p.shape)
+    total = sum(p.numel() for p in model.parameters())
+    assert total == sum(parts.values())
+    return {
+        "model": name,
+        "config": str(MULTIMODAL[name].relative_to(DATA)),
+        "class": type(model).__name__,
+        "transformers": transformers.__version__,
+        "torch": torch.__version__.split("+")[0],
+        "total": total,
+        "components": parts,
+        "language_model": parts["language_model"],
+        "tower_tensors": tower,
+    }
+
+
 def main() -> int:
     GOLDEN.mkdir(exist_ok=True)
+    if sys.argv[1:2] == ["--multimodal"]:
+        (GOLDEN / "multimodal").mkdir(exist_ok=True)
+        for name in sys.argv[2:] or MULTIMODAL:
+            result = multimodal_golden(name)
+            (GOLDEN / "multimodal" / f"{name}.json").write_text(json.dumps(result, indent=1)
+                                                                + "\n")
+            print(f"{name}: {result['total']:,} parameters, {result['components']}", flush=True)
+        return 0
     if sys.argv[1:2] == ["--variants"]:
         (GOLDEN / "variants").mkdir(exist_ok=True)
         for name in sys.argv[2:] or VARIANTS:

@@ -9,6 +9,7 @@ from typing import NamedTuple
 
 from specsheet.errors import SpecError, TokensOverContext
 from specsheet.model.flops import ForwardFlops, forward_flops, two_n_estimate
+from specsheet.model.images import Images
 from specsheet.model.memory import DEFAULT_DTYPE, KVCache, bytes_for, check_dtype, kv_cache
 from specsheet.model.params import ParamBreakdown, count_params
 from specsheet.model.spec import Model
@@ -66,6 +67,13 @@ class Report(NamedTuple):
     kv: KVCache
     flops: ForwardFlops
     flops_2n: int  # the 2N rule's estimate of flops.total (an approximation)
+    # the request's images (None: text only); their tokens are in kv.tokens and flops.tokens
+    images: Images | None = None
+
+    @property
+    def text_tokens(self) -> int:
+        """The request's tokens that are not images'."""
+        return self.kv.tokens - (self.images.tokens if self.images else 0)
 
     @property
     def weights_bytes(self) -> int:
@@ -85,23 +93,34 @@ def build_report(
     kv_dtype: str = DEFAULT_DTYPE,
     quant: str | None = None,
     group_size: int | None = None,
+    images: Images | None = None,
 ) -> Report:
     """Compute every figure of ``model`` for a request of ``tokens`` tokens (default: context).
 
     Weights are in ``quant`` (a quantization format, its unquantized tensors in ``dtype`` or the
-    format's usual type) or else in ``dtype`` (default bf16)."""
+    format's usual type) or else in ``dtype`` (default bf16). ``images`` add their tokens to the
+    request's (default: the context less theirs), in the KV cache and the forward's FLOPs."""
     if dtype is not None:
         check_dtype(dtype, "dtype")
     kv_dtype = VLLM_KV_DTYPES.get(kv_dtype, kv_dtype)
     check_dtype(kv_dtype, "kv_dtype")
     spec = model.spec
-    t = spec.context if tokens is None else tokens
+    pictured = images.tokens if images else 0
+    if images is not None and pictured >= spec.context:
+        raise SpecError(
+            f"{images.number:,} image{'s' if images.number > 1 else ''} of "
+            f"{images.each.tokens:,} tokens take {pictured:,} tokens, the whole context of "
+            f"{model.name} ({spec.context:,} tokens) or more", field="images",
+            value=images.number)
+    t = spec.context - pictured if tokens is None else tokens
     if isinstance(t, bool) or not isinstance(t, int) or t <= 0:
         raise SpecError(f"expected a positive integer, got {t!r}", field="tokens", value=t)
-    if t > spec.context:
+    if t + pictured > spec.context:
+        also = f" + {pictured:,} image tokens" if pictured else ""
         raise TokensOverContext(
-            f"{t:,} exceeds the context of {model.name} ({spec.context:,} tokens)",
+            f"{t:,}{also} exceeds the context of {model.name} ({spec.context:,} tokens)",
             field="tokens", value=t)
+    t += pictured
     params = count_params(spec)
     source = "option"
     keep: tuple[str, ...] = ()
@@ -143,7 +162,9 @@ def build_report(
         weights=weights,
         kv=kv_cache(spec, t, kv_dtype),
         flops=forward_flops(spec, t),
-        flops_2n=two_n_estimate(params.active - params.embeddings),
+        # the 2N rule of the language model: a text token never runs the vision tower
+        flops_2n=two_n_estimate(params.active - params.towers - params.embeddings),
+        images=images,
     )
 
 

@@ -20,6 +20,7 @@ from specsheet.sources.hf_config.unsupported import (
     WRAPPERS,
     refusal,
 )
+from specsheet.sources.hf_config.vision import FLAT_TEXT
 from tests.test_docs import load_script
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,7 +31,9 @@ census: Any = load_script("census")
 ROWS = {row[0]: row for row in census.rows(CENSUS)}
 # kimi_k2 is no transformers model_type: Kimi K2's config.json names DeepseekV3Config in its
 # auto_map, and specsheet reads it as deepseek_v3
-NOT_IN_TRANSFORMERS = {"kimi_k2"}
+# kimi_k2 has no configuration class; qwen2_5_vl_text and qwen3_vl_text are the language models
+# of Qwen2.5-VL and Qwen3-VL, read inside their wrappers (no causal-LM class of their own)
+NOT_IN_TRANSFORMERS = {"kimi_k2", "qwen2_5_vl_text", "qwen3_vl_text"}
 
 
 def test_the_census_lists_transformers_decoder_families() -> None:
@@ -44,8 +47,10 @@ def test_the_census_lists_transformers_decoder_families() -> None:
 
 def test_every_model_type_is_classified() -> None:
     statuses = {row[2] for row in ROWS.values()}
-    assert statuses == {"supported", "language model only", "encoder-only", "encoder-decoder",
-                        "not supported"}
+    assert statuses == {"supported", "whole checkpoint", "language model only", "encoder-only",
+                        "encoder-decoder", "not supported"}
+    assert {t for t, row in ROWS.items() if row[2] == "whole checkpoint"} == {
+        "gemma3", "llama4", "llava", "mistral3", "qwen2_5_vl", "qwen3_vl"}
 
 
 def test_every_supported_family_has_a_golden() -> None:
@@ -152,7 +157,7 @@ def test_every_family_refused_says_why() -> None:
     """Every model_type of the census but the supported ones, as a file of its own keys (a
     wrapper's without text_config), is refused with its reason, never a family of a similar
     name."""
-    for model_type in set(TYPES) - set(FAMILIES):
+    for model_type in set(TYPES) - set(FAMILIES) - set(FLAT_TEXT):  # flat: read as text keys
         message = refused(model_type)
         assert "did you mean" not in message and "supported: gpt2" not in message, message
     assert "the file has none" in refused("llava")

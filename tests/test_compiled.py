@@ -135,6 +135,7 @@ def test_the_cache_is_what_the_install_writes(tmp_path: Path) -> None:
                          capture_output=True, text=True, check=True).stdout.splitlines()
     assert out[1].split() == ["specsheet.hardware.catalog.Accelerator",
                               "specsheet.model.spec.ModelSpec",
+                              "specsheet.model.vision.VisionTower",
                               "specsheet.quant.formats.QuantFormat"]
 
 

@@ -562,12 +562,37 @@ def test_a_cached_lookup_imports_no_http_client(fake_hub: FakeHub, tmp_path: Pat
     assert not modules & {"urllib.request", "http.client", "huggingface_hub"}
 
 
-def test_a_multimodal_config_counts_the_language_model_only() -> None:
+def test_a_multimodal_config_counts_the_whole_checkpoint() -> None:
     model = resolve(str(DATA / "gemma-3-4b.json"))
-    assert model.counted == "language model only"
-    assert model.description == ("gemma3_text config.json, read from text_config, vision tower "
-                                 "not counted")
+    assert model.counted == "whole model"
+    assert model.description == ("gemma3_text config.json, read from text_config, siglip "
+                                 "vision tower and projector counted")
     assert resolve(str(DATA / "llama-3.1-8b.json")).counted == "whole model"
+
+
+def test_a_wrapper_whose_tower_specsheet_does_not_read_counts_its_language_model(
+        tmp_path: Path) -> None:
+    """PaliGemma's tower is not one specsheet counts: the language model, said so."""
+    config = {"model_type": "paligemma", "text_config": {"model_type": "gemma",
+                                                          "num_hidden_layers": 2},
+              "vision_config": {"model_type": "siglip_vision_model"}}
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    model = resolve(str(tmp_path / "config.json"))
+    assert model.counted == "language model only"
+    assert model.description.endswith("vision tower not counted")
+
+
+def test_count_of_gemma_3_27b_on_the_hub_gives_both(fake_hub: FakeHub) -> None:
+    """The issue's 'done when': the whole checkpoint (as transformers'
+    AutoModelForImageTextToText counts it) and the language model."""
+    body = (DATA / "multimodal" / "gemma-3-27b.json").read_bytes()
+    fake_hub.repos["google/gemma-3-27b-it"] = {"main": (MAIN, {"config.json": body})}
+    doc = run_json("count", "google/gemma-3-27b-it")
+    assert doc["params"]["total"] == 27_432_406_640
+    assert doc["params"]["language_model"] == 27_009_346_304
+    assert doc["counted"] == "whole model"
+    text = run("count", "google/gemma-3-27b-it").stdout
+    assert "27,432,406,640" in text and "27,009,346,304" in text
     assert resolve("llama3.1-8b").counted == "whole model"
 
 

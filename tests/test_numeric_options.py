@@ -45,6 +45,7 @@ TEXT_OTHER = {
     "--attention", "--precision", "--optimizer", "--schedule", "--offload", "--lora-targets",
     "--output", "--compare", "--activation-cache", "--optimizer-states", "--recipe",
     "--objective", "--solve", "--mamba-cache-mode",
+    "--image-size",  # WIDTHxHEIGHT: two numbers in one word (tests/bad_inputs/cases.yaml)
 }
 # each command's run: its arguments, and whether it writes JSON (--json) or text
 RUNS: dict[str, tuple[list[str], bool]] = {

@@ -84,3 +84,19 @@ def test_committed_schema_is_what_the_script_writes() -> None:
 def test_fit_documents_validate(argv: list[str],
                                 validator: jsonschema.Draft202012Validator) -> None:
     validator.validate(run_json(*argv))
+
+
+IMAGES = str(ROOT / "tests" / "data" / "multimodal" / "mistral-small-3.1-24b.json")
+
+
+@pytest.mark.parametrize("argv", [
+    ["count", IMAGES, "--images", "2", "--image-size", "1024x768"],
+    ["serve", IMAGES, "--gpu", "h100-sxm", "--images", "2"],
+], ids=["count", "serve"])
+def test_documents_with_images_validate(argv: list[str],
+                                        validator: jsonschema.Draft202012Validator) -> None:
+    document = run_json(*argv)
+    validator.validate(document)
+    broken = copy.deepcopy(document)
+    del broken["images"]["tokens_per_image"]
+    assert not validator.is_valid(broken)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from specsheet import figures as _figures
+from specsheet.model.images import Images
 from specsheet.model.memory import DEFAULT_DTYPE, DTYPE_BITS
 from specsheet.model.spec import Model
 from specsheet.sources.resolve import resolve
@@ -51,12 +52,38 @@ def load(ref: str | None = None, **overrides: Any) -> Model:
 
 def report(model: Model, tokens: int | None = None, dtype: str | None = None,
            kv_dtype: str = DEFAULT_DTYPE, quant: str | None = None,
-           group_size: int | None = None) -> Report:
+           group_size: int | None = None, images: int | None = None,
+           image_size: str | tuple[int, int] | None = None) -> Report:
     """Every figure of ``model`` for a request of ``tokens`` tokens (default: its context), the
     KV cache in ``kv_dtype``, and the weights in ``quant`` (a quantization format such as
     ``gguf-q4_k_m`` or ``awq-int4``, with ``group_size`` where it has one) or else in ``dtype``
-    (default bf16; with ``quant``, the type of the tensors the format leaves unquantized)."""
-    return Report._make(_figures.build_report(model, tokens, dtype, kv_dtype, quant, group_size))
+    (default bf16; with ``quant``, the type of the tensors the format leaves unquantized).
+
+    ``images`` images of ``image_size`` (``"1024x768"`` or (width, height); default: the
+    model's native size) add their tokens to the request: ``tokens`` counts the text (default:
+    the context less the images' tokens)."""
+    pictures = images_of(model, images, image_size)
+    return Report._make(_figures.build_report(model, tokens, dtype, kv_dtype, quant, group_size,
+                                              pictures))
+
+
+def images_of(model: Model, images: int | None,
+              image_size: str | tuple[int, int] | None) -> Images | None:
+    """The images of a request to ``model`` (None: none). A size without images is refused:
+    it would change nothing, and is more likely a forgotten count than a wish."""
+    from specsheet.errors import SpecError
+    from specsheet.model.images import parse_size, request_images
+
+    if images is None:
+        if image_size is not None:
+            raise SpecError("used only with --images", field="image_size", value=image_size)
+        return None
+    size = parse_size(image_size) if isinstance(image_size, str) else image_size
+    if model.images is None and model.origin.startswith("preset "):
+        raise SpecError(f"the preset {model.name} describes a language model alone, without a "
+                        "vision tower; give the checkpoint's config.json (a file or ORG/NAME) "
+                        "to count images", field="images", value=images)
+    return request_images(model.images, model.name, images, size, model.spec.vision)
 
 
 def presets() -> list[str]:

@@ -38,6 +38,9 @@ DEFAULT_MLX_QUANT = "mlx-4bit"
 GIB = 1 << 30
 
 
+MIB_BYTES = 1 << 20
+
+
 class FitRequest(NamedTuple):
     """What to run and on what: the GPUs (catalog names or hardware files; none: host only),
     llama.cpp's settings (its defaults: common/common.h) and the engine. The defaults are the
@@ -66,6 +69,7 @@ class FitRequest(NamedTuple):
     host_bandwidth: int | None = None  # the host memory's bytes/s, for the decode estimate
     kv_bits: int | None = None  # MLX: mlx-lm's --kv-bits, a quantized cache (2, 4 or 8)
     kv_group_size: int = 64  # MLX: mlx-lm's --kv-group-size
+    mmproj_offload: bool = True  # llama.cpp's --mmproj-offload: the mmproj file on the GPU
 
 
 class Fit(LocalFit):
@@ -130,6 +134,7 @@ class _Source(NamedTuple):
     tensors: list[LocalTensor]
     quant: str
     file: str | None
+    mmproj: tuple[LocalTensor, ...] = ()  # a multimodal model's projector file (mmproj)
 
 
 def _gguf_source(path: Path) -> _Source:
@@ -169,9 +174,11 @@ def _spec_source(model: Model, quant: str) -> _Source:
                         "linear-attention layers (Mamba, gated DeltaNet) have no layout in "
                         "specsheet yet, so fit cannot place it; count and serve give its "
                         "weights and state in a plain dtype", field="model", value=model.name)
-    stored = quantized_bytes(model.spec, quant).tensors
-    return _Source(model, [LocalTensor(s.name, s.dtype, s.shape[-1], s.nbytes)
-                           for s in stored], quant, None)
+    stored = [LocalTensor(s.name, s.dtype, s.shape[-1], s.nbytes)
+              for s in quantized_bytes(model.spec, quant).tensors]
+    # the vision tower and projector: llama.cpp's separate mmproj file (quant/layouts.py)
+    return _Source(model, [t for t in stored if not t.name.startswith("v.")], quant, None,
+                   tuple(t for t in stored if t.name.startswith("v.")))
 
 
 def cache_layers(spec: ModelSpec, mla: bool = False) -> tuple[list[LayerKV], int]:
@@ -255,7 +262,8 @@ def _setup(request: FitRequest, ctx: int, ngl: int) -> LocalSetup:
                       split_mode=request.split_mode, n_cpu_moe=request.n_cpu_moe,
                       n_ubatch=request.n_ubatch, kv_unified=request.kv_unified,
                       output_rule=request.output_rule, mmap=request.mmap,
-                      overrides=_override_pairs(request.override_tensor))
+                      overrides=_override_pairs(request.override_tensor),
+                      mmproj_offload=request.mmproj_offload)
 
 
 def _override_pairs(given: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
@@ -371,7 +379,8 @@ def fit(model: str | Model, request: FitRequest = FitRequest()) -> Fit:
         answer ask for the same ones (a Placement is immutable)."""
         if (ctx, ngl) not in placed:
             placed[ctx, ngl] = place(source.tensors, n_layer, kv, n_swa, shape, devices,
-                                     _setup(request, ctx * scale, ngl), host, tied)
+                                     _setup(request, ctx * scale, ngl), host, tied,
+                                     source.mmproj)
         return placed[ctx, ngl]
 
     def ok(p: Placement) -> bool:
@@ -404,6 +413,11 @@ def fit(model: str | Model, request: FitRequest = FitRequest()) -> Fit:
     max_ctx = longest_ctx(lambda c: ok(at(c, ngl)), spec.context)
     if source.quant != "file" and request.quant is None:
         notes.append(f"weights in {DEFAULT_QUANT} (give --quant, or a .gguf file)")
+    if source.mmproj:
+        where = "the first GPU" if devices and request.mmproj_offload else "the host"
+        notes.append(f"the vision tower and projector: a separate mmproj file (F16, vectors "
+                     f"F32) of {sum(t.nbytes for t in source.mmproj) / MIB_BYTES:,.2f} MiB, "
+                     f"on {where}; its compute buffer is not estimated")
     command, env = _command(request, source, placement, ctx, ngl)
     version = OLLAMA_VERSION if request.engine == "ollama" else LLAMA_CPP_BUILD + (
         " + PR #18148 (output layer first)" if request.output_rule == "output-first" else "")
@@ -515,6 +529,10 @@ def _command(request: FitRequest, source: _Source, placement: Placement, ctx: in
             env.append(("OLLAMA_NUM_PARALLEL", str(request.parallel)))
         return ("ollama", "run", source.model.name), tuple(env)
     argv = ["llama-server", "-m", file, "-ngl", str(ngl), "--ctx-size", str(ctx)]
+    if source.mmproj:
+        argv += ["--mmproj", f"mmproj-{source.model.name}-f16.gguf"]
+        if not request.mmproj_offload:
+            argv += ["--no-mmproj-offload"]
     if request.parallel != 1:
         argv += ["--parallel", str(request.parallel)]
     if request.cache_type_k != "f16":

@@ -64,6 +64,8 @@ class ServeRequest(NamedTuple):
     enable_prefix_caching: bool = False  # vLLM's --enable-prefix-caching (off for hybrids)
     mamba_cache_mode: str | None = None  # none, align, all (default: as vLLM picks it)
     kv_offload: int | str | None = None  # bytes of CPU KV offload (--kv-offloading-size)
+    images: int | None = None  # images in a request: their tokens join the prompt's
+    image_size: str | tuple[int, int] | None = None  # WxH (default: the model's native size)
 
 
 class Serving(NamedTuple):
@@ -223,9 +225,13 @@ def _plan_serve(report: Report, request: ServeRequest, group_size: int | None = 
                             "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1)", field="max_model_len",
                             value=max_len)
         report = _long_context(report, max_len)
-    prompt, output = request_shape(request, max_len)
+    from specsheet.api.count import images_of
+
+    images = images_of(report.model, request.images, request.image_size)
+    pictured = images.tokens if images else 0
+    prompt, output = request_shape(request, max_len, pictured)
     plan_request = serving.Request(
-        max_model_len=max_len, prompt=prompt, output=output,
+        max_model_len=max_len, prompt=prompt + pictured, output=output, images=images,
         batched_tokens=request.max_num_batched_tokens or serving.default_batched_tokens(hardware),
         max_seqs=request.max_num_seqs or serving.default_max_seqs(hardware),
         moe_kernel=request.moe_kernel, block_size=request.block_size,
@@ -258,23 +264,25 @@ def _lora(request: ServeRequest) -> tuple[int, int]:
     return request.max_loras or 1, request.max_lora_rank or DEFAULT_MAX_LORA_RANK
 
 
-def request_shape(request: ServeRequest, max_len: int) -> tuple[int, int]:
-    """The prompt and output of a request: as given, or the defaults (1,024 + 256) shortened to
-    fit ``max_len``; a request longer than ``max_len`` is refused, as vLLM refuses it."""
+def request_shape(request: ServeRequest, max_len: int, pictured: int = 0) -> tuple[int, int]:
+    """The prompt (its text) and output of a request: as given, or the defaults (1,024 + 256)
+    shortened to fit ``max_len`` beside ``pictured`` image tokens; a request longer than
+    ``max_len`` is refused, as vLLM refuses it."""
     output = request.output
     if output is None:
         output = min(DEFAULT_OUTPUT, max(1, max_len // 4))
     prompt = request.prompt
     if prompt is None:
-        prompt = max(1, min(DEFAULT_PROMPT, max_len - output))
+        prompt = max(1, min(DEFAULT_PROMPT, max_len - output - pictured))
     for name, value in (("prompt", prompt), ("output", output)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise SpecError(f"expected a positive number of tokens, got {value!r}", field=name,
                             value=value)
-    if prompt + output > max_len:
-        raise SpecError(f"a request of {prompt:,} prompt + {output:,} output tokens exceeds "
-                        f"max_model_len {max_len:,}, which vLLM refuses; shorten it or raise "
-                        "max_model_len", field="prompt", value=prompt)
+    if prompt + pictured + output > max_len:
+        images = f" + {pictured:,} image" if pictured else ""
+        raise SpecError(f"a request of {prompt:,} prompt{images} + {output:,} output tokens "
+                        f"exceeds max_model_len {max_len:,}, which vLLM refuses; shorten it or "
+                        "raise max_model_len", field="prompt", value=prompt)
     return prompt, output
 
 

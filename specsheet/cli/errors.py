@@ -51,6 +51,8 @@ FIELD_OPTIONS: dict[str, str] = {
     "tokens_per_word": "--tokens-per-word",
     "text": "--text",
     "tokenizer": "--tokenizer",
+    "images": "--images",
+    "image_size": "--image-size",
     # training
     "dp": "--dp",
     "sp": "--sp",

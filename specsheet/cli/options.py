@@ -57,7 +57,15 @@ def parse_tokens(text: str | int) -> int:
 
 TokensOpt = Annotated[int | None, typer.Option(
     "--tokens", "-t", parser=parse_tokens, metavar="T", help="Tokens T in a request, for the "
-    "KV cache and FLOPs: 8192, or 8k (k = 1,024) [default: the model's context].")]
+    "KV cache and FLOPs: 8192, or 8k (k = 1,024) [default: the model's context; with "
+    "--images, the context less the images' tokens].")]
+ImagesOpt = Annotated[int | None, typer.Option(
+    "--images", min=1, metavar="N", help="Images in a request (a multimodal model): their "
+    "tokens, as the model's processor counts them, join the request's KV cache and FLOPs, "
+    "beside --tokens of text.", show_default=False)]
+ImageSizeOpt = Annotated[str | None, typer.Option(
+    "--image-size", metavar="WxH", help="The images' size in pixels, such as 1024x768 (with "
+    "--images) [default: the model's native resolution].", show_default=False)]
 DtypeOpt = Annotated[str | None, typer.Option(
     "--dtype", help=f"Weight element type: {DTYPES} [default: bf16]; with --quant, the type of "
     "the tensors the format leaves unquantized [default: the format's own].",
@@ -283,15 +291,25 @@ def _extreme(value: object) -> bool:
 
 def reports(refs: list[str | None], given: Overrides, tokens: int | None, dtype: str | None,
             kv_dtype: str, advice: str, quant: str | None = None,
-            group_size: int | None = None, timeout: float = DEFAULT_TIMEOUT) -> list[Report]:
-    """A Report of each model; a request beyond a model's context gets ``advice``. Notes on how
-    a name was read go to stderr."""
+            group_size: int | None = None, timeout: float = DEFAULT_TIMEOUT,
+            images: int | None = None, image_size: str | None = None) -> list[Report]:
+    """A Report of each model (with ``images`` of ``image_size`` in its request); a request
+    beyond a model's context gets ``advice``. Notes on how a name was read go to stderr."""
     timeout = checked_timeout(timeout)
     notes: list[str] = []
     try:
         with option_errors(advice):
-            return [build_report(resolve(ref, given, notes, timeout), tokens, dtype, kv_dtype,
-                                 quant, group_size) for ref in refs]
+            built = []
+            for ref in refs:
+                model = resolve(ref, given, notes, timeout)
+                pictures = None
+                if images is not None or image_size is not None:
+                    from specsheet.api.count import images_of
+
+                    pictures = images_of(model, images, image_size)
+                built.append(build_report(model, tokens, dtype, kv_dtype, quant, group_size,
+                                          pictures))
+            return built
     finally:
         say_notes(notes)
 
@@ -314,7 +332,8 @@ def option_errors(advice: str) -> Iterator[None]:
 
 # the arguments of the arithmetic that commands take as options of the same names
 # (the quantization layouts name the group size "group size", as their messages always have)
-ARGUMENT_FIELDS = ("quant", "group_size", "group size", "timeout", "dtype", "kv_dtype")
+ARGUMENT_FIELDS = ("quant", "group_size", "group size", "timeout", "dtype", "kv_dtype", "images",
+                   "image_size")
 
 
 # the parameters of a command that name spec fields (tied is tied_embeddings)

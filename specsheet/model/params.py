@@ -10,6 +10,7 @@ Totals are always sums of the named parts below.
 from typing import NamedTuple
 
 from specsheet.model.spec import ModelSpec
+from specsheet.model.vision import TOWER_COMPONENTS, tower_params
 
 COMPONENTS = (
     "token_embedding", "position_embedding", "embedding_projections", "attention", "ssm", "mlp",
@@ -189,7 +190,9 @@ class BlockParams(NamedTuple):
 
 
 class ParamBreakdown(NamedTuple):
-    """Where a model's parameters live. ``total`` is the sum of the eight components."""
+    """Where a model's parameters live. ``total`` is the sum of the eight components, and of
+    a multimodal checkpoint's vision tower and projector (``vision``, ``projector``): the
+    whole checkpoint; ``language_model`` is the eight alone."""
 
     token_embedding: int  # V x e
     position_embedding: int  # (n_max + offset) x d for a learned table, else 0
@@ -203,10 +206,26 @@ class ParamBreakdown(NamedTuple):
     moe: MoEParams  # the split of ``mlp``
     expert: int  # one routed expert
     active: int  # used per token: total minus the routed experts a token does not use
+    vision: int = 0  # a multimodal checkpoint's image encoder
+    projector: int = 0  # and the projector from its features to d_model
+    multimodal: bool = False  # the spec has a vision tower: vision and projector are components
 
     def components(self) -> dict[str, int]:
-        """The eight components by name, in a fixed order."""
-        return {name: getattr(self, name) for name in COMPONENTS}
+        """The eight components by name, in a fixed order, then vision and projector for a
+        multimodal checkpoint."""
+        names = (*COMPONENTS, *TOWER_COMPONENTS) if self.multimodal else COMPONENTS
+        return {name: getattr(self, name) for name in names}
+
+    @property
+    def towers(self) -> int:
+        """The vision tower and projector (0 for a text-only model)."""
+        return self.vision + self.projector
+
+    @property
+    def language_model(self) -> int:
+        """The text model: the total without the vision tower and projector (what a
+        text-only count of the checkpoint means)."""
+        return self.total - self.towers
 
     @property
     def total(self) -> int:
@@ -272,5 +291,9 @@ def count_params(spec: ModelSpec) -> ParamBreakdown:
         expert=expert,
         active=0,
     )
+    if spec.vision is not None:
+        tower = tower_params(spec.vision)
+        breakdown = breakdown._replace(multimodal=True, vision=tower["vision"],
+                                       projector=tower["projector"])
     unused = moe_layers * (spec.experts - spec.experts_per_token) * expert
     return breakdown._replace(active=breakdown.total - unused)

@@ -13,6 +13,8 @@ from typing import Any, Literal, NamedTuple, get_args
 
 from specsheet.compiled import dataclass  # dataclasses' own, its methods compiled once
 from specsheet.errors import SpecError, did_you_mean
+from specsheet.model.images import ImageProcessor
+from specsheet.model.vision import VisionTower
 
 MLPKind = Literal["plain", "gated"]
 NormKind = Literal["layernorm", "rmsnorm", "none"]
@@ -207,6 +209,9 @@ class ModelSpec:
     linear_value_heads: int = 0  # gated DeltaNet: value heads
     linear_key_dim: int = 0  # gated DeltaNet: key head size
     linear_value_dim: int = 0  # gated DeltaNet: value head size
+    # a multimodal checkpoint's image encoder and projector (model/vision.py); not a preset
+    # field: a config.json's vision_config gives it, and as_dict leaves it out
+    vision: VisionTower | None = None
 
     @classmethod
     def create(cls, **given: Any) -> "ModelSpec":
@@ -393,7 +398,7 @@ class ModelSpec:
     def as_dict(self) -> dict[str, Any]:
         """Every field by name, in declaration order (layer lists as lists)."""
         return {f.name: (list(v) if isinstance(v := getattr(self, f.name), tuple) else v)
-                for f in fields(self)}
+                for f in fields(self) if f.name != "vision"}
 
 
 def _all_layers(layers: int) -> tuple[int, ...]:
@@ -481,3 +486,5 @@ class Model(NamedTuple):
     # a published training recipe, as the preset's training section writes it: (item, value)
     # pairs, lists as tuples (``specsheet train`` applies it; empty: none)
     training: tuple[tuple[str, Any], ...] = ()
+    # the image processor of a multimodal config (None: no vision tower), model/images.py
+    images: ImageProcessor | None = None

@@ -12,8 +12,9 @@ import re
 from typing import NamedTuple
 
 from specsheet.errors import SpecError
-from specsheet.model.params import count_params
-from specsheet.model.spec import Model
+from specsheet.model.params import COMPONENTS, count_params
+from specsheet.model.spec import Model, ModelSpec
+from specsheet.model.vision import TOWER_COMPONENTS, tower_tensors
 from specsheet.quant.formats import FORMATS
 from specsheet.quant.formats import GGUF_FILE_TYPES as _FILE_TYPES  # for a file without a spec
 from specsheet.quant.layouts import gguf_types, model_tensors, quantized_bytes
@@ -83,7 +84,53 @@ class _Tally(NamedTuple):
     embedding: str | None  # the dtype of the first token-embedding tensor
 
 
-def _tally(named: list[Named]) -> _Tally:
+# where a wrapper's checkpoint holds its vision tower (transformers 5's save names first), and,
+# for the projector alone, the module names at the wrapper's top
+_TOWER_MODULES = ("model.vision_tower.", "vision_tower.", "model.visual.", "visual.",
+                  "model.vision_model.", "vision_model.")
+_PROJECTOR_MODULES = ("model.", "")
+
+
+def _claim_tower(named: list[Named], spec: ModelSpec) -> tuple[list[Named], list[str]]:
+    """``named`` with the tensors of the config's vision tower and projector moved from
+    ``other`` to ``vision`` and ``projector`` (outside the blocks), found by transformers' name
+    below the tower's module; and the tower's tensors at fault: those the config gives that the
+    file lacks, and those shaped otherwise."""
+    assert spec.vision is not None
+    expected = {t.name: t for t in tower_tensors(spec.vision)}
+    found: dict[str, str] = {}  # the config's name -> the file's
+    at_fault: list[str] = []
+    claimed = []
+    for n in named:
+        name = n.tensor.name
+        short = None
+        if n.component == OTHER:
+            for prefix in _TOWER_MODULES:
+                if name.startswith(prefix) and name[len(prefix):] in expected:
+                    short = name[len(prefix):]
+                    break
+            else:
+                for prefix in _PROJECTOR_MODULES:
+                    rest = name[len(prefix):]
+                    if name.startswith(prefix) and rest.startswith("multi_modal_projector.") \
+                            and rest in expected:
+                        short = rest
+                        break
+        if short is None:
+            claimed.append(n)
+            continue
+        want = expected[short]
+        found[short] = name
+        if n.tensor.shape != want.shape:
+            at_fault.append(f"{name} {list(n.tensor.shape)} (the config: {list(want.shape)})")
+        claimed.append(n._replace(component=want.component, layer=None))
+    module = next((v[: -len(k)] for k, v in found.items() if not k.startswith(
+        "multi_modal_projector.")), "vision_tower.")
+    at_fault += [f"{module}{k} is missing" for k in expected if k not in found]
+    return claimed, at_fault
+
+
+def _tally(named: list[Named], components: tuple[str, ...] = ALL_COMPONENTS) -> _Tally:
     """The sums of ``named``, gathered by (component, dtype, layer) in one pass and then
     summed into their pairs and groups (each key first found where its first tensor is)."""
     sums: dict[tuple[str, str, int | None], list[int]] = {}  # -> [parameters, bytes]
@@ -101,7 +148,7 @@ def _tally(named: list[Named]) -> _Tally:
             found[1] += tensor.nbytes
         if component == "norms" and len(tensor.shape) == 1:
             vector_types.add(tensor.dtype)
-    params = dict.fromkeys(ALL_COMPONENTS, 0)
+    params = dict.fromkeys(components, 0)
     by_pair: dict[tuple[str, str], int] = {}
     by_group: dict[tuple[str, int | None], int] = {}
     for (component, dtype, layer), (count, nbytes) in sums.items():
@@ -110,7 +157,7 @@ def _tally(named: list[Named]) -> _Tally:
         by_pair[pair] = by_pair.get(pair, 0) + nbytes
         group = (component, layer if component != OTHER else None)
         by_group[group] = by_group.get(group, 0) + count
-    by_component = dict.fromkeys(ALL_COMPONENTS, 0)
+    by_component = dict.fromkeys(components, 0)
     for (component, _), nbytes in by_pair.items():
         by_component[component] += nbytes
     return _Tally(params, by_component, by_pair, by_group, vector_types, embedding)
@@ -121,7 +168,12 @@ def inspect_checkpoint(checkpoint: Checkpoint) -> Inspection:
     type, the format it matches (the most common quantized layout; for GGUF, the file type
     whose every tensor type is the file's), and, with a model, specsheet's bytes and the check."""
     named, model = checkpoint.named, checkpoint.model
-    tally = _tally(named)
+    components: tuple[str, ...] = ALL_COMPONENTS
+    at_fault: list[str] = []
+    if model is not None and model.spec.vision is not None:  # a multimodal checkpoint
+        named, at_fault = _claim_tower(named, model.spec)
+        components = (*COMPONENTS, *TOWER_COMPONENTS, OTHER)
+    tally = _tally(named, components)
     by_dtype: dict[str, int] = {}
     for (_, dtype), nbytes in tally.by_pair.items():
         by_dtype[dtype] = by_dtype.get(dtype, 0) + nbytes
@@ -137,7 +189,8 @@ def inspect_checkpoint(checkpoint: Checkpoint) -> Inspection:
         bytes_by_dtype=by_dtype, bytes_by_component=tally.by_component,
         data_bytes=sum(tally.by_component.values()), quant=quant, layouts=layouts,
         group_size=group, predicted_bytes=None,
-        check=_compare(model, named, tally) if model is not None else None,
+        check=_compare(model, named, tally, components, at_fault)
+        if model is not None else None,
         note=checkpoint.note)
     if model is not None:
         inspection = inspection._replace(predicted_bytes=_predict(inspection, model, tally))
@@ -203,12 +256,14 @@ def _pattern(name: str) -> str:
     return _LAYER_PART.sub(lambda m: m.group(0).replace(m.group(1), "N"), name, count=1)
 
 
-def _compare(model: Model, named: list[Named], tally: _Tally) -> Check:
+def _compare(model: Model, named: list[Named], tally: _Tally,
+             names: tuple[str, ...] = ALL_COMPONENTS, tower_at_fault: list[str] | None = None
+             ) -> Check:
     """The file's parameters against the config's: by component, and by component and layer,
-    with the tensors at fault where a group differs."""
+    with the tensors at fault where a group differs (a vision tower's: ``tower_at_fault``)."""
     spec = model.spec
     computed = {**count_params(spec).components(), OTHER: 0}
-    components = {c: (tally.params[c], computed[c]) for c in ALL_COMPONENTS}
+    components = {c: (tally.params[c], computed[c]) for c in names}
     expected: dict[tuple[str, int | None], int] = {}
     for t in model_tensors(spec):
         expected[t.component, t.layer] = expected.get((t.component, t.layer), 0) + t.elements
@@ -220,11 +275,16 @@ def _compare(model: Model, named: list[Named], tally: _Tally) -> Check:
         for n in named:
             groups.setdefault((n.component, n.layer if n.component != OTHER else None),
                               []).append(n)
+    tower = list(tower_at_fault or ())
     differences = [
         Difference(key[0], key[1], found.get(key, 0), expected.get(key, 0),
-                   _suspects(key, groups))
-        for key in sorted(differing, key=lambda k: (ALL_COMPONENTS.index(k[0]),
+                   [t for t in tower if key[0] in TOWER_COMPONENTS] or _suspects(key, groups))
+        for key in sorted(differing, key=lambda k: (names.index(k[0]),
                                                     -1 if k[1] is None else k[1]))]
+    if tower and not any(d.component in TOWER_COMPONENTS for d in differences):
+        # misshapen tensors whose elements add up all the same
+        differences.append(Difference("vision", None, tally.params["vision"],
+                                      computed["vision"], tower))
     return Check(model.origin, model, components, differences)
 
 

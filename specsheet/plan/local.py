@@ -99,6 +99,7 @@ class LocalSetup(NamedTuple):
     output_rule: str = "output-first"
     mmap: bool = True
     overrides: tuple[tuple[str, str], ...] = ()  # -ot: (regex, buffer: CPU, CUDA0, ...)
+    mmproj_offload: bool = True  # --mmproj-offload (default) / --no-mmproj-offload
 
 
 class Buffer(NamedTuple):
@@ -113,6 +114,7 @@ class Buffer(NamedTuple):
     output: bool  # holds the output layer
     expert_bytes: int = 0  # of model_bytes: routed experts (a token reads k / E of them)
     embedding_bytes: int = 0  # of model_bytes: the input embedding (a token reads one row)
+    mmproj_bytes: int = 0  # of model_bytes: the multimodal projector file (mmproj)
 
     @property
     def exact_bytes(self) -> int:
@@ -351,10 +353,13 @@ def host_compute_estimate(shape: ComputeShape, cells: int, ubatch: int, parallel
 
 def place(tensors: Sequence[LocalTensor], n_layer: int, kv: Sequence[LayerKV], n_swa: int,
           shape: ComputeShape, devices: Sequence[Device], setup: LocalSetup,
-          host_memory: int = 0, tied: bool = False) -> Placement:
+          host_memory: int = 0, tied: bool = False,
+          mmproj: Sequence[LocalTensor] = ()) -> Placement:
     """Every tensor, cache and compute buffer of a model on ``devices`` and the host, as
     llama.cpp assigns them for ``setup``. ``tied``: the model has no output.weight, so the
-    output layer holds a copy of the token embedding when it is on a GPU."""
+    output layer holds a copy of the token embedding when it is on a GPU. ``mmproj``: the
+    tensors of a multimodal projector file, which tools/mtmd/clip.cpp loads whole (no memory
+    map) onto the first GPU, or the host with --no-mmproj-offload or no GPU."""
     check_setup(setup, n_layer, len(devices))
     gpus = list(devices)
     if setup.split_mode == "none" and gpus:
@@ -403,6 +408,12 @@ def place(tensors: Sequence[LocalTensor], n_layer: int, kv: Sequence[LayerKV], n
     for i, gpu in enumerate(gpus):
         model[i] = _buffer_bytes(gpu.backend, gpu_tensors[i], setup.mmap)
     host_model = _buffer_bytes("CPU", host_tensors, setup.mmap)
+    mmproj_gpu = bool(mmproj) and bool(gpus) and setup.mmproj_offload
+    projector = _buffer_bytes(gpus[0].backend if mmproj_gpu else "CPU", mmproj, False)
+    if mmproj_gpu:
+        model[0] += projector
+    else:
+        host_model += projector
     experts = [sum(t.nbytes for t in ts if EXPERTS.search(t.name)) for ts in gpu_tensors]
     host_experts = sum(t.nbytes for t in host_tensors if EXPERTS.search(t.name))
     host_embedding = embedding.nbytes if embedding is not None and embedding in host_tensors \
@@ -440,11 +451,12 @@ def place(tensors: Sequence[LocalTensor], n_layer: int, kv: Sequence[LayerKV], n
         compute = compute_estimate(shape, cells, ubatch, flash, has_output) \
             if blocks or has_output else 0
         buffers.append(Buffer(gpu.name, gpu.memory_bytes, model[i], kv_bytes[i], compute,
-                              blocks, has_output, experts[i]))
+                              blocks, has_output, experts[i],
+                              mmproj_bytes=projector if mmproj_gpu and i == 0 else 0))
     host = Buffer("CPU", host_memory, host_model, host_kv,
                   host_compute_estimate(shape, cells, ubatch, setup.parallel),
                   sum(1 for d in where[:n_layer] if d == HOST), where[n_layer] == HOST,
-                  host_experts, host_embedding)
+                  host_experts, host_embedding, 0 if mmproj_gpu else projector)
     return Placement(tuple(buffers), host, n_layer, on_gpu, n_ctx, cells, swa, flash)
 
 

@@ -113,6 +113,24 @@ def tp_problem(spec: ModelSpec, tp: int, ep: bool = False) -> TpProblem | None:
     if pad_vocab(spec.vocab) % tp:
         return TpProblem(f"does not divide the vocabulary padded to a multiple of "
                          f"{VOCAB_PADDING} ({pad_vocab(spec.vocab)})", False)
+    return _tower_problem(spec, tp)
+
+
+def _tower_problem(spec: ModelSpec, tp: int) -> TpProblem | None:
+    """Why vLLM cannot cut the vision tower over ``tp`` GPUs (its parallel layers' ``divide``
+    of the heads and of each column- or row-cut width), or None."""
+    tower = spec.vision
+    if tower is None:
+        return None
+    if tower.heads % tp:
+        return TpProblem(f"does not divide the vision tower's {tower.heads} heads", False)
+    from specsheet.model.vision import tower_tensors
+
+    for t in tower_tensors(tower):
+        width = t.shape[0] if t.cut == "column" else t.shape[-1] if t.cut == "row" else 0
+        if width % tp:
+            return TpProblem(f"does not divide the vision tower's {t.name} ({width} wide)",
+                             False)
     return None
 
 

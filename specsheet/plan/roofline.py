@@ -90,6 +90,9 @@ def estimate(plan: ServePlan, concurrency: int, mfu: float, mbu: float,
     peak = hw.peak(dtype)
     tp = layout.tp
     prefill_flops = p * forward_flops(spec, p).total
+    images = plan.request.images
+    if images is not None and images.encoder_flops:  # the vision encoder, sharded as the LM
+        prefill_flops += images.encoder_flops
     compute = prefill_flops / (tp * peak * mfu)
     allreduce = 0.0
     if tp > 1 and hw.interconnect_bytes_per_s:

@@ -23,6 +23,7 @@ from typing import NamedTuple
 from specsheet.errors import SpecError
 from specsheet.figures import Report
 from specsheet.hardware.catalog import Accelerator
+from specsheet.model.images import Images
 from specsheet.model.memory import DTYPE_BITS
 from specsheet.model.spec import ModelSpec
 from specsheet.plan.allocator import tail_bytes
@@ -275,6 +276,7 @@ class Request(NamedTuple):
     prefix_caching: bool = False  # --enable-prefix-caching (changes a hybrid's state pages)
     mamba_cache_mode: str = "none"  # resolved by kv_blocks.mamba_cache_mode
     kv_offload: int = 0  # bytes of CPU memory for KV offload, over the engine's GPUs
+    images: Images | None = None  # the images of a request (their tokens are in prompt)
 
 
 class Offload(NamedTuple):
@@ -288,6 +290,33 @@ class Offload(NamedTuple):
     bytes_per_block: int  # page x layers per group (one tensor each) x tp x pp
     blocks: int  # num_blocks of the CPU tier
     tokens: int  # blocks // groups x block_size (x dcp), as the GPU's tokens are counted
+
+
+class EncoderCache(NamedTuple):
+    """vLLM's multimodal encoder budget, in encoder embeddings (one per image placeholder).
+
+    vllm/v1/core/encoder_cache_manager.py, ``compute_mm_encoder_budget`` (commit 003ad86e):
+    the cache holds max(encoder_cache_size, max_tokens_per_mm_item) embeddings and a step
+    encodes at most max(max_num_batched_encoder_embeds, max_tokens_per_mm_item); both settings
+    default to max_num_batched_tokens (vllm/config/scheduler.py), and max_tokens_per_mm_item is
+    the embeddings of the largest image the processor makes (model/images.max_embeddings)."""
+
+    size: int  # embeddings the cache holds (encoder_cache_size)
+    compute_budget: int  # embeddings encoded in one step
+    max_item: int  # max_tokens_per_mm_item
+    request: int  # the embeddings of one request's images
+    images_held: int  # images of the request's size the cache holds at once
+
+
+def encoder_cache(images: Images, batched_tokens: int) -> EncoderCache:
+    """The encoder budget beside ``images`` (vLLM's defaults: both settings are
+    ``batched_tokens``)."""
+    from specsheet.model.images import max_embeddings
+
+    top = max_embeddings(images.processor)
+    size = max(batched_tokens, top)
+    return EncoderCache(size, max(batched_tokens, top), top, images.embeddings,
+                        size // images.each.embeddings)
 
 
 class ServePlan(NamedTuple):

@@ -8,6 +8,7 @@ training plan takes its busiest GPU's parameters from it (docs/serving.md, docs/
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import wraps
@@ -17,7 +18,7 @@ from specsheet.model.memory import bytes_for
 from specsheet.model.spec import ModelSpec
 from specsheet.plan.kv_blocks import layer_kind
 from specsheet.plan.parallel import Parallel, pad_vocab, pp_partition
-from specsheet.quant.tensors import Tensor, model_tensors
+from specsheet.quant.tensors import TOWER_ROLES, Tensor, model_tensors
 
 _COLUMN = ("attn_q", "attn_q_b", "attn_kv_b", "ffn_gate", "ffn_up", "ffn_gate_shexp",
            "ffn_up_shexp")
@@ -41,8 +42,12 @@ def shard(spec: ModelSpec, t: Tensor, layout: Parallel) -> Tensor:
     attention sinks split by head; norms, routers, MLA's q_a and kv_a projections (replicated
     linear layers) and position tables are whole on every GPU."""
     tp = layout.tp
-    module, kind = _part(t.name)
     shape = t.shape
+    if t.role == "tower_column":  # the vision tower's QKV and fc1 / gate / up layers
+        return t._replace(shape=(shape[0] // tp, *shape[1:]))
+    if t.role == "tower_row":  # its out / o / fc2 / down layers: the bias whole
+        return t._replace(shape=(shape[0], shape[1] // tp)) if len(shape) == 2 else t
+    module, kind = _part(t.name)
     if module in ("token_embd", "output") and t.role in ("embedding", "head", "bias"):
         return t._replace(shape=(pad_vocab(spec.vocab) // tp, *shape[1:]))
     if module.endswith("_exps"):
@@ -130,7 +135,9 @@ def stage_tensors(spec: ModelSpec, layout: Parallel, stage: int) -> tuple[Tensor
     first, last = stage == 0, stage == layout.pp - 1
     held: list[Tensor] = []
     for t in model_tensors(spec):
-        if t.layer is not None:
+        if t.role in TOWER_ROLES:  # every stage builds the vision tower (vllm_builds)
+            keep = vllm_builds(spec, t.name)
+        elif t.layer is not None:
             keep = t.layer in layers
         elif t.name.startswith(("token_embd", "position_embd", "project_in")):
             keep = first
@@ -141,6 +148,31 @@ def stage_tensors(spec: ModelSpec, layout: Parallel, stage: int) -> tuple[Tensor
         if keep:
             held.append(shard(spec, t, layout))
     return tuple(held)
+
+
+_TOWER_LAYER = re.compile(r"^v\.(?:encoder|transformer)\.layers\.(\d+)\.")
+
+
+def vllm_builds(spec: ModelSpec, name: str) -> bool:
+    """Whether vLLM builds the vision-tower tensor ``name`` (``v.`` + transformers' name).
+
+    The wrapper's __init__ builds the tower on every pipeline stage (no stage check: gemma3_mm.py,
+    llava.py, mistral3.py); LLaVA and Mistral 3 build it only up to ``vision_feature_layer``
+    and without the post-norm (llava.py's init_vision_tower_for_llava with
+    require_post_norm=False): LLaVA-1.5's -2 leaves out CLIP's last layer."""
+    tower = spec.vision
+    if tower is None:
+        return False
+    if tower.projector not in ("llava", "mistral3"):
+        return True
+    if name.startswith("v.post_layernorm."):
+        return False
+    layer = _TOWER_LAYER.match(name)
+    if layer is None:
+        return True
+    f = tower.feature_layer
+    built = tower.layers + f + 1 if f < 0 else f
+    return int(layer.group(1)) < built
 
 
 @_reused

@@ -30,6 +30,7 @@ from typing import NamedTuple
 from specsheet.errors import SpecError
 from specsheet.model.params import COMPONENTS, count_params
 from specsheet.model.spec import ModelSpec
+from specsheet.model.vision import TOWER_COMPONENTS
 from specsheet.quant.formats import (
     DYNAMIC_MAP_VALUES,
     FP8_BLOCK,
@@ -230,14 +231,35 @@ def gguf_types(spec: ModelSpec, ftype: str,
     return types
 
 
+def mmproj_type(spec: ModelSpec, t: Tensor) -> str:
+    """The GGML type of a vision-tower tensor in the mmproj file convert_hf_to_gguf.py --mmproj
+    writes at its default --outtype f16 (llama.cpp a458664): vectors in F32
+    (ModelBase.prepare_tensors, n_dims <= 1), the rest F16; Gemma 3's embeddings (patch and
+    position) in F32 (Gemma3VisionModel.tensor_force_quant). Other families' own forced
+    types are not read (docs/local.md)."""
+    if len(t.shape) == 1:
+        return "F32"
+    if spec.vision is not None and spec.vision.projector == "gemma3" and \
+            t.name.startswith("v.embeddings."):
+        return "F32"
+    return "F16"
+
+
 def _gguf_stored(spec: ModelSpec, ftype: str, unquantized: str | None,
                  tensors: tuple[Tensor, ...] | None = None,
                  file_types: Mapping[str, str] | None = None) -> list[StoredTensor]:
+    from specsheet.quant.tensors import TOWER_ROLES
+
     every = model_tensors(spec) if tensors is None or file_types is None else tensors
-    types = gguf_types(spec, ftype, every) if file_types is None else file_types
+    types: Mapping[str, str]
+    if file_types is None:
+        # the vision tower is llama.cpp's separate mmproj file, not in the model file's ftype
+        types = gguf_types(spec, ftype, tuple(t for t in every if t.role not in TOWER_ROLES))
+    else:
+        types = file_types
     stored = []
     for t in every if tensors is None else tensors:
-        dtype = types.get(t.name)
+        dtype = mmproj_type(spec, t) if t.role in TOWER_ROLES else types.get(t.name)
         if dtype is None:
             raise SpecError(f"the file holds no tensor {t.name} of the model its metadata "
                             "describes")
@@ -470,6 +492,8 @@ def summarize(format_name: str, params: int, stored: list[StoredTensor]) -> Quan
     """Totals of ``stored``: all bytes, overhead, by component and by element type."""
     by_component = dict.fromkeys(COMPONENTS, 0)
     types: dict[str, int] = {}
+    if any(s.component in TOWER_COMPONENTS for s in stored):
+        by_component.update(dict.fromkeys(TOWER_COMPONENTS, 0))
     for s in stored:
         by_component[s.component] += s.nbytes
         types[s.dtype] = types.get(s.dtype, 0) + s.nbytes

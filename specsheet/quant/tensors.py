@@ -25,9 +25,12 @@ MAX_LISTED_LAYERS = 10_000
 # linear: a Linear weight inside a transformer block; router: an MoE router (ffn_gate_inp);
 # shared_gate: Qwen2-MoE's d x 1 gate on the shared experts; projection: OPT's project_in/out;
 # embedding: token or position table; head: the untied output matrix; norm; bias; buffer: a
-# tensor a checkpoint stores that is no parameter (score_bias_tensors), kept in F32.
+# tensor a checkpoint stores that is no parameter (score_bias_tensors), kept in F32; tower_column,
+# tower_row, tower: a multimodal checkpoint's vision tower and projector (model/vision.py), cut
+# column- or row-parallel under tensor parallelism or whole, never quantized.
 ROLES = ("linear", "router", "shared_gate", "projection", "embedding", "head", "norm", "bias",
-         "buffer")
+         "buffer", "tower_column", "tower_row", "tower")
+TOWER_ROLES = ("tower_column", "tower_row", "tower")
 
 
 class Tensor(NamedTuple):
@@ -254,7 +257,20 @@ def model_tensors(spec: ModelSpec) -> tuple[Tensor, ...]:
         tensors.append(Tensor("output.bias", (spec.vocab,), "output_head", "bias"))
     for i in range(spec.layers):
         tensors += _block(spec, i)
+    if spec.vision is not None:
+        tensors += tower_of(spec)
     return tuple(tensors)
+
+
+def tower_of(spec: ModelSpec) -> tuple[Tensor, ...]:
+    """The vision tower's and projector's tensors (``v.`` and transformers' names below the
+    tower's module), outside the blocks (``layer`` None): none for a text-only spec."""
+    if spec.vision is None:
+        return ()
+    from specsheet.model.vision import tower_tensors
+
+    return tuple(Tensor(f"v.{t.name}", t.shape, t.component,
+                        f"tower_{t.cut}" if t.cut else "tower") for t in tower_tensors(spec.vision))
 
 
 def score_bias_tensors(spec: ModelSpec, layers: range | None = None) -> tuple[Tensor, ...]:

@@ -10,7 +10,7 @@ proves the two texts equal over every preset and over generated values.
 """
 
 import re
-from dataclasses import fields
+from dataclasses import fields, replace
 from typing import Any
 
 from specsheet.errors import SpecError
@@ -21,6 +21,7 @@ from specsheet.model.spec import REQUIRED_FIELDS, Model, ModelSpec
 def minimal_fields(spec: ModelSpec) -> dict[str, Any]:
     """The spec fields that ``ModelSpec.create`` needs to rebuild ``spec``: the five numbers and
     every field whose value differs from what would be derived without it."""
+    spec = replace(spec, vision=None)  # a preset is the language model: no tower field
     kept = spec.as_dict()
     for f in fields(spec):
         if f.name in REQUIRED_FIELDS:
@@ -50,7 +51,7 @@ def preset_mapping(model: Model) -> dict[str, Any]:
 def to_yaml(model: Model, by: str = "specsheet convert") -> str:
     """The preset of ``model`` as YAML: a header comment (naming the command ``by`` that wrote
     it), then the fields in order."""
-    total = count_params(model.spec).total
+    total = count_params(replace(model.spec, vision=None)).total  # the language model
     header = f"# {model.name}: written by {by} from {model.origin}\n"
     header += f"# specsheet counts {total:,} parameters"
     header += "\n" if model.published_total is not None else (

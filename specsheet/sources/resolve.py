@@ -38,16 +38,21 @@ def model_from_hf_config(data: Mapping[str, Any], origin: str, name: str,
 
     fields, family, note = fields_from_hf_config(data, origin)
     spec = build_spec(fields, origin, overrides)
-    towers = [kind for kind in ("vision", "audio") if isinstance(data.get(f"{kind}_config"), dict)]
+    towers = [kind for kind in ("vision", "audio") if isinstance(data.get(f"{kind}_config"), dict)
+              and not (kind == "vision" and spec.vision is not None)]
     notes = [note] if note else []
+    if spec.vision is not None:
+        notes.append(f"{spec.vision.encoder} vision tower and projector counted")
     if towers:
         notes.append(f"{' and '.join(towers)} tower{'s' if len(towers) > 1 else ''} not counted")
     description = ", ".join([f"{family} config.json", *notes])
+    from specsheet.sources.hf_config.images import image_processor_of
     from specsheet.sources.hf_config.quantization import shipped_of
 
     return Model(name=name, spec=spec, origin=origin, description=description,
                  counted="language model only" if towers else "whole model",
-                 shipped=shipped_of(data, spec, origin) if not overrides else None)
+                 shipped=shipped_of(data, spec, origin) if not overrides else None,
+                 images=image_processor_of(data, origin))
 
 
 def load_file(path: Path, overrides: Mapping[str, Any] | None = None) -> Model:

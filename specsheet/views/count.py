@@ -37,6 +37,38 @@ def count_document(report: Report) -> dict[str, Any]:
         "memory": _memory_section(report),
         "kv_cache": kv_section(report),
         "flops": flops_section(report),
+        **({"images": images_section(report)} if report.images else {}),
+    }
+
+
+def images_section(report: Report) -> dict[str, Any]:
+    """The request's images: each one's tokens as its processor counts them, their sum (in
+    kv_cache.tokens and flops.tokens beside the text's), and the language model's prefill FLOPs
+    over them."""
+    images = report.images
+    assert images is not None
+    each = images.each
+    return {
+        "count": images.number,
+        "width": each.width,
+        "height": each.height,
+        "size_source": "option" if images.size_given else "native",
+        "processor": images.processor.family,
+        "processor_sources": dict(images.processor.sources),
+        "resized_width": each.resized_width,
+        "resized_height": each.resized_height,
+        "crops": each.crops,
+        "patches_per_image": each.patches,
+        "embeddings_per_image": each.embeddings,
+        "special_tokens_per_image": each.special,
+        "tokens_per_image": each.tokens,
+        "tokens": images.tokens,
+        "embeddings": images.embeddings,
+        "text_tokens": report.text_tokens,
+        "encoder_flops_per_image": images.each_encoder_flops,
+        "encoder_flops": images.encoder_flops,
+        "language_model_flops": images.tokens * report.flops.total,
+        "prefill_flops": images.tokens * report.flops.total + (images.encoder_flops or 0),
     }
 
 
@@ -71,8 +103,10 @@ def flops_section(report: Report) -> dict[str, Any]:
 def _params_section(report: Report) -> dict[str, Any]:
     p = report.params
     block = p.block
+    towers = {"language_model": p.language_model} if p.multimodal else {}
     return {
         "total": p.total,
+        **towers,
         "non_embedding": p.non_embedding,
         "active": p.active,
         "components": p.components(),
@@ -111,9 +145,12 @@ def schemas() -> dict[str, Any]:
     """The schema of ``count_document`` (``count``) and of the spec every document holds."""
     from specsheet.model.flops import ForwardFlops
     from specsheet.model.params import COMPONENTS, MoEParams
-    from specsheet.views.schema import VERSION, ints, numbers, obj, ref
+    from specsheet.model.vision import TOWER_COMPONENTS
+    from specsheet.views.schema import VERSION, ints, numbers, obj, optional, ref
 
-    return {"spec": spec_schema(), "count": obj({
+    parts = (*COMPONENTS, *TOWER_COMPONENTS)  # vision and projector: a multimodal checkpoint's
+
+    return {"spec": spec_schema(), "count": optional(obj({
         "schema_version": VERSION,
         "name": {"type": "string"},
         "description": {"type": "string"},
@@ -123,18 +160,25 @@ def schemas() -> dict[str, Any]:
                             "description": "the publisher's parameter count, if known"},
         "counted": {"enum": ["whole model", "language model only"],
                     "description": "language model only: a vision or audio tower in the "
-                                   "config is not counted"},
+                                   "config is not counted (whole model: it is, as the "
+                                   "vision and projector components)"},
         "spec": ref("spec"),
-        "params": obj({
-            "total": {"type": "integer", "minimum": 1},
+        "params": optional(obj({
+            "total": {"type": "integer", "minimum": 1,
+                      "description": "the whole checkpoint: with a vision tower, its tower "
+                                     "and projector too"},
+            "language_model": {"type": "integer", "minimum": 1,
+                               "description": "a multimodal checkpoint's text model (total "
+                                              "without vision and projector); absent for a "
+                                              "text-only model"},
             "non_embedding": {"type": "integer", "minimum": 0},
             "active": {"type": "integer", "minimum": 1},
-            "components": ints(*COMPONENTS),
+            "components": optional(ints(*parts), *TOWER_COMPONENTS),
             "moe": ints(*MoEParams._fields),
-            "shares": numbers(*COMPONENTS),
+            "shares": optional(numbers(*parts), *TOWER_COMPONENTS),
             "per_block": ints("attention", "mlp", "norms", "total"),
             "block_shares": numbers("attention", "mlp"),
-        }, "Parameters (counts)."),
+        }, "Parameters (counts)."), "language_model"),
         "memory": obj({
             "format": {"type": "string",
                        "description": "the quantization format, or the dtype without one"},
@@ -149,7 +193,7 @@ def schemas() -> dict[str, Any]:
             "bits_per_weight": {"type": "number", "description": "weights_bytes x 8 / total"},
             "overhead_bytes": {"type": "integer", "minimum": 0,
                                "description": "scales, zero points, indices, global scales"},
-            "by_component": ints(*COMPONENTS),
+            "by_component": optional(ints(*parts), *TOWER_COMPONENTS),
             "tensor_types": {"type": "object",
                              "additionalProperties": {"type": "integer", "minimum": 0},
                              "description": "bytes by stored element type (BF16, Q4_K, I32)"},
@@ -178,7 +222,47 @@ def schemas() -> dict[str, Any]:
             "approx_2n_per_token": {"type": "integer", "minimum": 0},
             "approx_2n_error_percent": {"type": "number"},
         }, "Forward FLOPs per token at T = tokens (exact), and the 2N estimate."),
-    })}
+        "images": images_schema(),
+    }), "images")}
+
+
+def images_schema() -> dict[str, Any]:
+    """The schema of ``images_section``."""
+    from specsheet.views.schema import obj
+
+    count = {"type": "integer", "minimum": 0}
+    return obj({
+        "count": {"type": "integer", "minimum": 1},
+        "width": {"type": "integer", "minimum": 1, "description": "pixels, as given"},
+        "height": {"type": "integer", "minimum": 1},
+        "size_source": {"enum": ["option", "native"],
+                        "description": "native: the encoder's own resolution"},
+        "processor": {"enum": ["gemma3", "qwen2_vl", "pixtral"],
+                      "description": "the formula (docs/image-tokens.md)"},
+        "processor_sources": {"type": "object", "additionalProperties": {"type": "string"},
+                              "description": "each processor value and where it was read"},
+        "resized_width": {"type": "integer", "minimum": 1,
+                          "description": "the image (each crop) as the encoder takes it"},
+        "resized_height": {"type": "integer", "minimum": 1},
+        "crops": {**count, "description": "Gemma 3's pan-and-scan crops beside the image"},
+        "patches_per_image": {**count, "description": "the encoder's input patches"},
+        "embeddings_per_image": {**count, "description": "placeholders the encoder fills"},
+        "special_tokens_per_image": {**count, "description": "begin, end, row breaks"},
+        "tokens_per_image": {**count, "description": "embeddings + special tokens"},
+        "tokens": {**count, "description": "count x tokens_per_image, in kv_cache.tokens"},
+        "embeddings": count,
+        "text_tokens": {**count, "description": "kv_cache.tokens - tokens"},
+        "encoder_flops_per_image": {"type": ["integer", "null"], "minimum": 1,
+                                    "description": "the vision encoder and projector on one "
+                                                   "image (null: not counted for this "
+                                                   "encoder)"},
+        "encoder_flops": {"type": ["integer", "null"], "minimum": 1,
+                          "description": "count x encoder_flops_per_image"},
+        "language_model_flops": {**count, "description": "tokens x flops.forward_per_token: "
+                                 "the language model's forward over the images' tokens"},
+        "prefill_flops": {**count, "description": "language_model_flops + encoder_flops (0 "
+                          "for an encoder not counted)"},
+    }, "The request's images, only with images (docs/image-tokens.md).")
 
 
 def spec_schema() -> dict[str, Any]:
@@ -290,7 +374,15 @@ def breakdown_view(report: Report) -> TableView:
     block = "attention + MoE MLP + norms" if spec.experts else "attention + MLP + norms"
     if spec.attention_layers:
         note("One layer", block, p.block.total)
-    line("Total", "sum of the parts", total, "total")
+    tower = spec.vision
+    if tower is not None:
+        line("Language model", "the parts above", p.language_model)
+        line(f"Vision tower, {tower.layers} layers", f"{tower.encoder}: {tower.width} wide, "
+             f"{tower.patch} × {tower.patch} patches", p.vision)
+        line("Projector", f"{tower.projector}: {tower.width} → d", p.projector)
+        line("Total", "language model + vision tower + projector", total, "total")
+    else:
+        line("Total", "sum of the parts", total, "total")
     if spec.experts:
         k = spec.experts_per_token
         note("Active per token", f"total - (E - {k}) experts per MoE layer", p.active,
@@ -319,6 +411,11 @@ def summary_view(report: Report) -> TableView:
         optional=(False, True, False),
     )
     view.add("Parameters", human_count(p.total), exact(p.total))
+    if p.multimodal:
+        view.add("  language model", human_count(p.language_model), exact(p.language_model),
+                 style="sub")
+        view.add("  vision tower and projector", human_count(p.towers), exact(p.towers),
+                 style="sub")
     view.add("  without embeddings", human_count(p.non_embedding), exact(p.non_embedding),
              style="sub")
     if model.spec.experts:
@@ -369,6 +466,8 @@ def summary_view(report: Report) -> TableView:
     if spec.latent_attention:
         view.add("  caches the MLA latent (kv_lora_rank + qk_rope_head_dim per layer)", "", "",
                  style="sub")
+    if report.images:
+        _image_rows(view, report)
     view.add(f"Forward FLOPs per token (T = {t})", human_flops(fl.total), exact(fl.total))
     for name, label in FLOP_LABELS.items():
         value = fl.parts()[name]
@@ -380,11 +479,39 @@ def summary_view(report: Report) -> TableView:
         "FLOPs: matrix multiplications only, a multiply-add is 2 FLOPs, each token attends to "
         "all T positions (no causal halving). Sizes in SI units (1 MB = 10^6 bytes)."
     )
+    if report.images:
+        each, family = report.images.each, report.images.processor.family
+        counted = ("the vision encoder's FLOPs are its and its projector's matrix products, "
+                   "once per image" if report.images.encoder_flops is not None else
+                   "the vision encoder's FLOPs are not counted for this encoder")
+        view.caption += (f" Images: resized to {each.resized_width}x{each.resized_height} as "
+                         f"the {family} processor does; per image, the positions the vision "
+                         f"encoder fills + special tokens (begin, end, rows); {counted}.")
     if fl.ssm:
         view.caption += (" State-space layers: their depthwise convolution counts as "
                          "FlopCounterMode counts it, and their scan as transformers' PyTorch "
                          "path runs it (docs/conventions.md).")
     return view
+
+
+def _image_rows(view: TableView, report: Report) -> None:
+    """The request's images: their tokens, one image's, and the text's beside them."""
+    from specsheet.units import exact, human_count, human_flops
+
+    images = report.images
+    assert images is not None
+    each = images.each
+    native = "" if images.size_given else ", native"
+    view.add(f"Image tokens ({images.number} x {each.width}x{each.height}{native})",
+             human_count(images.tokens), exact(images.tokens))
+    crops = f", {each.crops} crops" if each.crops else ""
+    view.add(f"  per image: {exact(each.embeddings)} + {each.special} special "
+             f"({images.processor.family}{crops})", "", exact(each.tokens), style="sub")
+    view.add("  text beside them", human_count(report.text_tokens),
+             exact(report.text_tokens), style="sub")
+    if images.encoder_flops is not None:
+        view.add("  vision encoder FLOPs", human_flops(images.encoder_flops),
+                 exact(images.encoder_flops), style="sub")
 
 
 FLOP_LABELS = {

@@ -79,7 +79,17 @@ def fit_document(fit: LocalFit) -> dict[str, Any]:
         "command": list(fit.command),
         "settings": dict(fit.env),
         "notes": list(fit.notes),
+        **_mmproj(p),
     }
+
+
+def _mmproj(p: Placement) -> dict[str, Any]:
+    """A multimodal model's mmproj file, on the device llama.cpp loads it to (absent for a
+    text model)."""
+    holder = next((b for b in (*p.devices, p.host) if b.mmproj_bytes), None)
+    if holder is None:
+        return {}
+    return {"mmproj": {"bytes": holder.mmproj_bytes, "device": holder.name}}
 
 
 CHECK_FIGURES = ("max_ctx", "layers.on_gpu")
@@ -209,13 +219,20 @@ def schemas() -> dict[str, Any]:
         "command": {"type": "array", "items": {"type": "string"}},
         "settings": {"type": "object", "additionalProperties": {"type": "string"}},
         "notes": {"type": "array", "items": {"type": "string"}},
+        "mmproj": {"type": "object", "additionalProperties": False,
+                   "required": ["bytes", "device"],
+                   "description": "a multimodal model's mmproj file (its vision tower and "
+                                  "projector, F16 with F32 vectors) and the buffer it is "
+                                  "loaded to; absent for a text model",
+                   "properties": {"bytes": count, "device": {"type": "string"}}},
     }
     fit = {"type": "object", "description": "the document of specsheet fit",
-           "properties": properties, "required": list(properties),
+           "properties": properties,
+           "required": [k for k in properties if k != "mmproj"],
            "additionalProperties": False}
     placed = {**fit, "properties": {k: v for k, v in properties.items()
                                     if k != "schema_version"},
-              "required": [k for k in properties if k != "schema_version"],
+              "required": [k for k in properties if k not in ("schema_version", "mmproj")],
               "description": "the placement checked"}
     check = {"type": "object", "additionalProperties": False,
              "required": ["figure", "option", "value", "limit", "ok"],

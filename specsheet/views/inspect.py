@@ -58,16 +58,18 @@ COMPONENT_LABELS = {
     "token_embedding": "Token embedding", "position_embedding": "Position embedding",
     "embedding_projections": "Embedding projections", "attention": "Attention",
     "ssm": "State-space layers", "mlp": "MLP", "norms": "Norms", "output_head": "Output head",
-    "other": "Other (not in count)",
+    "vision": "Vision tower", "projector": "Projector", "other": "Other (not in count)",
 }
 
 
 def schemas() -> dict[str, Any]:
     """The schema of ``inspect_document``."""
     from specsheet.model.params import COMPONENTS
-    from specsheet.views.schema import VERSION, ints, obj
+    from specsheet.model.vision import TOWER_COMPONENTS
+    from specsheet.views.schema import VERSION, ints, obj, optional
 
-    inspect_components = (*COMPONENTS, "other")
+    # vision and projector: present when the config has a vision tower
+    inspect_components = (*COMPONENTS, *TOWER_COMPONENTS, "other")
     int_or_null = {"type": ["integer", "null"]}
     return {"inspect": obj({
         "schema_version": VERSION,
@@ -75,13 +77,14 @@ def schemas() -> dict[str, Any]:
         "files": {"type": "array", "items": {"type": "string"}, "minItems": 1},
         "tensors": {"type": "integer", "minimum": 0, "description": "tensors in the files"},
         "params": obj({"total": {"type": "integer", "minimum": 0},
-                       "components": ints(*inspect_components)},
+                       "components": optional(ints(*inspect_components),
+                                              *TOWER_COMPONENTS)},
                       "Parameters of the unquantized model the tensors store, by component "
                       "(other: what count does not include)."),
         "bytes": obj({
             "data": {"type": "integer", "minimum": 0},
             "by_dtype": {"type": "object", "additionalProperties": {"type": "integer"}},
-            "by_component": ints(*inspect_components),
+            "by_component": optional(ints(*inspect_components), *TOWER_COMPONENTS),
             "predicted": {**int_or_null, "description": "specsheet's bytes of the tensors "
                           "count knows, in the matched format (null without a config)"},
             "predicted_matches": {"type": ["boolean", "null"]},
@@ -93,10 +96,11 @@ def schemas() -> dict[str, Any]:
         "check": {"oneOf": [{"type": "null"}, obj({
             "config": {"type": "string"},
             "matches": {"type": "boolean"},
-            "components": obj({name: obj({"file": {"type": "integer"},
-                                          "computed": {"type": "integer"},
-                                          "match": {"type": "boolean"}})
-                               for name in inspect_components}),
+            "components": optional(obj({name: obj({"file": {"type": "integer"},
+                                                   "computed": {"type": "integer"},
+                                                   "match": {"type": "boolean"}})
+                                        for name in inspect_components}),
+                                   *TOWER_COMPONENTS),
             "differences": {"type": "array", "items": obj({
                 "component": {"enum": list(inspect_components)}, "layer": int_or_null,
                 "file": {"type": "integer"}, "computed": {"type": "integer"},
@@ -124,6 +128,8 @@ def inspect_views(inspection: Inspection, options: Mapping[str, str]) -> list[Ta
     view = TableView(title=f"{name}: {exact(len(inspection.named))} tensors, "
                            f"{exact(total)} parameters", headers=headers, numeric=numeric)
     for component, label in COMPONENT_LABELS.items():
+        if component not in inspection.params:  # vision and projector: a multimodal config's
+            continue
         tensors = [n for n in inspection.named if n.component == component]
         params = inspection.params[component]
         if not tensors and (check is None or not check.components[component][1]):

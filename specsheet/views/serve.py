@@ -34,6 +34,34 @@ def serve_entry(plan: ServePlan, est: Estimates | None,
                      "dp": layout.dp, "dcp": layout.dcp},
         **_serve_memory(plan),
         "estimates": None if est is None else _estimates_section(plan, est, costs),
+        **({"images": images_entry(plan)} if plan.request.images else {}),
+    }
+
+
+def images_entry(plan: ServePlan) -> dict[str, Any]:
+    """A request's images (their tokens are in estimates.prompt_tokens) and vLLM's encoder
+    budget beside them."""
+    from specsheet.plan.serving import encoder_cache
+
+    images = plan.request.images
+    assert images is not None
+    cache = encoder_cache(images, plan.request.batched_tokens)
+    each = images.each
+    return {
+        "count": images.number,
+        "width": each.width,
+        "height": each.height,
+        "size_source": "option" if images.size_given else "native",
+        "processor": images.processor.family,
+        "tokens_per_image": each.tokens,
+        "embeddings_per_image": each.embeddings,
+        "tokens": images.tokens,
+        "text_prompt_tokens": plan.request.prompt - images.tokens,
+        "encoder_flops": images.encoder_flops,
+        "encoder_cache": {"size": cache.size, "compute_budget": cache.compute_budget,
+                          "max_tokens_per_item": cache.max_item,
+                          "request_embeddings": cache.request,
+                          "images_held": cache.images_held},
     }
 
 
@@ -203,7 +231,7 @@ def serve_document(plan: ServePlan, est: Estimates | None,
 def schemas() -> dict[str, Any]:
     """The schema of ``serve_entry`` and of ``serve_document`` (``serve``: the entry and its
     schema_version)."""
-    from specsheet.views.schema import VERSION, ints, obj
+    from specsheet.views.schema import VERSION, ints, obj, optional
 
     count = {"type": "integer", "minimum": 0}
     seconds = {"type": "number", "minimum": 0}
@@ -339,9 +367,39 @@ def schemas() -> dict[str, Any]:
             "A vLLM log's figures beside specsheet's; null without a log.")]},
         "max_context": count,
         "estimates": {"oneOf": [{"type": "null"}, estimates]},
+        "images": obj({
+            "count": {"type": "integer", "minimum": 1},
+            "width": {"type": "integer", "minimum": 1},
+            "height": {"type": "integer", "minimum": 1},
+            "size_source": {"enum": ["option", "native"]},
+            "processor": {"type": "string"},
+            "tokens_per_image": count,
+            "embeddings_per_image": count,
+            "tokens": {**count, "description": "count x tokens_per_image, in "
+                       "estimates.prompt_tokens"},
+            "text_prompt_tokens": {**count, "description": "the prompt's text tokens"},
+            "encoder_flops": {"type": ["integer", "null"], "minimum": 1,
+                              "description": "the vision encoder and projector on the "
+                                             "request's images, in estimates.prefill_s (null: "
+                                             "not counted for this encoder)"},
+            "encoder_cache": obj({
+                "size": {**count, "description": "encoder embeddings the cache holds: "
+                         "max(encoder_cache_size, max_tokens_per_item)"},
+                "compute_budget": {**count, "description": "embeddings encoded in one step: "
+                                   "max(max_num_batched_encoder_embeds, max_tokens_per_item)"},
+                "max_tokens_per_item": {**count, "description": "the embeddings of the "
+                                        "largest image the processor makes"},
+                "request_embeddings": count,
+                "images_held": {**count, "description": "images of this size the cache "
+                                "holds at once"}},
+                "vLLM's multimodal encoder budget (v1/core/encoder_cache_manager.py), both "
+                "settings at their default, max_num_batched_tokens."),
+        }, "The images of a request (only with images; docs/image-tokens.md)."),
     }, "Serving one model on GPUs (docs/serving.md).")
+    optional(entry, "images")
     return {"serve_entry": entry,
-            "serve": obj({"schema_version": VERSION, **entry["properties"]})}
+            "serve": optional(obj({"schema_version": VERSION, **entry["properties"]}),
+                              "images")}
 
 
 def serve_views(plan: ServePlan, est: Estimates | None, costs: dict[str, float | None],
@@ -436,6 +494,18 @@ def serve_views(plan: ServePlan, est: Estimates | None, costs: dict[str, float |
         " (the model's context)" if plan.max_context == context else ""))
     fit.caption = ("As vLLM sizes its pool: blocks = pool // (block bytes x layers per group), "
                    "concurrency = blocks / blocks per request (docs/serving.md).")
+    if plan.request.images:
+        from specsheet.plan.serving import encoder_cache
+
+        images = plan.request.images
+        cache = encoder_cache(images, plan.request.batched_tokens)
+        fit.add(f"Image tokens per request ({images.number} x {exact(images.each.tokens)}, "
+                f"{images.each.width}x{images.each.height})", exact(images.tokens))
+        fit.add("Encoder cache (embeddings)",
+                f"{exact(cache.size)} ({exact(cache.images_held)} images)")
+        fit.caption += (" The encoder cache holds max(max-num-batched-tokens, the largest "
+                        f"image's {exact(cache.max_item)}) embeddings, as vLLM's "
+                        "compute_mm_encoder_budget sizes it.")
     if state_blocks and attention:
         fit.caption += (f" A state page ({exact(s.state_page_bytes)} B per layer, in "
                         f"{plan.report.dtype or 'bf16'}) is padded to the attention block of "

@@ -12,6 +12,8 @@ from specsheet.cli.options import (
     FormatOpt,
     GroupSizeOpt,
     HtmlOpt,
+    ImageSizeOpt,
+    ImagesOpt,
     JsonOpt,
     KvDtypeOpt,
     ModelArg,
@@ -38,6 +40,8 @@ def count(
     group_size: GroupSizeOpt = None,
     dtype: DtypeOpt = None,
     kv_dtype: KvDtypeOpt = DEFAULT_DTYPE,
+    images: ImagesOpt = None,
+    image_size: ImageSizeOpt = None,
     fmt: FormatOpt = None,
     json_: JsonOpt = False,
     svg: SvgOpt = None,
@@ -53,7 +57,7 @@ def count(
     output = output_format(fmt, json_)
     (report,) = reports([src.ref(model)], src.overrides(), tokens, dtype, kv_dtype,
                         "lower --tokens or raise the context with --context", quant, group_size,
-                        src.timeout)
+                        src.timeout, images, image_size)
     document = count_document(report)
 
     def views() -> list[TableView]:

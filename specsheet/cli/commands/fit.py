@@ -127,6 +127,10 @@ def fit(
     ubatch_size: Annotated[int, typer.Option(
         "--ubatch-size", "-ub", help="Micro-batch tokens (compute buffers, SWA cache).",
         rich_help_panel=LLAMA)] = 512,
+    mmproj_offload: Annotated[bool, typer.Option(
+        "--mmproj-offload/--no-mmproj-offload", help="A multimodal model's mmproj file (its "
+        "vision tower and projector) on the first GPU, as llama.cpp does by default, or on "
+        "the host.", rich_help_panel=LLAMA)] = True,
     output_rule: Annotated[str, typer.Option(
         "--output-rule", help="output-first (llama.cpp since PR #18148, Dec 2025) or "
         "blocks-first (b7437 and before): which layer -ngl offloads first.",
@@ -171,7 +175,7 @@ def fit(
         _bytes(host_bandwidth, "--host-bandwidth"),
         wired_limit_mb=None if wired_limit is None else
         _bytes(wired_limit, "--wired-limit") >> 20, kv_bits=kv_bits,
-        kv_group_size=kv_group_size)
+        kv_group_size=kv_group_size, mmproj_offload=mmproj_offload)
     with as_options():
         result = run_fit(src.placed(model), request)
     document = result.to_dict()

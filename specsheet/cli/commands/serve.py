@@ -18,6 +18,8 @@ from specsheet.cli.options import (
     FormatOpt,
     GroupSizeOpt,
     HtmlOpt,
+    ImageSizeOpt,
+    ImagesOpt,
     JsonOpt,
     KvDtypeOpt,
     ModelArg,
@@ -89,6 +91,8 @@ def serve(
     max_model_len: MaxModelLenOpt = None,
     prompt: PromptOpt = None,
     output: OutputOpt = None,
+    images: ImagesOpt = None,
+    image_size: ImageSizeOpt = None,
     concurrency: ConcurrencyOpt = None,
     memory_utilization: UtilizationOpt = DEFAULT_UTILIZATION,
     kv_memory: KvMemoryOpt = None,
@@ -136,7 +140,7 @@ def serve(
         block_size=block_size, kv_layout=kv_dtype_of(kv_dtype)[1], dp=dp, dcp=dcp,
         max_loras=max_loras, max_lora_rank=max_lora_rank,
         enable_prefix_caching=enable_prefix_caching, mamba_cache_mode=mamba_cache_mode,
-        kv_offload=kv_offload)
+        kv_offload=kv_offload, images=images, image_size=image_size)
     kv_dtype = kv_dtype_of(kv_dtype)[0]
     with as_options(_LABELS if tp is None else None):
         check_request(request)

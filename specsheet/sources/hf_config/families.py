@@ -861,8 +861,10 @@ FAMILIES: dict[str, Callable[[HFConfig], Fields]] = {
     "mistral": _mistral,
     "mixtral": _mixtral,
     "qwen2": _qwen2,
+    "qwen2_5_vl_text": _qwen2,  # Qwen2.5-VL's language model: Qwen2's layers
     "qwen2_moe": _qwen2_moe,
     "qwen3": _qwen3,
+    "qwen3_vl_text": _qwen3,  # Qwen3-VL's language model: Qwen3's layers
     "qwen3_moe": _qwen3_moe,
     "gemma": _gemma,
     "gemma2": _gemma2,
@@ -918,7 +920,10 @@ def fields_from_hf_config(data: Mapping[str, Any], origin: str) -> tuple[Fields,
     A multimodal wrapper's language model is read from its ``text_config`` (a null one is
     absent, as in transformers; anything else but a mapping is refused).
     """
+    from specsheet.sources.hf_config.vision import FLAT_TEXT
+
     note = ""
+    wrapper, wrapper_origin = data, origin
     text = data.get("text_config")
     if text is not None and not isinstance(text, dict):
         raise key_error("text_config", f"expected a mapping of the language "
@@ -928,6 +933,9 @@ def fields_from_hf_config(data: Mapping[str, Any], origin: str) -> tuple[Fields,
         data = text
         origin = f"{origin} (text_config)"
         note = "read from text_config"
+    elif data.get("model_type") in FLAT_TEXT:  # text keys at the top level (Qwen2.5-VL)
+        data = {k: v for k, v in data.items() if k != "vision_config"}
+        data["model_type"] = FLAT_TEXT[str(wrapper["model_type"])]
     model_type = data.get("model_type")
     if not isinstance(model_type, str):
         raise key_error("model_type", f"expected the name of a model family, "
@@ -943,6 +951,14 @@ def fields_from_hf_config(data: Mapping[str, Any], origin: str) -> tuple[Fields,
         raise SpecError(f"model_type '{model_type}' is not supported"
                         f"{did_you_mean(model_type, FAMILIES)}; supported: "
                         f"{', '.join(FAMILIES)}", source=origin)
+    from specsheet.sources.hf_config.vision import vision_tower, wrapper_tie
+
+    tie = wrapper_tie(wrapper, data, DEFAULTS.get(model_type, {}).get("tie_word_embeddings"))
+    if tie is not None:  # transformers ties a wrapper's head by the wrapper's key
+        data = {**data, "tie_word_embeddings": tie}
     config = HFConfig(data, origin, DEFAULTS[model_type])
     fields = {k: v for k, v in family(config).items() if v is not None}
+    tower = vision_tower(wrapper, fields["d_model"], wrapper_origin)
+    if tower is not None:
+        fields["vision"] = tower
     return fields, model_type, note

@@ -260,14 +260,15 @@ TEXT_MODELS: dict[str, str] = {
     "mllama_text_model": "mllama", "molmo2_text": "molmo2", "muse_glimmer_text":
     "muse_glimmer", "muse_spark_text": "muse_spark", "paddleocr_vl_text": "paddleocr_vl",
     "pix2struct_text_model": "pix2struct", "pp_formulanet_text": "pp_formulanet",
-    "qwen2_5_omni_text": "qwen2_5_omni_thinker", "qwen2_5_vl_text": "qwen2_5_vl",
+    "qwen2_5_omni_text": "qwen2_5_omni_thinker",
     "qwen2_vl_text": "qwen2_vl", "qwen3_omni_moe_text": "qwen3_omni_moe_thinker",
-    "qwen3_vl_moe_text": "qwen3_vl_moe", "qwen3_vl_text": "cosmos3_omni", "step3p5": "step3p7",
+    "qwen3_vl_moe_text": "qwen3_vl_moe", "step3p5": "step3p7",
     "unlimited_ocr_text": "unlimited_ocr",
 }
 
-# multimodal wrappers: specsheet reads their language model from text_config (the vision tower
-# and projector are not counted yet); a file of one without text_config is refused
+# multimodal wrappers: specsheet reads their language model from text_config, and counts the
+# vision tower and projector of those in hf_config/vision.py's WRAPPER_ENCODERS (the others'
+# are not counted yet); a file of one without text_config is refused
 WRAPPERS: frozenset[str] = frozenset({
     "apertus1p5", "aria", "aya_vision", "blip", "blip-2", "cohere2_vision", "cohere_compass",
     "cosmos3_edge", "cosmos3_omni", "deepseek_ocr2", "deepseek_vl", "deepseek_vl_hybrid",
