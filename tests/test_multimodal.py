@@ -66,11 +66,12 @@ def test_tower_tensors_are_transformers_own(path: Path) -> None:
 
 def test_published_totals() -> None:
     """The totals the model pages state: Gemma 3 27B 27,432,406,640, Qwen2.5-VL-7B
-    8,292,166,656, LLaVA-1.5-7B 7,063,427,072 (the Hub's safetensors counts)."""
+    8,292,166,656, LLaVA-1.5-7B 7,063,427,072, Qwen3-VL-8B 8,767,123,696 (the Hub's
+    safetensors counts; tests/data/sources.json cites the last three)."""
     totals = {name: count_params(load_file(DATA / "multimodal" / f"{name}.json").spec).total
-              for name in ("gemma-3-27b", "qwen2.5-vl-7b", "llava-1.5-7b")}
+              for name in ("gemma-3-27b", "qwen2.5-vl-7b", "llava-1.5-7b", "qwen3-vl-8b")}
     assert totals == {"gemma-3-27b": 27_432_406_640, "qwen2.5-vl-7b": 8_292_166_656,
-                      "llava-1.5-7b": 7_063_427_072}
+                      "llava-1.5-7b": 7_063_427_072, "qwen3-vl-8b": 8_767_123_696}
 
 
 def test_a_wrapper_with_flat_text_keys() -> None:
