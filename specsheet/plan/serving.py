@@ -17,7 +17,6 @@ estimates (``plan/roofline.py``).
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import NamedTuple
 
 from specsheet.errors import SpecError
@@ -35,13 +34,12 @@ from specsheet.plan.kv_blocks import (
     kv_block_size,
     kv_groups,
     kv_values_per_layer,
-    layer_kind,
     state_page_bytes,
 )
 from specsheet.plan.parallel import Parallel, pad_vocab, pp_partition
-from specsheet.plan.sharding import shard, stage_tensors, stored_bytes
+from specsheet.plan.sharding import COMPUTED, Cut, shard
 from specsheet.plan.vllm_layout import lora_slot_bytes, rotary_cache_bytes
-from specsheet.quant.tensors import Tensor, model_tensors
+from specsheet.quant.tensors import Tensor, layer_tensors
 
 DEFAULT_MEMORY_UTILIZATION = "0.9"  # CacheConfig.gpu_memory_utilization
 OVERHEAD_BYTES = 2**30  # an estimate: CUDA context, NCCL buffers, CUDA graphs (docs/serving.md)
@@ -121,13 +119,14 @@ class StageMemory(NamedTuple):
                 + self.overhead_bytes <= self.budget_bytes)
 
 
-@lru_cache(maxsize=64)  # every stage of every plan of a search asks it again
 def _state_inputs(spec: ModelSpec) -> tuple[Tensor, ...]:
-    """The input projection (ssm_in) of the first state layer of each kind."""
+    """The input projection (ssm_in) of the first state layer of each kind (the tensors of
+    that layer alone are listed)."""
     firsts: dict[str, Tensor] = {}
-    for t in model_tensors(spec):
-        if t.layer is not None and t.name.endswith(".ssm_in.weight"):
-            firsts.setdefault(layer_kind(spec, t.layer), t)
+    for i, kind in enumerate(spec.layer_types):
+        if kind not in firsts and kind in ("mamba", "mamba2", "hybrid", "linear_attention"):
+            firsts.update((kind, t) for t in layer_tensors(spec, i)
+                          if t.name.endswith(".ssm_in.weight"))
     return tuple(firsts.values())
 
 
@@ -166,13 +165,15 @@ def stage_memory(report: Report, hardware: Accelerator, layout: Parallel, stage:
                  batched_tokens: int, max_seqs: int, group_size: int | None,
                  moe_kernel: str | None = None, measured: Measured | None = None,
                  block_size: int | None = None, kv_layout: str | None = None,
-                 lora: tuple[int, int] = (0, 16)) -> StageMemory:
-    """The memory of one GPU of pipeline stage ``stage``."""
+                 lora: tuple[int, int] = (0, 16), cut: Cut | None = None) -> StageMemory:
+    """The memory of one GPU of pipeline stage ``stage`` (``cut``: where its tensors and their
+    bytes come from, a search's cache or computed)."""
     spec = report.model.spec
     quant = report.weights.format if report.weights.quantized else None
     dtype = report.dtype
     layers = pp_partition(spec.layers, layout.pp)[stage]
-    tensors = stage_tensors(spec, layout, stage)
+    cut = cut or COMPUTED
+    tensors = cut.stage_tensors(spec, layout, stage)
     w = report.weights
     if w.router_score_bias:  # stored, and loaded whole on every GPU
         from specsheet.quant.tensors import score_bias_tensors
@@ -186,12 +187,12 @@ def stage_memory(report: Report, hardware: Accelerator, layout: Parallel, stage:
         kernel = moe_kernel or default_moe_kernel(hardware)
         experts = mxfp4_expert_bytes(spec, layout, len({t.layer for t in expert_tensors}),
                                      kernel)
-        weights = experts + stored_bytes(
+        weights = experts + cut.stored_bytes(
             spec, tuple(t for t in tensors if "_exps." not in t.name), dtype, quant,
             group_size, w.keep, w.match)
     else:
-        weights = stored_bytes(spec, tensors, dtype, quant, group_size, w.keep, w.match)
-        experts = stored_bytes(spec, expert_tensors, dtype, quant, group_size, w.keep,
+        weights = cut.stored_bytes(spec, tensors, dtype, quant, group_size, w.keep, w.match)
+        experts = cut.stored_bytes(spec, expert_tensors, dtype, quant, group_size, w.keep,
                                w.match) if spec.experts else 0
     buffers = rotary_cache_bytes(spec, dtype) if attention_layers(spec, layers) else 0
     lora_bytes = lora_slot_bytes(spec, layout.tp, layers, *lora, dtype) if lora[0] else 0
@@ -372,9 +373,10 @@ def over_context(report: Report, max_model_len: int) -> SpecError:
 def plan_serving(report: Report, hardware: Accelerator, layout: Parallel, request: Request,
                  utilization: Share | None = None,
                  kv_memory: int | None = None, group_size: int | None = None,
-                 measured: Measured | None = None) -> ServePlan:
+                 measured: Measured | None = None, cut: Cut | None = None) -> ServePlan:
     """Lay ``report``'s model out on ``layout`` GPUs of ``hardware`` (see the module docstring).
-    ``report`` gives the weights' format and dtype and the KV dtype."""
+    ``report`` gives the weights' format and dtype and the KV dtype; ``cut``, where each
+    stage's tensors and their bytes come from (a search passes its cache)."""
     spec = report.model.spec
     utilization = utilization or parse_utilization(DEFAULT_MEMORY_UTILIZATION)
     if request.max_model_len > spec.context:
@@ -382,7 +384,8 @@ def plan_serving(report: Report, hardware: Accelerator, layout: Parallel, reques
     stages = tuple(stage_memory(report, hardware, layout, i, request.max_model_len, utilization,
                                 kv_memory, request.batched_tokens, request.max_seqs, group_size,
                                 request.moe_kernel, measured, request.block_size,
-                                request.kv_layout, (request.max_loras, request.max_lora_rank))
+                                request.kv_layout, (request.max_loras, request.max_lora_rank),
+                                cut)
                    for i in range(layout.pp))
     return ServePlan(report, hardware, layout, request, utilization, kv_memory is not None,
                      stages)

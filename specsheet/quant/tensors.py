@@ -257,6 +257,11 @@ def model_tensors(spec: ModelSpec) -> tuple[Tensor, ...]:
     return tuple(tensors)
 
 
+def layer_tensors(spec: ModelSpec, i: int) -> tuple[Tensor, ...]:
+    """The tensors of block ``i``, as ``model_tensors`` lists them."""
+    return tuple(_block(spec, i))
+
+
 def score_bias_tensors(spec: ModelSpec, layers: range | None = None) -> tuple[Tensor, ...]:
     """The router's score-correction bias of every MoE layer (of ``layers``, default all):
     DeepSeek-V3's ``mlp.gate.e_score_correction_bias``, E values in F32 (llama.cpp names it
