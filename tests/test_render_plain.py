@@ -127,3 +127,38 @@ def test_commands(argv: list[str], width: int, monkeypatch: pytest.MonkeyPatch) 
         print_views(console, views)  # type: ignore[arg-type]
         assert render_views(views, width) == _stripped(  # type: ignore[arg-type]
             console.file.getvalue())  # type: ignore[attr-defined]
+
+
+def test_narrow_characters_are_one_cell_as_rich_counts_them() -> None:
+    from rich.cells import cell_len
+
+    from specsheet.render.terminal import _NARROW, _cell_len
+
+    assert all(cell_len(c) == 1 for c in _NARROW)
+    for text in ["", "abc", "日本語", "a\tb", "é×█", "ö̈", "\x1b[1m"]:
+        assert _cell_len(text) == cell_len(text), text
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 40), st.integers(0, 3), st.sampled_from([40, 80, 120, 160]),
+       st.booleans(), text)
+def test_random_charts(points: int, line: int, width: int, ascii_only: bool,
+                       caption: str) -> None:
+    """plain_chart against rich's print_chart: stacked columns, a line across, a caption."""
+    from specsheet.render.charts import print_chart
+    from specsheet.render.terminal import plain_chart
+    from specsheet.views.charts import ChartView, Segment
+
+    values = [(i * 7919) % 1000 * 10**9 for i in range(points)]
+    segments = (Segment("weights (bf16)", tuple(values), "weights"),
+                Segment("KV cache", tuple(v // 3 for v in values), "kv"))
+    chart = ChartView(title="model: weights against tokens 日本" * line, axis="Tokens T",
+                      ticks=tuple(f"{i * 128:,}" for i in range(points)), segments=segments,
+                      format=lambda v: f"{v / 1e9:.1f} GB",
+                      line=("GPU memory", max(values) // 2) if line else None,
+                      caption=caption)
+    plain = plain_chart(chart, width, ascii_only)
+    console = make_console(io.StringIO(), width, color=False)
+    print_chart(console, chart, ascii_only)
+    if plain is not None:
+        assert _stripped(plain) == _stripped(console.file.getvalue())  # type: ignore[attr-defined]

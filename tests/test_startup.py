@@ -46,16 +46,17 @@ def test_machine_readable_paths_import_neither_rich_nor_yaml(args: list[str],
     assert "textual" not in modules
 
 
-def test_plain_table_path_imports_no_rich_console_nor_yaml(tmp_path: Path) -> None:
-    """A table without colour that fits is written by render.terminal.plain_table: rich's
-    cell widths only, not its console or table (tests/test_render_plain.py)."""
-    modules = imported_modules("count", "gpt2-small", cwd=tmp_path,
-                               env={"NO_COLOR": "1", "COLUMNS": "160"})
-    assert "rich.cells" in modules
-    assert "rich.console" not in modules
-    assert "rich.table" not in modules
-    assert "yaml" not in top_level(modules)
-    assert "textual" not in top_level(modules)
+@pytest.mark.parametrize("args", [["count", "gpt2-small"], ["presets"],
+                                  ["sweep", "llama3.1-8b", "--tokens", "1k:128k:x2"]])
+def test_plain_tables_and_charts_import_neither_rich_nor_yaml(args: list[str],
+                                                             tmp_path: Path) -> None:
+    """A table or chart without colour that fits is written by render.terminal's
+    plain_table and plain_chart, the text rich writes (tests/test_render_plain.py)."""
+    modules = top_level(imported_modules(*args, cwd=tmp_path,
+                                         env={"NO_COLOR": "1", "COLUMNS": "160"}))
+    assert "rich" not in modules
+    assert "yaml" not in modules
+    assert "textual" not in modules
 
 
 def test_colored_table_path_imports_rich_but_not_yaml(tmp_path: Path) -> None:

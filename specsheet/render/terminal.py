@@ -1,6 +1,12 @@
 """Tables (and, through render/charts.py, charts) for a terminal or a log, rendered with rich.
 render/ is the only package that imports rich.
 
+The render layer's one optimisation for terminals: without colour, a table whose cells fit
+the width whole, and a chart, are written as text by ``plain_table`` and ``plain_chart``,
+the very text rich writes for them (held to rich's own output over random tables and charts
+and every command's views at 40 to 160 columns by tests/test_render_plain.py); whatever
+they cannot answer (colour, a text column to wrap, a stacked table, a picture) goes to rich.
+
 No figure is ever cropped: the label column and every number keep their full width; a table
 that cannot fit the width is laid out stacked instead (a block per row: the label, then each
 column's value on a line of its own). The caller decides width, colour and whether the stream
@@ -84,7 +90,12 @@ def _print_views(console: Callable[[], Console], width: int,
         if not isinstance(view, TableView):
             from specsheet.render.charts import print_chart
 
-            print_chart(console(), view, ascii_only)
+            text = plain_chart(view, width, ascii_only) if plain is not None else None
+            if text is not None:
+                assert plain is not None
+                plain(text)
+            else:
+                print_chart(console(), view, ascii_only)
             continue
         if ascii_only:
             view = _ascii_view(view)
@@ -121,8 +132,7 @@ def min_width(view: TableView) -> int:
     """The narrowest the table of ``view`` prints without cutting a cell: the label column and
     the numeric columns whole, text columns down to their longest word; each cell carries a
     one-space gap, and the table a one-space edge on each side."""
-    from rich.cells import cell_len
-
+    cell_len = _cell_len
     widths = []
     for index, numeric in enumerate(view.numeric):
         cells = [view.headers[index], *(row.cells[index] for row in view.rows)]
@@ -145,8 +155,7 @@ def plain_table(view: TableView, width: int) -> str | None:
     right; the SIMPLE_HEAD box has a blank edge line above and below, a one-space edge and
     divider, a rule of "─" under the header and a blank line after a total that is not the
     last row; a title or footnote wraps as rich wraps words (``rich._wrap.divide_line``)."""
-    from rich.cells import cell_len
-
+    cell_len = _cell_len
     texts = [view.title, view.footnote, *view.headers]
     for row in view.rows:
         texts += row.cells
@@ -183,12 +192,50 @@ def plain_table(view: TableView, width: int) -> str | None:
     return "\n".join(lines) + "\n"
 
 
+def plain_chart(chart: ChartView, width: int, ascii_only: bool = False) -> str | None:
+    """The text rich prints for ``chart`` (``charts.print_chart`` on a console of ``width``
+    without colour): each line cropped at ``width`` (rich crops a line it does not wrap), the
+    caption wrapped as rich wraps words, a blank line. None when a line wider than ``width``
+    holds a character that is not one cell wide, or the caption cannot be wrapped here."""
+    from specsheet.render.charts import chart_spans
+
+    lines = []
+    for spans in chart_spans(chart, width, ascii_only):
+        line = "".join(piece for piece, _ in spans)
+        if len(line) > width:
+            if _cell_len(line) != len(line):
+                return None
+            line = line[:width]
+        lines.append(line)
+    if chart.caption:
+        caption = _wrapped(chart.caption, width)
+        if caption is None:
+            return None
+        lines += caption
+    return "\n".join(lines) + "\n\n"
+
+
+# characters one cell wide beside ASCII's printable ones, as rich.cells counts them
+# (tests/test_render_plain.py): specsheet's table, bar and chart characters
+_NARROW = frozenset(map(chr, range(32, 127))) | frozenset(
+    "×²·↳…−─│└┤█▉▊▋▌▍▎▏░▒▓▁▂▃▄▅▆▇éèàöüñç≤≥≈±°µ—–’“”")
+
+
+def _cell_len(text: str) -> int:
+    """The cells ``text`` takes, as rich counts them: its length when every character is
+    one cell wide (without loading rich), else rich.cells.cell_len."""
+    if text.isascii() and text.isprintable() or set(text) <= _NARROW:
+        return len(text)
+    from rich.cells import cell_len
+
+    return cell_len(text)
+
+
 def _wrapped(text: str, width: int) -> list[str] | None:
     """``text``'s lines as rich wraps a Text at ``width`` (rich/_wrap.py's divide_line, no
     word folded), each line's trailing spaces kept for the caller to strip; None when a word
     is longer than ``width`` (rich folds it)."""
-    from rich.cells import cell_len
-
+    cell_len = _cell_len
     lines = []
     for line in text.split("\n"):
         start = offset = 0
