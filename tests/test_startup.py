@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -9,10 +10,12 @@ from pathlib import Path
 import pytest
 
 
-def imported_modules(*args: str, cwd: Path) -> set[str]:
-    """The modules ``python -X importtime -m specsheet ARGS`` imports."""
+def imported_modules(*args: str, cwd: Path, env: dict[str, str] | None = None) -> set[str]:
+    """The modules ``python -X importtime -m specsheet ARGS`` imports (``env``: variables
+    set for the run)."""
     result = subprocess.run([sys.executable, "-X", "importtime", "-m", "specsheet", *args],
-                            capture_output=True, text=True, cwd=cwd, check=False)
+                            capture_output=True, text=True, cwd=cwd, check=False,
+                            env={**os.environ, **(env or {})})
     assert result.returncode == 0, result.stderr
     lines = [line for line in result.stderr.splitlines() if line.startswith("import time:")]
     assert lines, "no -X importtime output"
@@ -43,8 +46,22 @@ def test_machine_readable_paths_import_neither_rich_nor_yaml(args: list[str],
     assert "textual" not in modules
 
 
-def test_table_path_imports_rich_but_not_yaml(tmp_path: Path) -> None:
-    modules = imported_modules("count", "gpt2-small", cwd=tmp_path)
+@pytest.mark.parametrize("args", [["count", "gpt2-small"], ["presets"],
+                                  ["sweep", "llama3.1-8b", "--tokens", "1k:128k:x2"]])
+def test_plain_tables_and_charts_import_neither_rich_nor_yaml(args: list[str],
+                                                             tmp_path: Path) -> None:
+    """A table or chart without colour that fits is written by render.terminal's
+    plain_table and plain_chart, the text rich writes (tests/test_render_plain.py)."""
+    modules = top_level(imported_modules(*args, cwd=tmp_path,
+                                         env={"NO_COLOR": "1", "COLUMNS": "160"}))
+    assert "rich" not in modules
+    assert "yaml" not in modules
+    assert "textual" not in modules
+
+
+def test_colored_table_path_imports_rich_but_not_yaml(tmp_path: Path) -> None:
+    modules = imported_modules("count", "gpt2-small", cwd=tmp_path,
+                               env={"FORCE_COLOR": "1", "NO_COLOR": "", "COLUMNS": "160"})
     assert "rich.table" in modules
     assert "yaml" not in top_level(modules)
     assert "textual" not in top_level(modules)

@@ -375,3 +375,22 @@ def test_an_axis_keeps_the_option_it_was_given_by() -> None:
     assert by_option["points"] == by_set["points"]
     bad = runner.invoke(app, ["sweep", "gpt2-small", "--set", "layers=12,0"])
     assert bad.exit_code == 2 and "option --set layers" in bad.stderr
+
+
+@pytest.mark.parametrize("kv_dtype", ["bf16", "fp8"])
+def test_a_report_moved_along_the_tokens_is_the_report_at_them(kv_dtype: str) -> None:
+    """plan/sweep.py recomputes only the terms that hold T (the KV positions, the attention
+    over the context, the state-space scan): for every preset (sliding windows, MLA, Mamba,
+    hybrids, DeltaNet) the moved report equals build_report at those tokens."""
+    from specsheet.api.count import load
+    from specsheet.figures import build_report
+    from specsheet.plan.sweep import moved_to_tokens
+    from specsheet.sources.presets import preset_index
+
+    for name in preset_index():
+        model = load(name)
+        context = model.spec.context
+        base = build_report(model, None, None, kv_dtype)
+        for tokens in sorted({1, 3, min(4096, context), context // 3, context - 1, context} - {0}):
+            assert moved_to_tokens(base, tokens) == build_report(model, tokens, None,
+                                                                 kv_dtype), (name, tokens)

@@ -25,7 +25,7 @@ from specsheet.plan.search import TrainPlanning as _TrainPlanning
 if TYPE_CHECKING:
     from specsheet.figures import Report
     from specsheet.model.spec import Model
-    from specsheet.plan.search import Candidate, TrainCandidate
+    from specsheet.plan.search import Candidate, KeptCut, TrainCandidate
 
 MAX_PER_NODE = 8  # GPUs a node holds: the default top of the GPU counts searched
 # the formats --quant any adds to the model's own: the ones vLLM loads on most GPUs
@@ -211,12 +211,12 @@ def search(model: Model, request: PlanRequest | None = None, **options: Any
                             field=unknown[0])
         request = PlanRequest(**options)
     check_plan_request(request)
-    from specsheet.plan.sharding import reuse_cuts
+    from specsheet.plan.search import KeptCut
 
-    with reuse_cuts():  # a stage's cut, once per layout for every GPU searched
-        if request.train:
-            return search_train(model, request)
-        return _search(model, request)
+    cut = KeptCut()  # a stage's cut, once per layout for every GPU searched
+    if request.train:
+        return search_train(model, request, cut)
+    return _search(model, request, cut)
 
 
 def _reports(model: Model, request: PlanRequest) -> list[tuple[str | None, Report]]:
@@ -245,7 +245,7 @@ def bits_per_weight(r: Report) -> float:
     return r.weights_bytes * 8 / r.params.total
 
 
-def _search(model: Model, request: PlanRequest) -> Planning:
+def _search(model: Model, request: PlanRequest, cut: KeptCut | None = None) -> Planning:
     from specsheet.api.hardware import load_gpu
     from specsheet.api.serve import ServeRequest, estimates_of, plan_serve, request_shape
     from specsheet.plan import search
@@ -296,7 +296,7 @@ def _search(model: Model, request: PlanRequest) -> Planning:
                     prompt=prompt, output=output, memory_utilization=request.memory_utilization,
                     price=price_of.get(name), mfu=mfu, mbu=request.mbu)
                 try:
-                    served = plan_serve(r, serve_request)
+                    served = plan_serve(r, serve_request, cut=cut)
                 except SpecError:  # a layout serve refuses past check_parallel's checks
                     refused += len(group)
                     continue
@@ -413,7 +413,8 @@ def check_train_request(request: PlanRequest) -> None:
         raise SpecError("a training search needs the tokens to train on", field="tokens_total")
 
 
-def search_train(model: Model, request: PlanRequest) -> TrainPlanning:
+def search_train(model: Model, request: PlanRequest, cut: KeptCut | None = None
+                 ) -> TrainPlanning:
     """Every accelerator's fewest GPUs (and the layouts at that count) whose step fits and
     whose run meets the days and the budget."""
     from specsheet.api.train import DEFAULT_MFU, TrainRequest, _plan, resolved, tokens_of
@@ -430,7 +431,7 @@ def search_train(model: Model, request: PlanRequest) -> TrainPlanning:
     candidates: list[TrainCandidate] = []
     searched = refused = over = slow = 0
     for name in names:
-        reference = _plan(model, base._replace(gpu=name, gpus=1))  # GPU-hours, any count
+        reference = _plan(model, base._replace(gpu=name, gpus=1), cut)  # GPU-hours, any count
         assert reference.time is not None
         hours = reference.time.gpu_hours
         last: list[TrainCandidate] = []
@@ -444,7 +445,7 @@ def search_train(model: Model, request: PlanRequest) -> TrainPlanning:
                                     recompute=recompute, price=price_of.get(name),
                                     grad_accum=pp)
                 try:
-                    plan = _plan(model, run)
+                    plan = _plan(model, run, cut)
                 except SpecError:  # a layout the training checks refuse
                     refused += 1
                     continue

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from specsheet.model.spec import Model
     from specsheet.plan.roofline import Estimates
     from specsheet.plan.serving import ServePlan
+    from specsheet.plan.sharding import Cut
 
 DEFAULT_MFU = 0.5  # share of the peak FLOP/s the estimates assume
 DEFAULT_MBU = 0.8  # share of the memory bandwidth the estimates assume
@@ -182,20 +183,21 @@ def check_request(request: ServeRequest) -> None:
 
 
 
-def plan_serve(report: Report, request: ServeRequest, group_size: int | None = None
-               ) -> Serving:
+def plan_serve(report: Report, request: ServeRequest, group_size: int | None = None,
+               cut: Cut | None = None) -> Serving:
     """The plan of ``report``'s model under ``request``, its estimates and costs; with a vLLM
-    log, planned with the log's measured terms and compared with it figure by figure."""
+    log, planned with the log's measured terms and compared with it figure by figure.
+    ``cut``: a plan search's cache of the stages' tensors and bytes (plan.search.KeptCut)."""
     if request.vllm_log is not None:
         from specsheet.api.calibrate import calibrated
 
         served: Serving = calibrated(report, request, group_size, _plan_serve)
         return served
-    return _plan_serve(report, request, group_size)
+    return _plan_serve(report, request, group_size, cut=cut)
 
 
 def _plan_serve(report: Report, request: ServeRequest, group_size: int | None = None,
-                measured: Any = None) -> Serving:
+                measured: Any = None, cut: Cut | None = None) -> Serving:
     from specsheet.api.hardware import load_gpu
     from specsheet.plan import serving
     from specsheet.plan.kv_blocks import mamba_cache_mode
@@ -242,7 +244,7 @@ def _plan_serve(report: Report, request: ServeRequest, group_size: int | None = 
         kv_offload=_kv_offload(request.kv_offload))
     try:
         plan = serving.plan_serving(report, hardware, layout, plan_request, utilization,
-                                    kv_memory, group_size, measured)
+                                    kv_memory, group_size, measured, cut)
     except SpecError as e:
         e.context += f" (at tp {layout.tp})"
         raise

@@ -16,6 +16,7 @@ from specsheet.errors import SpecError
 
 if TYPE_CHECKING:
     from specsheet.model.spec import Model, ModelSpec
+    from specsheet.plan.sharding import Cut
     from specsheet.plan.training import TrainingPlan
 
 DEFAULT_GPU = "h100-sxm"
@@ -308,8 +309,9 @@ def _modules(value: tuple[str, ...] | str | None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(value))
 
 
-def _plan(model: Model, request: TrainRequest) -> TrainingPlan:
-    """The plan of a resolved request."""
+def _plan(model: Model, request: TrainRequest, cut: Cut | None = None) -> TrainingPlan:
+    """The plan of a resolved request (``cut``: a plan search's cache of the stages' tensors,
+    plan.search.KeptCut)."""
     from specsheet.api.hardware import load_gpu
     from specsheet.plan.lora import DEFAULT_LORA_TARGETS
     from specsheet.plan.parallel import check_training_parallel
@@ -340,7 +342,7 @@ def _plan(model: Model, request: TrainRequest) -> TrainingPlan:
         base_format=_base(model, request), micro_batches=request.grad_accum or 1,
         recompute_modules=_modules(request.recompute_modules),
         optimizer_states=request.optimizer_states,
-        activation_cache=request.activation_cache or "bf16")
+        activation_cache=request.activation_cache or "bf16", cut=cut)
 
 
 def _base(model: Model, request: TrainRequest) -> str | None:

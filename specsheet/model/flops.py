@@ -173,17 +173,24 @@ def forward_flops(spec: ModelSpec, tokens: int) -> ForwardFlops:
     return ForwardFlops(
         tokens=tokens,
         attention_projections=2 * spec.attention_layers * attention_weights(spec),
-        attention_context=2 * tokens * spec.attention_layers * spec.heads * (
-            spec.head_dim + spec.v_head_dim),
-        ssm=_ssm_flops(spec, tokens),
+        attention_context=attention_context_flops(spec, tokens),
+        ssm=ssm_forward_per_token(spec, tokens),
         mlp=mlp_flops(spec),
         logits=2 * spec.vocab * e,
         embedding_projections=4 * e * d if e != d else 0,
     )
 
 
-def _ssm_flops(spec: ModelSpec, tokens: int) -> int:
-    return ssm_training_flops(spec, tokens)[0]
+def attention_context_flops(spec: ModelSpec, tokens: int) -> int:
+    """2 x T x L x h x (d_h + d_v): the scores q·k and the weighted sum of v, per token."""
+    return 2 * tokens * spec.attention_layers * spec.heads * (spec.head_dim + spec.v_head_dim)
+
+
+def ssm_forward_per_token(spec: ModelSpec, tokens: int) -> int:
+    """ForwardFlops.ssm: the state-space and linear-attention layers' forward per token (0
+    without such layers)."""
+    return ssm_training_flops(spec, tokens)[0] if spec.layer_types else 0
+
 
 
 def two_n_estimate(non_embedding_params: int) -> int:

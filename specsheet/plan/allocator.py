@@ -28,7 +28,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from specsheet.model.memory import bytes_for
-from specsheet.plan.sharding import _reused
 from specsheet.quant.tensors import Tensor
 
 MIN_BLOCK_SIZE = 512  # kMinBlockSize
@@ -82,7 +81,6 @@ def allocations(tensors: Iterable[Tensor], dtype: str) -> list[int]:
     return [bytes_for(elements, dtype) for elements in fused.values()]
 
 
-@_reused  # plan's search asks it again for every GPU of the catalog (sharding.reuse_cuts)
 def tail_bytes(tensors: tuple[Tensor, ...], dtype: str) -> int:
     """What the allocator counts beyond the tensors' own bytes: the 512-byte rounding and the
     segment tails of 1 MiB or less it does not split off."""

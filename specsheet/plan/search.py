@@ -16,9 +16,11 @@ from typing import NamedTuple
 
 from specsheet.errors import SpecError
 from specsheet.model.spec import Model, ModelSpec
-from specsheet.plan.parallel import check_parallel
+from specsheet.plan.parallel import Parallel, check_parallel
 from specsheet.plan.roofline import Estimates
 from specsheet.plan.serving import OVERHEAD_BYTES, ServePlan
+from specsheet.plan.sharding import Cut
+from specsheet.quant.tensors import Tensor
 
 OBJECTIVES = ("cost", "gpus", "latency", "throughput")
 SOLVES = ("max-context", "max-concurrency", "best-quant", "min-gpus")
@@ -492,3 +494,39 @@ class TrainPlanning(NamedTuple):
     @property
     def best(self) -> int | None:
         return 0 if self.candidates and self.candidates[0].meets else None
+
+
+class KeptCut(Cut):
+    """The plan search's one cache: each stage's tensors (by model, layout and stage) and
+    their bytes (by tensors and format), computed once for every GPU searched (a stage's cut
+    does not depend on the GPU) and for every training run of a layout. One per search;
+    nothing outlives it (``api.plan.search`` makes it)."""
+
+    def __init__(self) -> None:
+        self.tensors: dict[tuple[ModelSpec, Parallel, int], tuple[Tensor, ...]] = {}
+        self.bytes: dict[tuple[object, ...], int] = {}
+
+    def stage_tensors(self, spec: ModelSpec, layout: Parallel, stage: int
+                      ) -> tuple[Tensor, ...]:
+        key = (spec, layout, stage)
+        held = self.tensors.get(key)
+        if held is None:
+            held = self.tensors[key] = super().stage_tensors(spec, layout, stage)
+        return held
+
+    def stored_bytes(self, spec: ModelSpec, tensors: tuple[Tensor, ...], dtype: str | None,
+                     quant: str | None, group_size: int | None, keep: tuple[str, ...] = (),
+                     match: str = "exact", file_types: tuple[tuple[str, str], ...] = ()) -> int:
+        key = (spec, tensors, dtype, quant, group_size, keep, match, file_types)
+        found = self.bytes.get(key)
+        if found is None:
+            found = self.bytes[key] = super().stored_bytes(spec, tensors, dtype, quant,
+                                                           group_size, keep, match, file_types)
+        return found
+
+    def tail_bytes(self, tensors: tuple[Tensor, ...], dtype: str) -> int:
+        key = ("tails", tensors, dtype)
+        found = self.bytes.get(key)
+        if found is None:
+            found = self.bytes[key] = super().tail_bytes(tensors, dtype)
+        return found

@@ -17,7 +17,6 @@ estimates (``plan/roofline.py``).
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import NamedTuple
 
 from specsheet.errors import SpecError
@@ -26,7 +25,6 @@ from specsheet.hardware.catalog import Accelerator
 from specsheet.model.images import Images
 from specsheet.model.memory import DTYPE_BITS
 from specsheet.model.spec import ModelSpec
-from specsheet.plan.allocator import tail_bytes
 from specsheet.plan.kv_blocks import (
     FP8_DS_MLA_BLOCK,
     FP8_DS_MLA_TOKEN_BYTES,
@@ -37,14 +35,13 @@ from specsheet.plan.kv_blocks import (
     kv_block_size,
     kv_groups,
     kv_values_per_layer,
-    layer_kind,
     state_page_bytes,
     state_pages,
 )
 from specsheet.plan.parallel import Parallel, pad_vocab, pp_partition
-from specsheet.plan.sharding import shard, stage_tensors, stored_bytes
+from specsheet.plan.sharding import COMPUTED, Cut, shard
 from specsheet.plan.vllm_layout import lora_slot_bytes, rotary_cache_bytes
-from specsheet.quant.tensors import Tensor, model_tensors
+from specsheet.quant.tensors import Tensor, layer_tensors
 
 DEFAULT_MEMORY_UTILIZATION = "0.9"  # CacheConfig.gpu_memory_utilization
 OVERHEAD_BYTES = 2**30  # an estimate: CUDA context, NCCL buffers, CUDA graphs (docs/serving.md)
@@ -129,13 +126,14 @@ class StageMemory(NamedTuple):
                 + self.overhead_bytes <= self.budget_bytes)
 
 
-@lru_cache(maxsize=64)  # every stage of every plan of a search asks it again
 def _state_inputs(spec: ModelSpec) -> tuple[Tensor, ...]:
-    """The input projection (ssm_in) of the first state layer of each kind."""
+    """The input projection (ssm_in) of the first state layer of each kind (the tensors of
+    that layer alone are listed)."""
     firsts: dict[str, Tensor] = {}
-    for t in model_tensors(spec):
-        if t.layer is not None and t.name.endswith(".ssm_in.weight"):
-            firsts.setdefault(layer_kind(spec, t.layer), t)
+    for i, kind in enumerate(spec.layer_types):
+        if kind not in firsts and kind in ("mamba", "mamba2", "hybrid", "linear_attention"):
+            firsts.update((kind, t) for t in layer_tensors(spec, i)
+                          if t.name.endswith(".ssm_in.weight"))
     return tuple(firsts.values())
 
 
@@ -174,13 +172,16 @@ def stage_memory(report: Report, hardware: Accelerator, layout: Parallel, stage:
                  batched_tokens: int, max_seqs: int, group_size: int | None,
                  moe_kernel: str | None = None, measured: Measured | None = None,
                  block_size: int | None = None, kv_layout: str | None = None,
-                 lora: tuple[int, int] = (0, 16), mamba_mode: str = "none") -> StageMemory:
-    """The memory of one GPU of pipeline stage ``stage``."""
+                 lora: tuple[int, int] = (0, 16), mamba_mode: str = "none",
+                 cut: Cut | None = None) -> StageMemory:
+    """The memory of one GPU of pipeline stage ``stage`` (``cut``: where its tensors and their
+    bytes come from, a search's cache or computed)."""
     spec = report.model.spec
     quant = report.weights.format if report.weights.quantized else None
     dtype = report.dtype
     layers = pp_partition(spec.layers, layout.pp)[stage]
-    tensors = stage_tensors(spec, layout, stage)
+    cut = cut or COMPUTED
+    tensors = cut.stage_tensors(spec, layout, stage)
     w = report.weights
     if w.router_score_bias:  # stored, and loaded whole on every GPU
         from specsheet.quant.tensors import score_bias_tensors
@@ -194,17 +195,17 @@ def stage_memory(report: Report, hardware: Accelerator, layout: Parallel, stage:
         kernel = moe_kernel or default_moe_kernel(hardware)
         experts = mxfp4_expert_bytes(spec, layout, len({t.layer for t in expert_tensors}),
                                      kernel)
-        weights = experts + stored_bytes(
+        weights = experts + cut.stored_bytes(
             spec, tuple(t for t in tensors if "_exps." not in t.name), dtype, quant,
             group_size, w.keep, w.match, w.file_types)
     else:
-        weights = stored_bytes(spec, tensors, dtype, quant, group_size, w.keep, w.match,
-                               w.file_types)
-        experts = stored_bytes(spec, expert_tensors, dtype, quant, group_size, w.keep,
-                               w.match, w.file_types) if spec.experts else 0
+        weights = cut.stored_bytes(spec, tensors, dtype, quant, group_size, w.keep, w.match,
+                                   w.file_types)
+        experts = cut.stored_bytes(spec, expert_tensors, dtype, quant, group_size, w.keep,
+                                   w.match, w.file_types) if spec.experts else 0
     buffers = rotary_cache_bytes(spec, dtype) if attention_layers(spec, layers) else 0
     # the caching allocator's unsplit tails, for weights stored in a dtype (plan/allocator.py)
-    tails = 0 if quant is not None else tail_bytes(tensors, dtype or "bf16")
+    tails = 0 if quant is not None else cut.tail_bytes(tensors, dtype or "bf16")
     buffers += tails
     lora_bytes = lora_slot_bytes(spec, layout.tp, layers, *lora, dtype) if lora[0] else 0
     buffers += lora_bytes
@@ -441,9 +442,10 @@ def over_context(report: Report, max_model_len: int) -> SpecError:
 def plan_serving(report: Report, hardware: Accelerator, layout: Parallel, request: Request,
                  utilization: Share | None = None,
                  kv_memory: int | None = None, group_size: int | None = None,
-                 measured: Measured | None = None) -> ServePlan:
+                 measured: Measured | None = None, cut: Cut | None = None) -> ServePlan:
     """Lay ``report``'s model out on ``layout`` GPUs of ``hardware`` (see the module docstring).
-    ``report`` gives the weights' format and dtype and the KV dtype."""
+    ``report`` gives the weights' format and dtype and the KV dtype; ``cut``, where each
+    stage's tensors and their bytes come from (a search passes its cache)."""
     spec = report.model.spec
     utilization = utilization or parse_utilization(DEFAULT_MEMORY_UTILIZATION)
     if request.max_model_len > spec.context:
@@ -452,7 +454,7 @@ def plan_serving(report: Report, hardware: Accelerator, layout: Parallel, reques
                                 kv_memory, request.batched_tokens, request.max_seqs, group_size,
                                 request.moe_kernel, measured, request.block_size,
                                 request.kv_layout, (request.max_loras, request.max_lora_rank),
-                                request.mamba_cache_mode)
+                                request.mamba_cache_mode, cut)
                    for i in range(layout.pp))
     return ServePlan(report, hardware, layout, request, utilization, kv_memory is not None,
                      stages)

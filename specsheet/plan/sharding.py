@@ -9,13 +9,10 @@ training plan takes its busiest GPU's parameters from it (docs/serving.md, docs/
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from functools import wraps
-from typing import Any, TypeVar
 
 from specsheet.model.memory import bytes_for
 from specsheet.model.spec import ModelSpec
+from specsheet.plan.allocator import tail_bytes
 from specsheet.plan.kv_blocks import layer_kind
 from specsheet.plan.parallel import Parallel, pad_vocab, pp_partition
 from specsheet.quant.tensors import TOWER_ROLES, Tensor, model_tensors
@@ -94,38 +91,6 @@ def _shard_state_mixer(spec: ModelSpec, t: Tensor, module: str, kind: str,
     return t._replace(shape=(rows // tp, *shape[1:]))
 
 
-F = TypeVar("F", bound=Callable[..., Any])
-_REUSED: dict[tuple[Any, ...], Any] | None = None  # the cuts kept inside reuse_cuts()
-
-
-@contextmanager
-def reuse_cuts() -> Iterator[None]:
-    """Within it, ``stage_tensors`` and ``stored_bytes`` are computed once per argument: plan's
-    search lays each layout out on every GPU of the catalog, and a stage's tensors and their
-    bytes do not depend on the GPU. Outside it nothing is kept (a serving plan of 10,000
-    layers lists a million tensors). Not for threads: one search at a time."""
-    global _REUSED
-    saved, _REUSED = _REUSED, {} if _REUSED is None else _REUSED
-    try:
-        yield
-    finally:
-        _REUSED = saved
-
-
-def _reused(function: F) -> F:
-    """``function``, its results kept by argument inside ``reuse_cuts()``."""
-    @wraps(function)
-    def reuse(*args: Any, **kwargs: Any) -> Any:
-        if _REUSED is None:
-            return function(*args, **kwargs)
-        key = (function.__name__, args, tuple(sorted(kwargs.items())))
-        if key not in _REUSED:
-            _REUSED[key] = function(*args, **kwargs)
-        return _REUSED[key]
-    return reuse  # type: ignore[return-value]
-
-
-@_reused
 def stage_tensors(spec: ModelSpec, layout: Parallel, stage: int) -> tuple[Tensor, ...]:
     """The tensors one GPU of pipeline stage ``stage`` holds, cut to its share: the layers of
     the stage; the embeddings on the first stage; the final norm and the head on the last (with
@@ -175,7 +140,6 @@ def vllm_builds(spec: ModelSpec, name: str) -> bool:
     return int(layer.group(1)) < built
 
 
-@_reused
 def stored_bytes(spec: ModelSpec, tensors: tuple[Tensor, ...], dtype: str | None,
                  quant: str | None, group_size: int | None, keep: tuple[str, ...] = (),
                  match: str = "exact", file_types: tuple[tuple[str, str], ...] = ()) -> int:
@@ -190,3 +154,24 @@ def stored_bytes(spec: ModelSpec, tensors: tuple[Tensor, ...], dtype: str | None
     return quantized_bytes(spec, quant, group_size, dtype, tensors, keep, match,
                            file_types=dict(file_types) if file_types else None).weights_bytes
 
+
+class Cut:
+    """Where a plan takes a stage's tensors and their bytes from: computed each time they are
+    asked (a serving plan of 10,000 layers lists a million tensors; nothing is kept). A plan
+    search, which asks the same of every GPU it searches, passes its own
+    (``plan.search.KeptCut``: the search's one cache)."""
+
+    def stage_tensors(self, spec: ModelSpec, layout: Parallel, stage: int
+                      ) -> tuple[Tensor, ...]:
+        return stage_tensors(spec, layout, stage)
+
+    def stored_bytes(self, spec: ModelSpec, tensors: tuple[Tensor, ...], dtype: str | None,
+                     quant: str | None, group_size: int | None, keep: tuple[str, ...] = (),
+                     match: str = "exact", file_types: tuple[tuple[str, str], ...] = ()) -> int:
+        return stored_bytes(spec, tensors, dtype, quant, group_size, keep, match, file_types)
+
+    def tail_bytes(self, tensors: tuple[Tensor, ...], dtype: str) -> int:
+        return tail_bytes(tensors, dtype)
+
+
+COMPUTED = Cut()  # the cut of a plan made on its own

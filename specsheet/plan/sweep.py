@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from specsheet.errors import SpecError, TokensOverContext
 from specsheet.figures import Axis, Point, Report, build_report
-from specsheet.model.flops import forward_flops
-from specsheet.model.memory import DEFAULT_DTYPE, kv_cache
+from specsheet.model.flops import attention_context_flops, ssm_forward_per_token
+from specsheet.model.memory import DEFAULT_DTYPE, bytes_for, kv_elements_per_layer, kv_positions
 from specsheet.model.spec import FIELD_DOCS, Model
 
 if TYPE_CHECKING:
@@ -44,8 +44,13 @@ def moved_to_tokens(report: Report, tokens: int) -> Report:
         raise TokensOverContext(
             f"{tokens:,} exceeds the context of {model.name} ({spec.context:,} tokens)",
             field="tokens", value=tokens)
-    return Report(report.model, report.params, report.dtype, report.weights,
-                  kv_cache(spec, tokens, report.kv.dtype), forward_flops(spec, tokens),
+    kv, flops = report.kv, report.flops
+    # the terms of kv_cache and forward_flops that hold T; the rest is the model's
+    kv = kv._replace(tokens=tokens, bytes_per_request=bytes_for(
+        kv_positions(spec, tokens) * kv_elements_per_layer(spec), kv.dtype) + kv.state_bytes)
+    flops = flops._replace(tokens=tokens, attention_context=attention_context_flops(spec, tokens),
+                           ssm=ssm_forward_per_token(spec, tokens))
+    return Report(report.model, report.params, report.dtype, report.weights, kv, flops,
                   report.flops_2n)
 
 

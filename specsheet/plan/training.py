@@ -59,6 +59,7 @@ from specsheet.plan.schedules import (
 )
 
 if TYPE_CHECKING:
+    from specsheet.plan.sharding import Cut
     from specsheet.quant.tensors import Tensor
 
 __all__ = ["ACTIVATION_CACHES", "DEFAULT_LORA_TARGETS", "LORA_TARGETS", "RECOMPUTE_MODULES",
@@ -142,7 +143,8 @@ def _share(value: int, ranks: int) -> int:
     return -(-value // ranks)
 
 
-def busiest_gpu_tensors(spec: ModelSpec, layout: Parallel) -> tuple[Tensor, ...] | None:
+def busiest_gpu_tensors(spec: ModelSpec, layout: Parallel, cut: Cut | None = None
+                        ) -> tuple[Tensor, ...] | None:
     """The parameter tensors of the busiest GPU under tensor and pipeline parallelism, cut as
     serving cuts them (``plan.sharding``, vLLM's layers: column- and row-parallel matrices
     split, norms and routers whole, the embedding on the first stage and the head on the last,
@@ -150,9 +152,11 @@ def busiest_gpu_tensors(spec: ModelSpec, layout: Parallel) -> tuple[Tensor, ...]
     model)."""
     if layout.tp * layout.pp * layout.ep == 1:
         return None
-    from specsheet.plan.sharding import stage_tensors
+    if cut is None:
+        from specsheet.plan.sharding import COMPUTED
 
-    stages = [stage_tensors(spec, layout, stage) for stage in range(layout.pp)]
+        cut = COMPUTED
+    stages = [cut.stage_tensors(spec, layout, stage) for stage in range(layout.pp)]
     # DualPipe: each GPU holds two stages, h and pp - 1 - h (two copies of the parameters)
     held = [tuple(t for i in gpu for t in stages[i]) for gpu in held_stages(layout)]
     return max(held, key=lambda tensors: sum(t.elements for t in tensors))
@@ -161,7 +165,7 @@ def busiest_gpu_tensors(spec: ModelSpec, layout: Parallel) -> tuple[Tensor, ...]
 def model_states(spec: ModelSpec, params: ParamBreakdown, recipe: Recipe, optimizer: str,
                  layout: Parallel, lora_rank: int = 0,
                  lora_targets: tuple[str, ...] = DEFAULT_LORA_TARGETS,
-                 base_format: str = "bf16") -> ModelStates:
+                 base_format: str = "bf16", cut: Cut | None = None) -> ModelStates:
     """Weights, gradients and optimizer states per GPU.
 
     Tensor and pipeline parallelism: the busiest GPU's parameters (``busiest_gpu_tensors``);
@@ -170,7 +174,7 @@ def model_states(spec: ModelSpec, params: ParamBreakdown, recipe: Recipe, optimi
     proportion of the parameters. A LoRA run trains only the adapters; its frozen base is held
     in ``base_format`` (a dtype or a quantization format), the busiest GPU's tensors of it."""
     dp = layout.zero_ranks  # dp x cp, or the HSDP shard group
-    held = busiest_gpu_tensors(spec, layout)
+    held = busiest_gpu_tensors(spec, layout, cut)
     on_gpu = params.total if held is None else sum(t.elements for t in held)
     if layout.ep > 1 and not lora_rank and held is not None:
         return _expert_parallel_states(params, recipe, optimizer, layout, held, spec)
@@ -178,7 +182,7 @@ def model_states(spec: ModelSpec, params: ParamBreakdown, recipe: Recipe, optimi
         trained = lora_params(spec, lora_rank, lora_targets)
         trained_here = _share(trained, layout.tp * layout.pp)
         optimizer_here = optimizer_bytes(recipe, optimizer, trained_here)
-        frozen = _frozen_bytes(spec, params, base_format, held)
+        frozen = _frozen_bytes(spec, params, base_format, held, cut)
     else:
         trained = params.total
         trained_here = on_gpu
@@ -340,7 +344,7 @@ def plan_training(spec: ModelSpec, accelerator: Accelerator, layout: Parallel, *
                   base_format: str | None = None, micro_batches: int = 1,
                   recompute_modules: tuple[str, ...] = ("core_attn",),
                   optimizer_states: str | None = None,
-                  activation_cache: str = "bf16") -> TrainingPlan:
+                  activation_cache: str = "bf16", cut: Cut | None = None) -> TrainingPlan:
     """Plan training ``spec`` (see the module docstring). ``base_format``: the frozen base of a
     LoRA run, a dtype (bf16 by default) or a quantization format (QLoRA: bnb-nf4).
     ``optimizer_states``: the dtype of the optimizer's states (default: the precision
@@ -531,7 +535,7 @@ def plan_training(spec: ModelSpec, accelerator: Accelerator, layout: Parallel, *
         traffic=traffic(spec, layout, seq, micro_batch, micro_batches), attention=attention,
         micro_batch=micro_batch, seq_len=seq,
         states=model_states(spec, params, recipe, optimizer, layout, lora_rank, lora_targets,
-                            base_format or "bf16"),
+                            base_format or "bf16", cut),
         activations=activations(spec, seq, micro_batch, layout, recompute, flash,
                                 recompute_modules, activation_cache),
         optimizer_states=states_dtype, activation_cache=activation_cache,
@@ -547,16 +551,18 @@ def activations_held(spec: ModelSpec, layout: Parallel) -> str:
 
 
 def _frozen_bytes(spec: ModelSpec, params: ParamBreakdown, base_format: str,
-                  held: tuple[Tensor, ...] | None) -> int:
+                  held: tuple[Tensor, ...] | None, cut: Cut | None = None) -> int:
     """A LoRA base's bytes on one GPU (``held``: its tensors, None for the whole model): a
     plain dtype, or every tensor as a quantization format stores it."""
     from specsheet.model.memory import DTYPE_BITS, bytes_for
 
     if held is not None:
-        from specsheet.plan.sharding import stored_bytes
+        if cut is None:
+            from specsheet.plan.sharding import COMPUTED
 
+            cut = COMPUTED
         plain = base_format in DTYPE_BITS
-        return stored_bytes(spec, held, base_format if plain else None,
+        return cut.stored_bytes(spec, held, base_format if plain else None,
                             None if plain else base_format, None)
     if base_format in DTYPE_BITS:
         return bytes_for(params.total, base_format)

@@ -273,6 +273,11 @@ def tower_of(spec: ModelSpec) -> tuple[Tensor, ...]:
                         f"tower_{t.cut}" if t.cut else "tower") for t in tower_tensors(spec.vision))
 
 
+def layer_tensors(spec: ModelSpec, i: int) -> tuple[Tensor, ...]:
+    """The tensors of block ``i``, as ``model_tensors`` lists them."""
+    return tuple(_block(spec, i))
+
+
 def score_bias_tensors(spec: ModelSpec, layers: range | None = None) -> tuple[Tensor, ...]:
     """The router's score-correction bias of every MoE layer (of ``layers``, default all):
     DeepSeek-V3's ``mlp.gate.e_score_correction_bias``, E values in F32 (llama.cpp names it

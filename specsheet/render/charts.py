@@ -52,10 +52,24 @@ def _columns(count: int, room: int) -> tuple[int, int, list[list[int]]]:
     return 1, 0, [list(range(j * count // room, (j + 1) * count // room)) for j in range(room)]
 
 
+Spans = list[tuple[str, str]]  # a line: (text, style) pieces, the first's style the line's
+
+
 def chart_lines(chart: ChartView, width: int, ascii_only: bool = False) -> list[Text]:
     """The lines of ``chart`` at ``width`` cells."""
     from rich.text import Text
 
+    lines = []
+    for spans in chart_spans(chart, width, ascii_only):
+        text = Text(spans[0][0], style=spans[0][1])
+        for piece, style in spans[1:]:
+            text.append(piece, style=style)
+        lines.append(text)
+    return lines
+
+
+def chart_spans(chart: ChartView, width: int, ascii_only: bool = False) -> list[Spans]:
+    """The lines of ``chart`` at ``width`` cells, as styled pieces of text."""
     places, fills = (_ASCII_SEGMENTS, _ASCII_FILLS) if ascii_only else (_SEGMENTS, _FILLS)
     segments = tuple(fills.get(s.fill) or places[k % len(places)]
                      for k, s in enumerate(chart.segments))
@@ -75,41 +89,56 @@ def chart_lines(chart: ChartView, width: int, ascii_only: bool = False) -> list[
     # index per cell from the bottom: whole cells, at least one for a segment that is not zero
     shown = [max(s, key=lambda i: totals[i]) for s in slices]
     stacks = [_stack([segment.values[i] for segment in chart.segments], top) for i in shown]
-    lines = [Text(chart.title, style="bold")]
+    lines: list[Spans] = [[(chart.title, "bold")]]
     for row in range(HEIGHT - 1, -1, -1):
-        text = Text(labels.get(row, "").rjust(label_width) + " ")
-        text.append(tick if row in labels else axis_char, style="dim")
+        text: Spans = [(labels.get(row, "").rjust(label_width) + " ", "")]
+        text.append((tick if row in labels else axis_char, "dim"))
         for stack in stacks:
             char, style = (segments[stack[row]][0], segments[stack[row]][2]) \
                 if row < len(stack) else (" ", "")
             if row == line_row and char == " ":
                 char, style = line_char, _LINE_STYLE
-            text.append(char * cell, style=style)
-            text.append((line_char if row == line_row else " ") * gap,
-                        style=_LINE_STYLE if row == line_row else "")
+            text.append((char * cell, style))
+            text.append(((line_char if row == line_row else " ") * gap,
+                         _LINE_STYLE if row == line_row else ""))
         lines.append(text)
     span = len(stacks) * (cell + gap)
-    lines.append(Text(" " * label_width + " " + corner + line_char * span, style="dim"))
+    lines.append([(" " * label_width + " " + corner + line_char * span, "dim")])
     # a column of several points is named by the first of them, the last column by its last
     named = [s[0] for s in slices[:-1]] + [slices[-1][-1]]
-    lines.append(Text(" " * (label_width + 2) + _ticks(chart.ticks, named, cell + gap, span)))
-    lines.append(Text(" " * (label_width + 2) + chart.axis, style="dim"))
+    lines.append([(" " * (label_width + 2) + _ticks(chart.ticks, named, cell + gap, span), "")])
+    lines.append([(" " * (label_width + 2) + chart.axis, "dim")])
     keys = [(segments[k][0] * 2, segments[k][2], segment.label)
             for k, segment in enumerate(chart.segments)]
     if chart.line is not None:
         keys.append((line_char * 2, _LINE_STYLE,
                      f"{chart.line[0]}: {chart.format(chart.line[1])}"))
-    legend = Text(" " * (label_width + 2))
+    legend: Spans = [(" " * (label_width + 2), "")]
     for sample, style, label in keys:  # on one line when it fits, else a line for each
-        if len(legend) + len(sample) + len(label) + 1 > width and legend.plain.strip():
+        length = sum(len(piece) for piece, _ in legend)
+        if length + len(sample) + len(label) + 1 > width and \
+                "".join(piece for piece, _ in legend).strip():
             lines.append(legend)
-            legend = Text(" " * (label_width + 2))
-        legend.append(sample, style=style)
-        legend.append(f" {label}   ")
-    legend.rstrip()
-    lines.append(legend)
-    lines.append(Text(" " * (label_width + 2) + SCALED, style="dim"))
+            legend = [(" " * (label_width + 2), "")]
+        legend.append((sample, style))
+        legend.append((f" {label}   ", ""))
+    lines.append(_rstripped(legend))
+    lines.append([(" " * (label_width + 2) + SCALED, "dim")])
     return lines
+
+
+def _rstripped(spans: Spans) -> Spans:
+    """``spans`` without the whitespace they end with (as rich's Text.rstrip), the pieces
+    left empty dropped (the first kept)."""
+    spans = list(spans)
+    while spans:
+        piece, style = spans[-1]
+        stripped = piece.rstrip()
+        if stripped or len(spans) == 1:
+            spans[-1] = (stripped, style)
+            break
+        spans.pop()
+    return spans
 
 
 SCALED = "segments scaled to whole cells: a part that is not zero gets at least one"

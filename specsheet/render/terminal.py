@@ -1,6 +1,12 @@
 """Tables (and, through render/charts.py, charts) for a terminal or a log, rendered with rich.
 render/ is the only package that imports rich.
 
+The render layer's one optimisation for terminals: without colour, a table whose cells fit
+the width whole, and a chart, are written as text by ``plain_table`` and ``plain_chart``,
+the very text rich writes for them (held to rich's own output over random tables and charts
+and every command's views at 40 to 160 columns by tests/test_render_plain.py); whatever
+they cannot answer (colour, a text column to wrap, a stacked table, a picture) goes to rich.
+
 No figure is ever cropped: the label column and every number keep their full width; a table
 that cannot fit the width is laid out stacked instead (a block per row: the label, then each
 column's value on a line of its own). The caller decides width, colour and whether the stream
@@ -10,7 +16,8 @@ can take Unicode; nothing here reads the environment or writes to a stream.
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from typing import IO, TYPE_CHECKING
 
 from specsheet.render.text import to_ascii
@@ -23,6 +30,7 @@ if TYPE_CHECKING:
 
     from specsheet.views.charts import ChartView
 
+_WORD = re.compile(r"\s*\S+\s*")  # a word and the spaces around it, as rich/_wrap.py finds it
 _BAR_CHARS = frozenset(" █▉▊▋▌▍▎▏░#+.")
 def _is_bar(cell: str) -> bool:
     return bool(cell.strip()) and set(cell) <= _BAR_CHARS
@@ -31,11 +39,19 @@ def _is_bar(cell: str) -> bool:
 def render_views(views: Sequence[TableView | ChartView], width: int, color: bool = False,
                  ascii_only: bool = False) -> str:
     """Each view as a rich table (or stacked, when the table cannot fit ``width``) or a chart,
-    as text."""
+    as text. Without colour, a table whose columns fit ``width`` whole is written by
+    ``plain_table``, the text rich writes for it (``tests/test_render_plain.py``); rich is
+    loaded only for what else there is."""
+    file = io.StringIO()
+    made: list[Console] = []
 
-    console = make_console(io.StringIO(), width, color)
-    print_views(console, views, ascii_only)
-    text: str = console.file.getvalue()  # type: ignore[attr-defined]
+    def console() -> Console:
+        if not made:
+            made.append(make_console(file, width, color))
+        return made[0]
+
+    _print_views(console, width, views, ascii_only, plain=None if color else file.write)
+    text = file.getvalue()
     text = "".join(line.rstrip() + "\n" for line in text.splitlines())
     return text.replace("─", "-") if ascii_only else text
 
@@ -55,25 +71,50 @@ def print_views(console: Console, views: Sequence[TableView | ChartView],
     """Each view on ``console``, at its width: tables as tables (stacked when one cannot fit),
     charts as charts. Titles and footnotes wrap at the console's width, or for a ``picture``
     (which keeps no empty margin) at the table's."""
-    width = console.width
+    _print_views(lambda: console, console.width, views, ascii_only, picture)
+
+
+def _print_views(console: Callable[[], Console], width: int,
+                 views: Sequence[TableView | ChartView], ascii_only: bool = False,
+                 picture: bool = False, plain: Callable[[str], object] | None = None) -> None:
+    """``print_views`` on the console ``console()`` gives; with ``plain``, a table that
+    ``plain_table`` writes goes to ``plain`` instead (which must write where the console
+    does)."""
     for index, view in enumerate(views):
         previous = views[index - 1] if index else None
         if isinstance(previous, TableView) and previous.footnote:
-            console.print()  # a caption ends without the table's blank line
+            if plain is None:
+                console().print()  # a caption ends without the table's blank line
+            else:
+                plain("\n")
         if not isinstance(view, TableView):
             from specsheet.render.charts import print_chart
 
-            print_chart(console, view, ascii_only)
+            text = plain_chart(view, width, ascii_only) if plain is not None else None
+            if text is not None:
+                assert plain is not None
+                plain(text)
+            else:
+                print_chart(console(), view, ascii_only)
             continue
         if ascii_only:
             view = _ascii_view(view)
         narrow = view.without_optional()
         if min_width(view) <= width:
-            _print_table(console, view, picture)
+            shown: TableView | None = view
         elif min_width(narrow) <= width:
-            _print_table(console, narrow, picture)
+            shown = narrow
         else:
-            _print_stacked(console, view)
+            shown = None
+        if shown is None:
+            _print_stacked(console(), view)
+            continue
+        text = plain_table(shown, width) if plain is not None else None
+        if text is not None:
+            assert plain is not None
+            plain(text)
+        else:
+            _print_table(console(), shown, picture)
 
 
 def _ascii_view(view: TableView) -> TableView:
@@ -91,8 +132,7 @@ def min_width(view: TableView) -> int:
     """The narrowest the table of ``view`` prints without cutting a cell: the label column and
     the numeric columns whole, text columns down to their longest word; each cell carries a
     one-space gap, and the table a one-space edge on each side."""
-    from rich.cells import cell_len
-
+    cell_len = _cell_len
     widths = []
     for index, numeric in enumerate(view.numeric):
         cells = [view.headers[index], *(row.cells[index] for row in view.rows)]
@@ -103,10 +143,124 @@ def min_width(view: TableView) -> int:
     return sum(w + 1 for w in widths) + (len(widths) - 1) + 2
 
 
+def plain_table(view: TableView, width: int) -> str | None:
+    """The text rich prints for ``view`` (``_print_table`` on a console of ``width`` without
+    colour): the title, the table, the footnote. None when rich has to lay it out: a table
+    wider than ``width`` at its cells' full widths (rich would wrap its text columns), a
+    word of the title or footnote longer than ``width``, or a text holding a tab or another
+    character that is not printable.
+
+    Rich sizes each column to its widest cell (at least 1) when the table fits; a numeric
+    cell is right-justified (rstripped, then padded on the left), any other padded on the
+    right; the SIMPLE_HEAD box has a blank edge line above and below, a one-space edge and
+    divider, a rule of "─" under the header and a blank line after a total that is not the
+    last row; a title or footnote wraps as rich wraps words (``rich._wrap.divide_line``)."""
+    cell_len = _cell_len
+    texts = [view.title, view.footnote, *view.headers]
+    for row in view.rows:
+        texts += row.cells
+    if not all(t.isprintable() for t in texts):
+        return None
+    numeric = view.numeric
+    columns = [[_cell_text(h, n) for h, n in zip(view.headers, numeric, strict=True)]]
+    columns += ([_cell_text(c, n) for c, n in zip(row.cells, numeric, strict=True)]
+                for row in view.rows)
+    widths = [max(1, max(map(cell_len, column))) for column in zip(*columns, strict=True)]
+    if sum(widths) + len(widths) + 1 > width:
+        return None
+    title, footnote = _wrapped(view.title, width), _wrapped(view.footnote, width)
+    if title is None or footnote is None:
+        return None
+    lines = [*title, ""]
+    last = len(columns) - 1
+    for index, cells in enumerate(columns):
+        line = [" "]
+        for cell, w, n in zip(cells, widths, numeric, strict=True):
+            if n:
+                cell = cell.rstrip()
+                line += (" " * (w - cell_len(cell)), cell, " ")
+            else:
+                line += (cell, " " * (w - cell_len(cell)), " ")
+        lines.append("".join(line))
+        if index == 0:
+            lines.append(" " + "─" * (sum(widths) + len(widths) - 1))
+        elif index < last and view.rows[index - 1].style == "total":
+            lines.append("")
+    lines.append("")
+    if view.footnote:
+        lines += footnote
+    return "\n".join(lines) + "\n"
+
+
+def plain_chart(chart: ChartView, width: int, ascii_only: bool = False) -> str | None:
+    """The text rich prints for ``chart`` (``charts.print_chart`` on a console of ``width``
+    without colour): each line cropped at ``width`` (rich crops a line it does not wrap), the
+    caption wrapped as rich wraps words, a blank line. None when a line wider than ``width``
+    holds a character that is not one cell wide, or the caption cannot be wrapped here."""
+    from specsheet.render.charts import chart_spans
+
+    lines = []
+    for spans in chart_spans(chart, width, ascii_only):
+        line = "".join(piece for piece, _ in spans)
+        if len(line) > width:
+            if _cell_len(line) != len(line):
+                return None
+            line = line[:width]
+        lines.append(line)
+    if chart.caption:
+        caption = _wrapped(chart.caption, width)
+        if caption is None:
+            return None
+        lines += caption
+    return "\n".join(lines) + "\n\n"
+
+
+# characters one cell wide beside ASCII's printable ones, as rich.cells counts them
+# (tests/test_render_plain.py): specsheet's table, bar and chart characters
+_NARROW = frozenset(map(chr, range(32, 127))) | frozenset(
+    "×²·↳…−─│└┤█▉▊▋▌▍▎▏░▒▓▁▂▃▄▅▆▇éèàöüñç≤≥≈±°µ—–’“”")
+
+
+def _cell_len(text: str) -> int:
+    """The cells ``text`` takes, as rich counts them: its length when every character is
+    one cell wide (without loading rich), else rich.cells.cell_len."""
+    if text.isascii() and text.isprintable() or set(text) <= _NARROW:
+        return len(text)
+    from rich.cells import cell_len
+
+    return cell_len(text)
+
+
+def _wrapped(text: str, width: int) -> list[str] | None:
+    """``text``'s lines as rich wraps a Text at ``width`` (rich/_wrap.py's divide_line, no
+    word folded), each line's trailing spaces kept for the caller to strip; None when a word
+    is longer than ``width`` (rich folds it)."""
+    cell_len = _cell_len
+    lines = []
+    for line in text.split("\n"):
+        start = offset = 0
+        for word in _WORD.finditer(line):
+            length = cell_len(word.group().rstrip())
+            if length > width:
+                return None
+            if width - offset >= length:
+                offset += cell_len(word.group())
+            elif offset and word.start():
+                lines.append(line[start:word.start()])
+                start, offset = word.start(), cell_len(word.group())
+        lines.append(line[start:])
+    return lines
+
+
+def _cell_text(text: str, numeric: bool) -> str:
+    """A cell with its one-space gap: before a number, after any other text."""
+    return " " + text if numeric else text + " "
+
+
 def _cell(text: str, numeric: bool) -> Text:
     from rich.text import Text
 
-    return Text(" " + text if numeric else text + " ")
+    return Text(_cell_text(text, numeric))
 
 
 def _print_table(console: Console, view: TableView, picture: bool = False) -> None:

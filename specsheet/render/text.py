@@ -103,17 +103,18 @@ def _spliced(value: dict[Any, Any], last: dict[Any, Any], pieces: list[str] | No
     """The '"key": text' of each entry of ``value``, taking ``pieces`` (those of ``last``,
     when it was spliced) for the entries that are the same objects as ``last``'s; None when
     none is, or the keys differ (then ``value`` is encoded whole)."""
-    if len(value) != len(last) or pieces is None and not any(
+    names = list(value)
+    if names != list(last) or pieces is None and not any(
             v is w for v, w in zip(value.values(), last.values(), strict=True)):
         return None  # (a dict spliced before is spliced again: its neighbours share)
     new = []
-    for i, ((key, entry), (key_before, entry_before)) in enumerate(
-            zip(value.items(), last.items(), strict=True)):
-        if type(key) is not str or key != key_before:
-            return None
+    for i, (key, entry, entry_before) in enumerate(
+            zip(names, value.values(), last.values(), strict=True)):
         if entry is entry_before and pieces is not None:
-            new.append(pieces[i])
+            new.append(pieces[i])  # (its key was checked when its piece was written)
             continue
+        if type(key) is not str:
+            return None
         head = keys.get(key)
         if head is None:
             head = keys[key] = _dumps(key) + ": "
