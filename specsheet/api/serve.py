@@ -61,6 +61,12 @@ class ServeRequest(NamedTuple):
     dcp: int | None = None  # decode context parallelism: a request's KV over dcp tp ranks
     max_loras: int | None = None  # LoRA slots vLLM preallocates (--enable-lora --max-loras)
     max_lora_rank: int | None = None  # their rank (default 16 with max_loras)
+    # speculative decoding (api/speculative.py): a draft model (a preset, config.json, folder
+    # or Hub repository), the tokens it proposes a step, and vLLM's method (draft_model,
+    # eagle, eagle3, mtp, ngram; default draft_model with a draft)
+    draft: str | None = None
+    speculative_tokens: int | None = None
+    speculative_method: str | None = None
 
 
 class Serving(NamedTuple):
@@ -147,9 +153,11 @@ def _price(price: float | str | None) -> float | None:
 
 def check_request(request: ServeRequest) -> None:
     """The settings that need no model, checked before any model is read."""
+    from specsheet.api.speculative import check_speculation
     from specsheet.plan.vllm_layout import check_moe_kernel
 
     check_moe_kernel(request.moe_kernel)
+    check_speculation(_speculative(request))
     block = request.block_size
     if block is not None and (isinstance(block, bool) or not isinstance(block, int)
                               or block < 1 or block % 16):
@@ -220,7 +228,7 @@ def _plan_serve(report: Report, request: ServeRequest, group_size: int | None = 
         max_seqs=request.max_num_seqs or serving.default_max_seqs(hardware),
         moe_kernel=request.moe_kernel, block_size=request.block_size,
         kv_layout=request.kv_layout, max_loras=_lora(request)[0],
-        max_lora_rank=_lora(request)[1])
+        max_lora_rank=_lora(request)[1], draft=_draft(report, request, layout))
     try:
         plan = serving.plan_serving(report, hardware, layout, plan_request, utilization,
                                     kv_memory, group_size, measured)
@@ -228,6 +236,18 @@ def _plan_serve(report: Report, request: ServeRequest, group_size: int | None = 
         e.context += f" (at tp {layout.tp})"
         raise
     return Serving(plan, *estimates_of(plan, request))
+
+
+def _speculative(request: ServeRequest) -> Any:
+    from specsheet.api.speculative import Speculative
+
+    return Speculative(request.draft, request.speculative_tokens, request.speculative_method)
+
+
+def _draft(report: Report, request: ServeRequest, layout: Any) -> Any:
+    from specsheet.api.speculative import draft_of
+
+    return draft_of(report, _speculative(request), layout, request.timeout)
 
 
 def _lora(request: ServeRequest) -> tuple[int, int]:

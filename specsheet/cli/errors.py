@@ -36,6 +36,9 @@ FIELD_OPTIONS: dict[str, str] = {
     "dcp": "--dcp",
     "max_loras": "--max-loras",
     "max_lora_rank": "--max-lora-rank",
+    "draft": "--draft",
+    "speculative_tokens": "--speculative-tokens",
+    "speculative_method": "--speculative-method",
     "memory_utilization": "--memory-utilization",
     "kv_memory": "--kv-memory",
     "max_model_len": "--tokens",  # vLLM's --max-model-len is an alias of it

@@ -478,3 +478,9 @@ class Model(NamedTuple):
     # a published training recipe, as the preset's training section writes it: (item, value)
     # pairs, lists as tuples (``specsheet train`` applies it; empty: none)
     training: tuple[tuple[str, Any], ...] = ()
+    # the checkpoint's multi-token-prediction layers beyond ``spec.layers`` (DeepSeek-V3's
+    # num_nextn_predict_layers): not counted in the spec; vLLM loads them only as the draft of
+    # speculative method mtp (plan/speculative.py)
+    mtp_layers: int = 0
+    # an EAGLE-3 head's own output vocabulary (its config's draft_vocab_size; None: the vocab)
+    draft_vocab: int | None = None

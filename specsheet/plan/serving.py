@@ -18,7 +18,7 @@ estimates (``plan/roofline.py``).
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from specsheet.errors import SpecError
 from specsheet.figures import Report
@@ -42,6 +42,9 @@ from specsheet.plan.parallel import Parallel, pad_vocab, pp_partition
 from specsheet.plan.sharding import shard, stage_tensors, stored_bytes
 from specsheet.plan.vllm_layout import lora_slot_bytes, rotary_cache_bytes
 from specsheet.quant.tensors import Tensor, model_tensors
+
+if TYPE_CHECKING:
+    from specsheet.plan.speculative import Draft, DraftMemory
 
 DEFAULT_MEMORY_UTILIZATION = "0.9"  # CacheConfig.gpu_memory_utilization
 OVERHEAD_BYTES = 2**30  # an estimate: CUDA context, NCCL buffers, CUDA graphs (docs/serving.md)
@@ -76,11 +79,28 @@ class StageMemory(NamedTuple):
     buffers_bytes: int = 0
     dcp: int = 1  # decode context parallelism: a block stands for block_size x dcp tokens
     lora_bytes: int = 0  # the LoRA adapter slots among buffers_bytes
+    # speculative decoding (plan/speculative.py): the draft's weights among buffers_bytes, its
+    # layers' pages in one block, a token of them, and the lookahead slots a request holds
+    # beyond its tokens (up to max_model_len)
+    draft_bytes: int = 0
+    draft_block_bytes: int = 0
+    draft_bytes_per_token: int = 0
+    lookahead: int = 0
+    max_model_len: int = 0
+
+    @property
+    def block_bytes(self) -> int:
+        """One block in every layer of the stage: the groups' pages and the draft's."""
+        return self.page_bytes * self.layers_per_group + self.draft_block_bytes
 
     def blocks_for(self, tokens: int, batched_tokens: int) -> int:
         """Blocks one request of ``tokens`` holds on this GPU, every group counted; with
         decode context parallelism a full-attention block holds block_size x dcp tokens of
-        the request (cache_config's effective block size), each GPU 1 / dcp of them."""
+        the request (cache_config's effective block size), each GPU 1 / dcp of them. With
+        speculative decoding a request holds its lookahead slots too, up to max_model_len
+        (``KVCacheManager.allocate_slots``)."""
+        if self.lookahead:
+            tokens = min(tokens + self.lookahead, max(tokens, self.max_model_len))
         return sum(group_blocks(g, tokens, batched_tokens, self.block_size * self.dcp)
                    for g in self.groups)
 
@@ -88,7 +108,7 @@ class StageMemory(NamedTuple):
     def kv_bytes_per_request(self) -> int:
         """The pool one request of max_model_len takes, its state included: blocks x page x
         layers per group."""
-        return self.blocks_per_request * self.page_bytes * self.layers_per_group
+        return self.blocks_per_request * self.block_bytes
 
     @property
     def state_blocks_per_request(self) -> int:
@@ -166,7 +186,7 @@ def stage_memory(report: Report, hardware: Accelerator, layout: Parallel, stage:
                  batched_tokens: int, max_seqs: int, group_size: int | None,
                  moe_kernel: str | None = None, measured: Measured | None = None,
                  block_size: int | None = None, kv_layout: str | None = None,
-                 lora: tuple[int, int] = (0, 16)) -> StageMemory:
+                 lora: tuple[int, int] = (0, 16), draft: Draft | None = None) -> StageMemory:
     """The memory of one GPU of pipeline stage ``stage``."""
     spec = report.model.spec
     quant = report.weights.format if report.weights.quantized else None
@@ -204,11 +224,6 @@ def stage_memory(report: Report, hardware: Accelerator, layout: Parallel, stage:
         activation = activation if measured.activation is None else measured.activation
         overhead = overhead if measured.overhead is None else measured.overhead
         capacity = capacity if measured.total is None else measured.total
-    if kv_memory is None:
-        budget = utilization.of(capacity)
-        pool = max(0, budget - weights - buffers - activation - overhead)
-    else:
-        budget, pool = capacity, kv_memory
     values = kv_values_per_layer(spec, layout.tp)
     kv_dtype = report.kv.dtype
     state_dtype = dtype or "bf16"
@@ -220,11 +235,20 @@ def stage_memory(report: Report, hardware: Accelerator, layout: Parallel, stage:
     attention = attention_layers(spec, layers)
     token_bits = FP8_DS_MLA_TOKEN_BYTES * 8 if kv_layout else values * DTYPE_BITS[kv_dtype]
     page = -(-block * token_bits // 8) if spec.attention_layers else state_page
+    drafted = _draft(report, draft, layout, block, token_bits, quant, group_size)
+    buffers += drafted.weights_bytes
+    if kv_memory is None:
+        budget = utilization.of(capacity)
+        pool = max(0, budget - weights - buffers - activation - overhead)
+    else:
+        budget, pool = capacity, kv_memory
     groups = tuple(kv_groups(spec, layers))
     per_group = max((g.layers for g in groups), default=0)
     num_blocks = pool // page // per_group if per_group else 0
+    if drafted.block_bytes and per_group:  # one type of full attention: pages summed
+        num_blocks = pool // (page * per_group + drafted.block_bytes)
     blocks = sum(group_blocks(g, max_model_len, batched_tokens, block * layout.dcp)
-                 for g in groups)
+                 for g in groups)  # the lookahead stops at max_model_len
     per_token = token_bits * len(attention) // 8
     return StageMemory(
         stage=stage, layers=len(layers), capacity_bytes=capacity, budget_bytes=budget,
@@ -233,7 +257,21 @@ def stage_memory(report: Report, hardware: Accelerator, layout: Parallel, stage:
         block_size=block, page_bytes=page, state_page_bytes=state_page, groups=groups,
         layers_per_group=per_group, num_blocks=num_blocks, blocks_per_request=blocks,
         kv_read_per_token=token_bits // 8 // layout.dcp, buffers_bytes=buffers,
-        dcp=layout.dcp, lora_bytes=lora_bytes)
+        dcp=layout.dcp, lora_bytes=lora_bytes, draft_bytes=drafted.weights_bytes,
+        draft_block_bytes=drafted.block_bytes, draft_bytes_per_token=drafted.bytes_per_token,
+        lookahead=draft.lookahead if draft else 0, max_model_len=max_model_len)
+
+
+def _draft(report: Report, draft: Draft | None, layout: Parallel, block: int,
+           token_bits: int, quant: str | None, group_size: int | None) -> DraftMemory:
+    """The draft's weights and KV on one GPU (none without speculative decoding)."""
+    from specsheet.plan.speculative import DraftMemory, draft_memory
+
+    if draft is None:
+        return DraftMemory(0, 0, 0)
+    w = report.weights
+    return draft_memory(report.model.spec, draft, layout, block, token_bits, report.kv.dtype,
+                        report.dtype, quant, group_size, w.keep, w.match, w.router_score_bias)
 
 
 # ---- the plan ----------------------------------------------------------------------------------
@@ -259,6 +297,7 @@ class Request(NamedTuple):
     kv_layout: str | None = None  # a vLLM cache layout beyond a dtype: fp8_ds_mla
     max_loras: int = 0  # LoRA adapter slots vLLM preallocates (0: --enable-lora off)
     max_lora_rank: int = 16  # their rank (LoRAConfig.max_lora_rank)
+    draft: Draft | None = None  # speculative decoding (plan/speculative.py); None: off
 
 
 class ServePlan(NamedTuple):
@@ -382,7 +421,8 @@ def plan_serving(report: Report, hardware: Accelerator, layout: Parallel, reques
     stages = tuple(stage_memory(report, hardware, layout, i, request.max_model_len, utilization,
                                 kv_memory, request.batched_tokens, request.max_seqs, group_size,
                                 request.moe_kernel, measured, request.block_size,
-                                request.kv_layout, (request.max_loras, request.max_lora_rank))
+                                request.kv_layout, (request.max_loras, request.max_lora_rank),
+                                request.draft)
                    for i in range(layout.pp))
     return ServePlan(report, hardware, layout, request, utilization, kv_memory is not None,
                      stages)

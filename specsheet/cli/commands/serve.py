@@ -34,6 +34,7 @@ from specsheet.cli.serving import (
     ConcurrencyOpt,
     DcpOpt,
     DpOpt,
+    DraftOpt,
     EpOpt,
     GpuOpt,
     GpusOpt,
@@ -49,6 +50,8 @@ from specsheet.cli.serving import (
     PpOpt,
     PriceOpt,
     PromptOpt,
+    SpeculativeMethodOpt,
+    SpeculativeTokensOpt,
     TextOpt,
     TokenizerOpt,
     TokensPerWordOpt,
@@ -80,6 +83,9 @@ def serve(
     dcp: DcpOpt = None,
     max_loras: MaxLorasOpt = None,
     max_lora_rank: MaxLoraRankOpt = None,
+    draft: DraftOpt = None,
+    speculative_tokens: SpeculativeTokensOpt = None,
+    speculative_method: SpeculativeMethodOpt = None,
     max_model_len: MaxModelLenOpt = None,
     prompt: PromptOpt = None,
     output: OutputOpt = None,
@@ -128,7 +134,8 @@ def serve(
         tokens_per_word=tokens_per_word, text=text, tokenizer=tokenizer, timeout=src.timeout,
         moe_kernel=moe_kernel, allow_long_context=allow_long_context, vllm_log=vllm_log,
         block_size=block_size, kv_layout=kv_dtype_of(kv_dtype)[1], dp=dp, dcp=dcp,
-        max_loras=max_loras, max_lora_rank=max_lora_rank)
+        max_loras=max_loras, max_lora_rank=max_lora_rank, draft=draft,
+        speculative_tokens=speculative_tokens, speculative_method=speculative_method)
     kv_dtype = kv_dtype_of(kv_dtype)[0]
     with as_options(_LABELS if tp is None else None):
         check_request(request)
