@@ -47,6 +47,10 @@ def test_an_eagle3_head_is_its_layer_fc_norms_own_head_and_token_map() -> None:
     spec = doc["speculative"]
     assert spec["draft_weights_bytes"] == params * 2 + 32000 * 8 + rotary == 850_159_616
     assert (spec["method"], spec["tokens"], spec["draft_layers"]) == ("eagle3", 3, 1)
+    # without a method vLLM reads it from the draft's name ("eagle3" in it), as here
+    named = serve("llama3.1-8b", "--gpu", "h100-sxm", "--tokens", "8k", "--draft", EAGLE3,
+                  "--speculative-tokens", "3")
+    assert named["speculative"] == spec
     # its layer caches like one of the target's: 8 KV heads of 128, K and V, bf16
     assert spec["draft_kv_bytes_per_token"] == 8 * 128 * 2 * 2
     assert spec["draft_kv_bytes_per_block"] == 16 * 4096

@@ -29,7 +29,7 @@ def check_speculation(given: Speculative) -> str | None:
     if given == Speculative():
         return None
     return check_method(given.speculative_method, given.speculative_tokens,
-                        given.draft is not None)
+                        given.draft is not None, given.draft)
 
 
 def draft_of(report: Report, given: Speculative, layout: Parallel,

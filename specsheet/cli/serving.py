@@ -42,7 +42,8 @@ SpeculativeTokensOpt = Annotated[int | None, typer.Option(
     "[default with mtp: its MTP layers].", show_default=False, rich_help_panel=SERVE)]
 SpeculativeMethodOpt = Annotated[str | None, typer.Option(
     "--speculative-method", help="vLLM's speculative method: draft_model, eagle, eagle3, mtp "
-    "(the checkpoint's own layers) or ngram (no draft) [default with --draft: draft_model].",
+    "(the checkpoint's own layers) or ngram (no draft) [default with --draft: draft_model, "
+    "or eagle / eagle3 by the draft's name, as vLLM detects them].",
     show_default=False, rich_help_panel=SERVE)]
 MaxLorasOpt = Annotated[int | None, typer.Option(
     "--max-loras", help="LoRA adapters served at once (vLLM's --enable-lora --max-loras): the "

@@ -81,10 +81,13 @@ class DraftMemory(NamedTuple):
     bytes_per_token: int  # one token in every draft layer, unrounded
 
 
-def check_method(method: str | None, tokens: int | None, draft: bool) -> str:
+def check_method(method: str | None, tokens: int | None, draft: bool,
+                 draft_ref: str | None = None) -> str:
     """The method as vLLM infers it, after the checks that need no model: a draft without a
-    method is draft_model; tokens without a draft are refused unless the method brings its
-    own proposer (ngram) or layers (mtp); ngram and mtp take no draft."""
+    method is draft_model, or eagle / eagle3 when its name says so (``eagle-`` / ``eagle3`` in
+    it, as ``SpeculativeConfig.__post_init__`` detects them); tokens without a draft are
+    refused unless the method brings its own proposer (ngram) or layers (mtp); ngram and mtp
+    take no draft."""
     if tokens is not None and (isinstance(tokens, bool) or not isinstance(tokens, int)
                                or tokens < 1):
         raise SpecError(f"expected a positive number of tokens, got {tokens!r}",
@@ -98,7 +101,9 @@ def check_method(method: str | None, tokens: int | None, draft: bool) -> str:
             raise SpecError("speculative tokens need a draft model or a method (vLLM: "
                             "num_speculative_tokens was provided but without speculative "
                             "model)", field="speculative_tokens", value=tokens)
-        method = "draft_model"
+        named = (draft_ref or "").lower()
+        method = ("eagle" if "eagle-" in named else "eagle3" if "eagle3" in named
+                  else "draft_model")
     if method in ("ngram", "mtp") and draft:
         why = ("proposes from the request's own n-grams and loads no draft model"
                if method == "ngram" else "drafts with the checkpoint's own multi-token-"
