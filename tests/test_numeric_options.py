@@ -43,7 +43,7 @@ TEXT_OTHER = {
     "--split-mode", "--override-tensor", "--output-rule", "--recompute", "--recompute-modules",
     "--attention", "--precision", "--optimizer", "--schedule", "--offload", "--lora-targets",
     "--output", "--compare", "--activation-cache", "--optimizer-states", "--recipe",
-    "--objective", "--solve",
+    "--objective", "--solve", "--draft", "--speculative-method",
 }
 # each command's run: its arguments, and whether it writes JSON (--json) or text
 RUNS: dict[str, tuple[list[str], bool]] = {

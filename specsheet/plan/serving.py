@@ -224,6 +224,11 @@ def stage_memory(report: Report, hardware: Accelerator, layout: Parallel, stage:
         activation = activation if measured.activation is None else measured.activation
         overhead = overhead if measured.overhead is None else measured.overhead
         capacity = capacity if measured.total is None else measured.total
+    if kv_memory is None:
+        budget = utilization.of(capacity)
+        pool = max(0, budget - weights - buffers - activation - overhead)
+    else:
+        budget, pool = capacity, kv_memory
     values = kv_values_per_layer(spec, layout.tp)
     kv_dtype = report.kv.dtype
     state_dtype = dtype or "bf16"
@@ -236,12 +241,8 @@ def stage_memory(report: Report, hardware: Accelerator, layout: Parallel, stage:
     token_bits = FP8_DS_MLA_TOKEN_BYTES * 8 if kv_layout else values * DTYPE_BITS[kv_dtype]
     page = -(-block * token_bits // 8) if spec.attention_layers else state_page
     drafted = _draft(report, draft, layout, block, token_bits, quant, group_size)
-    buffers += drafted.weights_bytes
-    if kv_memory is None:
-        budget = utilization.of(capacity)
-        pool = max(0, budget - weights - buffers - activation - overhead)
-    else:
-        budget, pool = capacity, kv_memory
+    buffers += drafted.weights_bytes  # loaded with the weights, out of the pool
+    pool = pool if kv_memory is not None else max(0, pool - drafted.weights_bytes)
     groups = tuple(kv_groups(spec, layers))
     per_group = max((g.layers for g in groups), default=0)
     num_blocks = pool // page // per_group if per_group else 0
