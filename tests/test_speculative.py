@@ -183,8 +183,8 @@ def test_the_table_names_the_draft() -> None:
     assert result.exit_code == 0
     assert "Draft weights (draft_model: llama3.2-1b)" in result.stdout
     assert "2,488,406,016" in result.stdout
-    assert "Speculative decoding (draft_model, 4 tokens a step, 4 lookahead slots)" in \
-        result.stdout
+    assert "Draft KV per token (16 layers)" in result.stdout
+    assert "Lookahead slots a request (4 tokens a step)" in result.stdout
     plain = serve("llama3.1-8b", "--gpu", "h100-sxm", "--tokens", "8k")
     assert plain["speculative"] is None
 

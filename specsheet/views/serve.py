@@ -416,6 +416,8 @@ def serve_views(plan: ServePlan, est: Estimates | None, costs: dict[str, float |
         " (the model's context)" if plan.max_context == context else ""))
     fit.caption = ("As vLLM sizes its pool: blocks = pool // (block bytes x layers per group), "
                    "concurrency = blocks / blocks per request (docs/serving.md).")
+    if plan.request.draft is not None and s.draft_block_bytes:
+        fit.caption += " A block holds the draft's layers' pages too."
     if state_blocks and attention:
         fit.caption += (f" A state page ({exact(s.state_page_bytes)} B per layer, in "
                         f"{plan.report.dtype or 'bf16'}) is padded to the attention block of "

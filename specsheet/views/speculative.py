@@ -70,11 +70,10 @@ def add_draft_rows(plan: ServePlan, fit: TableView) -> None:
     if draft is None:
         return
     s = plan.binding
-    what = (f"{draft.method}, {exact(draft.tokens)} token{'s' if draft.tokens > 1 else ''} a "
-            f"step, {exact(draft.lookahead)} lookahead slots")
-    if not draft.layers:
-        fit.add(f"Speculative decoding ({what})", "no draft: the request's own n-grams")
-        return
-    fit.add(f"Speculative decoding ({what})",
-            f"{exact(s.draft_bytes_per_token)} B a token in {exact(draft.layers)} draft "
-            f"layer{'s' if draft.layers != 1 else ''}")
+    if draft.layers:
+        fit.add(f"Draft KV per token ({exact(draft.layers)} layer"
+                f"{'s' if draft.layers != 1 else ''})", f"{exact(s.draft_bytes_per_token)} B")
+    else:
+        fit.add(f"Draft ({draft.method})", "none: the request's own n-grams")
+    fit.add(f"Lookahead slots a request ({exact(draft.tokens)} tokens a step)",
+            exact(draft.lookahead))
