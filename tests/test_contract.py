@@ -22,6 +22,11 @@ TABLE_COMMANDS = [
     ["serve", "llama3-70b", "--gpu", "h100-sxm", "--gpus", "8"],
     ["serve", "llama2-7b", "--gpu", "h100-sxm", "--vllm-log",
      str(Path(__file__).parent / "data" / "vllm_logs" / "llama2-7b-v0.log")],
+    # speculative decoding: the draft's row in the memory table, its row in the fit table
+    ["serve", "llama3.1-8b", "--gpu", "h100-sxm", "--tokens", "8k", "--draft", "llama3.2-1b",
+     "--speculative-tokens", "4"],
+    ["serve", "deepseek-v3", "--gpu", "h200", "--gpus", "8", "--speculative-method", "mtp",
+     "--speculative-tokens", "2"],
     # the verdict vLLM's log agrees with (vllm issue 23278), and the rotary cache row
     ["serve", "gpt-oss-120b", "--gpu", "h100-sxm", "--moe-kernel", "marlin"],
     # a hybrid's state pages under prefix caching, and the CPU tier of KV offload

@@ -46,6 +46,7 @@ TEXT_OTHER = {
     "--output", "--compare", "--activation-cache", "--optimizer-states", "--recipe",
     "--objective", "--solve", "--mamba-cache-mode",
     "--image-size",  # WIDTHxHEIGHT: two numbers in one word (tests/bad_inputs/cases.yaml)
+    "--draft", "--speculative-method",
 }
 # each command's run: its arguments, and whether it writes JSON (--json) or text
 RUNS: dict[str, tuple[list[str], bool]] = {

@@ -42,6 +42,9 @@ CASES = [
                        "--objective", "throughput", "--concurrency", "100"]),
     ("granite-4.0-h-tiny", ["--gpu", "l4,h100-sxm", "--gpus", "1..2", "--tokens", "32k",
                             "--min-tokens-per-s", "500", "--price", "1", "--budget", "3"]),
+    # speculative decoding passes to every candidate's serve line
+    ("llama3.1-8b", ["--gpu", "h100-sxm,l4", "--gpus", "1..2", "--tokens", "8k", "--draft",
+                     "llama3.2-1b", "--speculative-tokens", "4"]),
 ]
 
 

@@ -82,7 +82,10 @@ def _kv(doc: dict[str, Any]) -> tuple[int, int, float]:
 @pytest.mark.parametrize("row", rows("blocks"), ids=ident)
 def test_blocks_tokens_and_concurrency_from_the_logged_pool_match_to_its_rounding(
         row: dict[str, Any]) -> None:
-    if "blocks" in row:  # the pool the printed tokens imply, in whole blocks
+    if "kv_memory_bytes" in row:  # the log prints the pool in bytes
+        pools = [row["kv_memory_bytes"]] * 2
+        extra = ["--block-size", str(row["block_size"])]
+    elif "blocks" in row:  # the pool the printed tokens imply, in whole blocks
         probe = serve(*_args(row), "--block-size", str(row["block_size"]), "--kv-memory", "1GiB")
         per_block = probe["kv_blocks"]["page_bytes"] * probe["kv_blocks"]["layers_per_group"]
         pools = [row["blocks"] * per_block] * 2
@@ -218,7 +221,9 @@ def _figures(row: dict[str, Any]) -> list[str]:
         out.append(f"predicted pool {row['kv_memory_gib']} / {pool:.2f} "
                    f"({_percent(pool / row['kv_memory_gib'] - 1, 1)})")
     if "blocks" in checks:
-        if "blocks" in row:
+        if "kv_memory_bytes" in row:  # the log prints the pool in bytes
+            pools, extra = [row["kv_memory_bytes"]] * 2, ["--block-size", str(row["block_size"])]
+        elif "blocks" in row:
             probe = serve(*_args(row), "--block-size", str(row["block_size"]),
                           "--kv-memory", "1GiB")
             per = probe["kv_blocks"]["page_bytes"] * probe["kv_blocks"]["layers_per_group"]

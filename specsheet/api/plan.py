@@ -62,6 +62,10 @@ class PlanRequest(NamedTuple):
     train: bool = False  # search training runs (train's plans) instead of serving
     tokens_total: int | str | None = None  # with train: the tokens to train on (15.6T)
     days: float | None = None  # with train: the run's days at most
+    # speculative decoding, as serve takes it (every candidate a serve run with it)
+    draft: str | None = None
+    speculative_tokens: int | None = None
+    speculative_method: str | None = None
 
 
 class Planning(_Planning):
@@ -179,6 +183,11 @@ def check_plan_request(request: PlanRequest) -> None:
     if request.mfu is not None:
         _share(request.mfu, "mfu")
     _share(request.mbu, "mbu")
+    from specsheet.api.speculative import check_speculation
+
+    if request.train and check_speculation(_spec_request(request)) is not None:
+        raise SpecError("speculative decoding is a serving setting; a training search takes "
+                        "none", field="speculative_method", value=request.speculative_method)
     if request.train:
         check_train_request(request)
     else:
@@ -194,6 +203,13 @@ def check_plan_request(request: PlanRequest) -> None:
     if request.budget is not None and request.price is None:
         raise SpecError("a budget in US dollars an hour needs a price per GPU-hour",
                         field="budget", value=request.budget)
+
+
+def _spec_request(request: PlanRequest) -> Any:
+    """``request``'s speculative settings (api/speculative.py)."""
+    from specsheet.api.speculative import Speculative
+
+    return Speculative(request.draft, request.speculative_tokens, request.speculative_method)
 
 
 def search(model: Model, request: PlanRequest | None = None, **options: Any
@@ -274,6 +290,12 @@ def _search(model: Model, request: PlanRequest, cut: KeptCut | None = None) -> P
         max_ttft=request.max_ttft, max_tpot=request.max_tpot,
         min_tokens_per_s=request.min_tokens_per_s, budget=request.budget)
     reports = _reports(model, request)
+    speculative = _spec_request(request)
+    if reports:  # what refuses the draft on any layout, said once, not as no candidate
+        from specsheet.api.speculative import draft_of
+        from specsheet.plan.parallel import Parallel
+
+        draft_of(reports[0][1], speculative, Parallel(gpus=1, tp=1, pp=1))
     formats = sorted({(r.weights.format, bits_per_weight(r)) for _, r in reports},
                      key=lambda f: -f[1])
     by_replica: dict[tuple[int, int, bool], list[search.Layout]] = {}
@@ -294,7 +316,9 @@ def _search(model: Model, request: PlanRequest, cut: KeptCut | None = None) -> P
                 serve_request = ServeRequest(
                     name, gpus=tp * pp, tp=tp, pp=pp, ep=ep, max_model_len=max_len,
                     prompt=prompt, output=output, memory_utilization=request.memory_utilization,
-                    price=price_of.get(name), mfu=mfu, mbu=request.mbu)
+                    price=price_of.get(name), mfu=mfu, mbu=request.mbu,
+                    draft=request.draft, speculative_tokens=request.speculative_tokens,
+                    speculative_method=request.speculative_method)
                 try:
                     served = plan_serve(r, serve_request, cut=cut)
                 except SpecError:  # a layout serve refuses past check_parallel's checks
@@ -371,6 +395,11 @@ def command(model: Model, c: Candidate, request: PlanRequest, max_len: int, prom
         argv += ["--mbu", repr(request.mbu)]
     if price is not None:
         argv += ["--price", repr(price)]
+    for option, value in (("--draft", request.draft),
+                          ("--speculative-tokens", request.speculative_tokens),
+                          ("--speculative-method", request.speculative_method)):
+        if value is not None:
+            argv += [option, str(value)]
     return tuple(argv)
 
 

@@ -67,6 +67,12 @@ class ServeRequest(NamedTuple):
     kv_offload: int | str | None = None  # bytes of CPU KV offload (--kv-offloading-size)
     images: int | None = None  # images in a request: their tokens join the prompt's
     image_size: str | tuple[int, int] | None = None  # WxH (default: the model's native size)
+    # speculative decoding (api/speculative.py): a draft model (a preset, config.json, folder
+    # or Hub repository), the tokens it proposes a step, and vLLM's method (draft_model,
+    # eagle, eagle3, mtp, ngram; default draft_model with a draft)
+    draft: str | None = None
+    speculative_tokens: int | None = None
+    speculative_method: str | None = None
 
 
 class Serving(NamedTuple):
@@ -153,6 +159,7 @@ def _price(price: float | str | None) -> float | None:
 
 def check_request(request: ServeRequest) -> None:
     """The settings that need no model, checked before any model is read."""
+    from specsheet.api.speculative import check_speculation
     from specsheet.plan.kv_blocks import MAMBA_CACHE_MODES
     from specsheet.plan.vllm_layout import check_moe_kernel
 
@@ -162,6 +169,7 @@ def check_request(request: ServeRequest) -> None:
         raise SpecError(f"unknown mamba cache mode {mode!r}; expected one of "
                         f"{', '.join(MAMBA_CACHE_MODES)}", field="mamba_cache_mode", value=mode)
     _kv_offload(request.kv_offload)
+    check_speculation(_speculative(request))
     block = request.block_size
     if block is not None and (isinstance(block, bool) or not isinstance(block, int)
                               or block < 1 or block % 16):
@@ -241,7 +249,7 @@ def _plan_serve(report: Report, request: ServeRequest, group_size: int | None = 
         max_lora_rank=_lora(request)[1], prefix_caching=request.enable_prefix_caching,
         mamba_cache_mode=mamba_cache_mode(spec, request.enable_prefix_caching,
                                           request.mamba_cache_mode),
-        kv_offload=_kv_offload(request.kv_offload))
+        kv_offload=_kv_offload(request.kv_offload), draft=_draft(report, request, layout))
     try:
         plan = serving.plan_serving(report, hardware, layout, plan_request, utilization,
                                     kv_memory, group_size, measured, cut)
@@ -249,6 +257,18 @@ def _plan_serve(report: Report, request: ServeRequest, group_size: int | None = 
         e.context += f" (at tp {layout.tp})"
         raise
     return Serving(plan, *estimates_of(plan, request))
+
+
+def _speculative(request: ServeRequest) -> Any:
+    from specsheet.api.speculative import Speculative
+
+    return Speculative(request.draft, request.speculative_tokens, request.speculative_method)
+
+
+def _draft(report: Report, request: ServeRequest, layout: Any) -> Any:
+    from specsheet.api.speculative import draft_of
+
+    return draft_of(report, _speculative(request), layout, request.timeout)
 
 
 def _lora(request: ServeRequest) -> tuple[int, int]:

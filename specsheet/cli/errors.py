@@ -39,6 +39,9 @@ FIELD_OPTIONS: dict[str, str] = {
     "enable_prefix_caching": "--enable-prefix-caching",
     "mamba_cache_mode": "--mamba-cache-mode",
     "kv_offload": "--kv-offload",
+    "draft": "--draft",
+    "speculative_tokens": "--speculative-tokens",
+    "speculative_method": "--speculative-method",
     "memory_utilization": "--memory-utilization",
     "kv_memory": "--kv-memory",
     "max_model_len": "--tokens",  # vLLM's --max-model-len is an alias of it

@@ -33,6 +33,18 @@ DcpOpt = Annotated[int | None, typer.Option(
     "--dcp", help="Decode context parallelism (vLLM's --decode-context-parallel-size): each "
     "request's KV split over dcp of the tp GPUs; MLA models [default: 1].", show_default=False,
     rich_help_panel=SERVE)]
+DraftOpt = Annotated[str | None, typer.Option(
+    "--draft", help="Speculative decoding's draft model (vLLM's speculative_config model): a "
+    "preset, config.json, folder or Hub repository; an EAGLE head for eagle and eagle3.",
+    show_default=False, metavar="MODEL", rich_help_panel=SERVE)]
+SpeculativeTokensOpt = Annotated[int | None, typer.Option(
+    "--speculative-tokens", help="Tokens the draft proposes a step (num_speculative_tokens) "
+    "[default with mtp: its MTP layers].", show_default=False, rich_help_panel=SERVE)]
+SpeculativeMethodOpt = Annotated[str | None, typer.Option(
+    "--speculative-method", help="vLLM's speculative method: draft_model, eagle, eagle3, mtp "
+    "(the checkpoint's own layers) or ngram (no draft) [default with --draft: draft_model, "
+    "or eagle / eagle3 by the draft's name, as vLLM detects them].",
+    show_default=False, rich_help_panel=SERVE)]
 MaxLorasOpt = Annotated[int | None, typer.Option(
     "--max-loras", help="LoRA adapters served at once (vLLM's --enable-lora --max-loras): the "
     "slots it preallocates on every GPU [default: no LoRA; 1 with --max-lora-rank].",

@@ -488,3 +488,9 @@ class Model(NamedTuple):
     training: tuple[tuple[str, Any], ...] = ()
     # the image processor of a multimodal config (None: no vision tower), model/images.py
     images: ImageProcessor | None = None
+    # the checkpoint's multi-token-prediction layers beyond ``spec.layers`` (DeepSeek-V3's
+    # num_nextn_predict_layers): not counted in the spec; vLLM loads them only as the draft of
+    # speculative method mtp (plan/speculative.py)
+    mtp_layers: int = 0
+    # an EAGLE-3 head's own output vocabulary (its config's draft_vocab_size; None: the vocab)
+    draft_vocab: int | None = None

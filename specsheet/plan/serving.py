@@ -17,7 +17,7 @@ estimates (``plan/roofline.py``).
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from specsheet.errors import SpecError
 from specsheet.figures import Report
@@ -42,6 +42,9 @@ from specsheet.plan.parallel import Parallel, pad_vocab, pp_partition
 from specsheet.plan.sharding import COMPUTED, Cut, shard
 from specsheet.plan.vllm_layout import lora_slot_bytes, rotary_cache_bytes
 from specsheet.quant.tensors import Tensor, layer_tensors
+
+if TYPE_CHECKING:
+    from specsheet.plan.speculative import Draft, DraftMemory
 
 DEFAULT_MEMORY_UTILIZATION = "0.9"  # CacheConfig.gpu_memory_utilization
 OVERHEAD_BYTES = 2**30  # an estimate: CUDA context, NCCL buffers, CUDA graphs (docs/serving.md)
@@ -80,11 +83,28 @@ class StageMemory(NamedTuple):
     allocator_bytes: int = 0
     mamba_cache_mode: str = "none"  # the state pages a request keeps (kv_blocks.state_pages)
     state_pages: int = 1  # pages of one state layer for a request of max_model_len
+    # speculative decoding (plan/speculative.py): the draft's weights among buffers_bytes, its
+    # layers' pages in one block, a token of them, and the lookahead slots a request holds
+    # beyond its tokens (up to max_model_len)
+    draft_bytes: int = 0
+    draft_block_bytes: int = 0
+    draft_bytes_per_token: int = 0
+    lookahead: int = 0
+    max_model_len: int = 0
+
+    @property
+    def block_bytes(self) -> int:
+        """One block in every layer of the stage: the groups' pages and the draft's."""
+        return self.page_bytes * self.layers_per_group + self.draft_block_bytes
 
     def blocks_for(self, tokens: int, batched_tokens: int) -> int:
         """Blocks one request of ``tokens`` holds on this GPU, every group counted; with
         decode context parallelism a full-attention block holds block_size x dcp tokens of
-        the request (cache_config's effective block size), each GPU 1 / dcp of them."""
+        the request (cache_config's effective block size), each GPU 1 / dcp of them. With
+        speculative decoding a request holds its lookahead slots too, up to max_model_len
+        (``KVCacheManager.allocate_slots``)."""
+        if self.lookahead:
+            tokens = min(tokens + self.lookahead, max(tokens, self.max_model_len))
         return sum(group_blocks(g, tokens, batched_tokens, self.block_size * self.dcp,
                                 self.mamba_cache_mode) for g in self.groups)
 
@@ -92,7 +112,7 @@ class StageMemory(NamedTuple):
     def kv_bytes_per_request(self) -> int:
         """The pool one request of max_model_len takes, its state included: blocks x page x
         layers per group."""
-        return self.blocks_per_request * self.page_bytes * self.layers_per_group
+        return self.blocks_per_request * self.block_bytes
 
     @property
     def state_blocks_per_request(self) -> int:
@@ -173,7 +193,7 @@ def stage_memory(report: Report, hardware: Accelerator, layout: Parallel, stage:
                  moe_kernel: str | None = None, measured: Measured | None = None,
                  block_size: int | None = None, kv_layout: str | None = None,
                  lora: tuple[int, int] = (0, 16), mamba_mode: str = "none",
-                 cut: Cut | None = None) -> StageMemory:
+                 draft: Draft | None = None, cut: Cut | None = None) -> StageMemory:
     """The memory of one GPU of pipeline stage ``stage`` (``cut``: where its tensors and their
     bytes come from, a search's cache or computed)."""
     spec = report.model.spec
@@ -233,11 +253,16 @@ def stage_memory(report: Report, hardware: Accelerator, layout: Parallel, stage:
     attention = attention_layers(spec, layers)
     token_bits = FP8_DS_MLA_TOKEN_BYTES * 8 if kv_layout else values * DTYPE_BITS[kv_dtype]
     page = -(-block * token_bits // 8) if spec.attention_layers else state_page
+    drafted = _draft(report, draft, layout, block, token_bits, quant, group_size)
+    buffers += drafted.weights_bytes  # loaded with the weights, out of the pool
+    pool = pool if kv_memory is not None else max(0, pool - drafted.weights_bytes)
     groups = tuple(kv_groups(spec, layers))
     per_group = max((g.layers for g in groups), default=0)
     num_blocks = pool // page // per_group if per_group else 0
+    if drafted.block_bytes and per_group:  # one type of full attention: pages summed
+        num_blocks = pool // (page * per_group + drafted.block_bytes)
     blocks = sum(group_blocks(g, max_model_len, batched_tokens, block * layout.dcp, mamba_mode)
-                 for g in groups)
+                 for g in groups)  # the lookahead stops at max_model_len
     per_token = token_bits * len(attention) // 8
     return StageMemory(
         stage=stage, layers=len(layers), capacity_bytes=capacity, budget_bytes=budget,
@@ -248,7 +273,22 @@ def stage_memory(report: Report, hardware: Accelerator, layout: Parallel, stage:
         kv_read_per_token=token_bits // 8 // layout.dcp, buffers_bytes=buffers,
         dcp=layout.dcp, lora_bytes=lora_bytes, allocator_bytes=tails,
         mamba_cache_mode=mamba_mode,
-        state_pages=state_pages(mamba_mode, max_model_len, block * layout.dcp))
+        state_pages=state_pages(mamba_mode, max_model_len, block * layout.dcp),
+        draft_bytes=drafted.weights_bytes,
+        draft_block_bytes=drafted.block_bytes, draft_bytes_per_token=drafted.bytes_per_token,
+        lookahead=draft.lookahead if draft else 0, max_model_len=max_model_len)
+
+
+def _draft(report: Report, draft: Draft | None, layout: Parallel, block: int,
+           token_bits: int, quant: str | None, group_size: int | None) -> DraftMemory:
+    """The draft's weights and KV on one GPU (none without speculative decoding)."""
+    from specsheet.plan.speculative import DraftMemory, draft_memory
+
+    if draft is None:
+        return DraftMemory(0, 0, 0)
+    w = report.weights
+    return draft_memory(report.model.spec, draft, layout, block, token_bits, report.kv.dtype,
+                        report.dtype, quant, group_size, w.keep, w.match, w.router_score_bias)
 
 
 # ---- the plan ----------------------------------------------------------------------------------
@@ -278,6 +318,7 @@ class Request(NamedTuple):
     mamba_cache_mode: str = "none"  # resolved by kv_blocks.mamba_cache_mode
     kv_offload: int = 0  # bytes of CPU memory for KV offload, over the engine's GPUs
     images: Images | None = None  # the images of a request (their tokens are in prompt)
+    draft: Draft | None = None  # speculative decoding (plan/speculative.py); None: off
 
 
 class Offload(NamedTuple):
@@ -454,7 +495,7 @@ def plan_serving(report: Report, hardware: Accelerator, layout: Parallel, reques
                                 kv_memory, request.batched_tokens, request.max_seqs, group_size,
                                 request.moe_kernel, measured, request.block_size,
                                 request.kv_layout, (request.max_loras, request.max_lora_rank),
-                                request.mamba_cache_mode, cut)
+                                request.mamba_cache_mode, request.draft, cut)
                    for i in range(layout.pp))
     return ServePlan(report, hardware, layout, request, utilization, kv_memory is not None,
                      stages)

@@ -28,6 +28,9 @@ META_FIELDS: dict[str, type] = {
     # the router's top-k method, as config.json writes it (noaux_tc: DeepSeek-V3's routing,
     # whose checkpoint stores a score-correction bias: sources/hf_config/quantization.py)
     "topk_method": str,
+    # the checkpoint's multi-token-prediction layers (config.json's num_nextn_predict_layers),
+    # the draft of speculative method mtp (plan/speculative.py)
+    "mtp_layers": int,
 }
 SPEC_FIELDS: dict[str, FieldDoc] = {f.name: f for f in FIELD_DOCS}
 ALL_FIELDS: tuple[str, ...] = (*META_FIELDS, *SPEC_FIELDS)
@@ -239,4 +242,16 @@ def model_from_mapping(
         # so does a training recipe: it describes the run of the published model
         training=tuple((str(k), tuple(v) if isinstance(v, list) else v)
                        for k, v in data.get("training", {}).items()) if not overrides else (),
+        # the checkpoint's multi-token-prediction layers, as its config's
+        # num_nextn_predict_layers (a preset's mtp_layers)
+        mtp_layers=_count(data, "mtp_layers", origin),
     )
+
+
+def _count(data: Mapping[str, Any], key: str, origin: str) -> int:
+    """A preset's count of 0 or more (0 when absent)."""
+    value = data.get(key, 0)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise SpecError(f"expected a count of 0 or more, got {value!r}", field=key, value=value,
+                        source=origin)
+    return value

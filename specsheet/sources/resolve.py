@@ -46,13 +46,15 @@ def model_from_hf_config(data: Mapping[str, Any], origin: str, name: str,
     if towers:
         notes.append(f"{' and '.join(towers)} tower{'s' if len(towers) > 1 else ''} not counted")
     description = ", ".join([f"{family} config.json", *notes])
+    from specsheet.sources.hf_config.families import draft_vocab_of, mtp_layers_of
     from specsheet.sources.hf_config.images import image_processor_of
     from specsheet.sources.hf_config.quantization import shipped_of
 
     return Model(name=name, spec=spec, origin=origin, description=description,
                  counted="language model only" if towers else "whole model",
                  shipped=shipped_of(data, spec, origin) if not overrides else None,
-                 images=image_processor_of(data, origin))
+                 images=image_processor_of(data, origin),
+                 mtp_layers=mtp_layers_of(data, origin), draft_vocab=draft_vocab_of(data, origin))
 
 
 def load_file(path: Path, overrides: Mapping[str, Any] | None = None) -> Model:

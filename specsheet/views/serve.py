@@ -33,6 +33,7 @@ def serve_entry(plan: ServePlan, est: Estimates | None,
         "parallel": {"gpus": layout.gpus, "tp": layout.tp, "pp": layout.pp, "ep": layout.ep,
                      "dp": layout.dp, "dcp": layout.dcp},
         **_serve_memory(plan),
+        "speculative": _speculative(plan),
         "estimates": None if est is None else _estimates_section(plan, est, costs),
         **({"images": images_entry(plan)} if plan.request.images else {}),
     }
@@ -63,6 +64,12 @@ def images_entry(plan: ServePlan) -> dict[str, Any]:
                           "request_embeddings": cache.request,
                           "images_held": cache.images_held},
     }
+
+
+def _speculative(plan: ServePlan) -> dict[str, Any] | None:
+    from specsheet.views.speculative import speculative_section
+
+    return speculative_section(plan)
 
 
 def _engine(plan: ServePlan) -> dict[str, Any]:
@@ -232,6 +239,7 @@ def schemas() -> dict[str, Any]:
     """The schema of ``serve_entry`` and of ``serve_document`` (``serve``: the entry and its
     schema_version)."""
     from specsheet.views.schema import VERSION, ints, obj, optional
+    from specsheet.views.speculative import speculative_schema
 
     count = {"type": "integer", "minimum": 0}
     seconds = {"type": "number", "minimum": 0}
@@ -304,8 +312,8 @@ def schemas() -> dict[str, Any]:
             "stage": count, "layers": count, "capacity_bytes": count, "budget_bytes": count,
             "weights_bytes": count,
             "buffers_bytes": {**count, "description": "what vLLM allocates beside the weights "
-                              "at load (the rotary cos/sin cache, the LoRA slots), subtracted "
-                              "from the pool"},
+                              "at load (the rotary cos/sin cache, the LoRA slots, a "
+                              "speculative draft), subtracted from the pool"},
             "lora_bytes": {**count, "description": "the LoRA adapter slots among "
                            "buffers_bytes (0 without LoRA slots)"},
             "allocator_bytes": {**count, "description": "PyTorch's caching allocator's "
@@ -366,6 +374,7 @@ def schemas() -> dict[str, Any]:
             "source": {"type": "string"}},
             "A vLLM log's figures beside specsheet's; null without a log.")]},
         "max_context": count,
+        "speculative": speculative_schema(),
         "estimates": {"oneOf": [{"type": "null"}, estimates]},
         "images": obj({
             "count": {"type": "integer", "minimum": 1},
@@ -444,8 +453,12 @@ def serve_views(plan: ServePlan, est: Estimates | None, costs: dict[str, float |
              ("Runtime overhead (estimate)", s.overhead_bytes),
              (f"KV pool ({plan.report.kv.dtype})" + (" (given)" if plan.kv_memory_given else ""),
               s.kv_pool_bytes)]
-    if not s.buffers_bytes:
-        parts.pop(1)
+    if s.draft_bytes:  # speculative decoding's draft, a part of its own
+        from specsheet.views.speculative import draft_label
+
+        parts[1] = (parts[1][0], s.buffers_bytes - s.draft_bytes)
+        parts.insert(1, (draft_label(plan), s.draft_bytes))
+    parts = [p for p in parts if p[1] or not p[0].startswith("Rotary")]
     at = 0
     for label, value in parts:
         memory.add(label, human_bytes(value), percent(value, cap),
@@ -482,6 +495,10 @@ def serve_views(plan: ServePlan, est: Estimates | None, costs: dict[str, float |
     else:
         fit.add(f"KV cache per request (blocks of {exact(s.block_size)})",
                 f"{human_bytes(s.kv_bytes_per_request)} ({exact(s.blocks_per_request)} blocks)")
+    if plan.request.draft is not None:
+        from specsheet.views.speculative import add_draft_rows
+
+        add_draft_rows(plan, fit)
     fit.add("KV blocks in the pool", exact(s.num_blocks))
     offload = plan.kv_offload
     if offload is not None:
@@ -506,6 +523,8 @@ def serve_views(plan: ServePlan, est: Estimates | None, costs: dict[str, float |
         fit.caption += (" The encoder cache holds max(max-num-batched-tokens, the largest "
                         f"image's {exact(cache.max_item)}) embeddings, as vLLM's "
                         "compute_mm_encoder_budget sizes it.")
+    if plan.request.draft is not None and s.draft_block_bytes:
+        fit.caption += " A block holds the draft's layers' pages too."
     if state_blocks and attention:
         fit.caption += (f" A state page ({exact(s.state_page_bytes)} B per layer, in "
                         f"{plan.report.dtype or 'bf16'}) is padded to the attention block of "

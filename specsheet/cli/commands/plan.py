@@ -19,10 +19,13 @@ from specsheet.cli.options import (
     reports,
 )
 from specsheet.cli.serving import (
+    DraftOpt,
     MaxModelLenOpt,
     MbuOpt,
     OutputOpt,
     PromptOpt,
+    SpeculativeMethodOpt,
+    SpeculativeTokensOpt,
     UtilizationOpt,
 )
 from specsheet.errors import ExitCode
@@ -132,6 +135,9 @@ def plan(
     train: TrainOpt = False,
     tokens_total: TokensTotalOpt = None,
     days: DaysOpt = None,
+    draft: DraftOpt = None,
+    speculative_tokens: SpeculativeTokensOpt = None,
+    speculative_method: SpeculativeMethodOpt = None,
     fmt: FormatOpt = None,
     json_: JsonOpt = False,
     src: ModelSource = NO_SOURCE,
@@ -153,7 +159,8 @@ def plan(
         min_tokens_per_s=min_tokens_per_s, budget=budget, max_gpus=max_gpus,
         objective=objective, price=price, solve=solve, memory_utilization=memory_utilization,
         mfu=mfu, mbu=mbu, model_args=_model_args(model, src), train=train,
-        tokens_total=tokens_total, days=days)
+        tokens_total=tokens_total, days=days, draft=draft,
+        speculative_tokens=speculative_tokens, speculative_method=speculative_method)
     with as_options({field: f"option {option_of(field)}" for field in _FIELDS}):
         check_plan_request(request)
         (report,) = reports([src.ref(model)], src.overrides(), None, None, "bf16",
@@ -183,7 +190,8 @@ def plan(
 # plan's own fields, each given by --FIELD-WITH-DASHES
 _FIELDS = ("objective", "requests_per_s", "max_gpus", "budget", "max_ttft", "max_tpot",
            "min_tokens_per_s", "solve", "nodes", "kv_dtype", "quant", "engine", "days",
-           "tokens_total", "concurrency", "prompt", "output")
+           "tokens_total", "concurrency", "prompt", "output", "draft", "speculative_tokens",
+           "speculative_method")
 
 
 def _model_args(model: str | None, src: ModelSource) -> tuple[str, ...]:

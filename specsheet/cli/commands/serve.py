@@ -36,6 +36,7 @@ from specsheet.cli.serving import (
     ConcurrencyOpt,
     DcpOpt,
     DpOpt,
+    DraftOpt,
     EpOpt,
     GpuOpt,
     GpusOpt,
@@ -54,6 +55,8 @@ from specsheet.cli.serving import (
     PrefixCachingOpt,
     PriceOpt,
     PromptOpt,
+    SpeculativeMethodOpt,
+    SpeculativeTokensOpt,
     TextOpt,
     TokenizerOpt,
     TokensPerWordOpt,
@@ -88,6 +91,9 @@ def serve(
     enable_prefix_caching: PrefixCachingOpt = False,
     mamba_cache_mode: MambaCacheModeOpt = None,
     kv_offload: KvOffloadOpt = None,
+    draft: DraftOpt = None,
+    speculative_tokens: SpeculativeTokensOpt = None,
+    speculative_method: SpeculativeMethodOpt = None,
     max_model_len: MaxModelLenOpt = None,
     prompt: PromptOpt = None,
     output: OutputOpt = None,
@@ -140,7 +146,8 @@ def serve(
         block_size=block_size, kv_layout=kv_dtype_of(kv_dtype)[1], dp=dp, dcp=dcp,
         max_loras=max_loras, max_lora_rank=max_lora_rank,
         enable_prefix_caching=enable_prefix_caching, mamba_cache_mode=mamba_cache_mode,
-        kv_offload=kv_offload, images=images, image_size=image_size)
+        kv_offload=kv_offload, images=images, image_size=image_size, draft=draft,
+        speculative_tokens=speculative_tokens, speculative_method=speculative_method)
     kv_dtype = kv_dtype_of(kv_dtype)[0]
     with as_options(_LABELS if tp is None else None):
         check_request(request)

@@ -962,3 +962,35 @@ def fields_from_hf_config(data: Mapping[str, Any], origin: str) -> tuple[Fields,
     if tower is not None:
         fields["vision"] = tower
     return fields, model_type, note
+
+
+# model types whose multi-token-prediction layers vLLM loads as a draft of the target's own
+# decoder layer (SpeculativeConfig.hf_config_override: deepseek_v3 -> deepseek_mtp, glm4_moe
+# -> glm4_moe_mtp; vllm/config/speculative.py at 002e77c1)
+MTP_MODEL_TYPES = ("deepseek_v3", "glm4_moe")
+
+
+def mtp_layers_of(data: Mapping[str, Any], origin: str) -> int:
+    """The checkpoint's multi-token-prediction layers (num_nextn_predict_layers), for the model
+    types whose layers specsheet models (0 for the others and when absent)."""
+    if data.get("model_type") not in MTP_MODEL_TYPES:
+        return 0
+    value = data.get("num_nextn_predict_layers")
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise key_error("num_nextn_predict_layers", f"expected a count of 0 or more, got "
+                        f"{value!r}", source=origin)
+    return value
+
+
+def draft_vocab_of(data: Mapping[str, Any], origin: str) -> int | None:
+    """An EAGLE-3 head's draft_vocab_size (None when absent: the head predicts the whole
+    vocabulary, as Eagle3LlamaForCausalLM defaults it)."""
+    value = data.get("draft_vocab_size")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise key_error("draft_vocab_size", f"expected a positive number of tokens, got "
+                        f"{value!r}", source=origin)
+    return value
