@@ -395,6 +395,12 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "jamba-short-every-layer-experts": ("jamba-1.5-mini", {
         "num_hidden_layers": 8, "expert_layer_period": 1, "expert_layer_offset": 0,
         "attn_layer_period": 4, "attn_layer_offset": 1, "mamba_proj_bias": True}),
+    # Bamba's switches: biases on the Mamba projections, the attention and the MLP, no
+    # convolution bias, two groups, mamba_d_head "auto", attention at the first layer
+    "bamba-biases-groups": ("bamba-9b", {
+        "num_hidden_layers": 8, "attn_layer_indices": [0, 5], "mamba_proj_bias": True,
+        "mamba_conv_bias": False, "attention_bias": True, "mlp_bias": True,
+        "mamba_n_groups": 2, "mamba_d_head": "auto"}),
     "mamba2-groups-bias": ("mamba2-780m", {"n_groups": 4, "use_bias": True}),
     # time_step_rank "auto" (ceil(1000 / 16) = 63), the projections' biases, no convolution
     # bias, an untied head

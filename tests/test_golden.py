@@ -152,10 +152,11 @@ def test_every_family_has_a_defaults_golden() -> None:
     # rope_theta) cannot be built from their defaults alone either; kimi_k2 has no configuration
     # class in transformers (it is read as deepseek_v3, as its auto_map says); granitemoehybrid's
     # defaults make every layer Mamba-2, which transformers 5.24 cannot run (its cache asks an
-    # attention layer for the sequence length); nemotron_h's default blocks include MoE blocks,
-    # which specsheet does not support yet
+    # attention layer for the sequence length), nor bamba's (no attn_layer_indices: no attention
+    # layer); nemotron_h's default blocks include MoE blocks, which specsheet does not support yet
     assert {p.stem for p in DEFAULTS} == set(FAMILIES) - {
-        "deepseek_v2", "hunyuan_v1_dense", "dbrx", "kimi_k2", "granitemoehybrid", "nemotron_h"}
+        "deepseek_v2", "hunyuan_v1_dense", "dbrx", "kimi_k2", "granitemoehybrid", "nemotron_h",
+        "bamba"}
 
 
 def test_hybrid_request_memory_equals_transformers_cache_at_8_and_32768_tokens() -> None:

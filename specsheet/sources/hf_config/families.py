@@ -816,6 +816,36 @@ def _granitemoehybrid(c: HFConfig) -> Fields:
     return fields
 
 
+def _bamba(c: HFConfig) -> Fields:
+    """Bamba: Mamba-2 layers, and attention layers at attn_layer_indices (none given: every
+    layer Mamba-2), each followed by a gated MLP of intermediate_size; d_inner =
+    mamba_expand x hidden_size (mamba_d_head x mamba_n_heads must equal it, as BambaConfig
+    checks); mamba_proj_bias gives in_proj and out_proj biases; the Mamba-2 gated RMSNorm
+    always. head_dim is hidden_size // heads unless given (BambaAttention's getattr)."""
+    fields = _llama_like_dims(c)
+    layers, d = fields["layers"], fields["d_model"]
+    indices = c.integers("attn_layer_indices")
+    outside = [i for i in indices if not 0 <= i < layers]
+    if outside:
+        raise key_error("attn_layer_indices", f"expected layer indices from 0 to {layers - 1}, "
+                        f"got {outside[0]}", source=c.origin, value=outside[0])
+    inner = c.integer("mamba_expand") * d
+    heads = c.integer("mamba_n_heads")
+    head = c.data.get("mamba_d_head", "auto")
+    if inner % heads or (head != "auto" and c.integer("mamba_d_head") * heads != inner):
+        raise key_error("mamba_n_heads", f"{heads} heads of mamba_d_head {head} do not make "
+                        f"the Mamba inner width mamba_expand x hidden_size = {inner}",
+                        source=c.origin, value=heads)
+    fields.update(positions="rotary",
+                  layer_types=["attention" if i in indices else "mamba2"
+                               for i in range(layers)],
+                  **_mamba2_fields(c, inner, heads, c.integer("mamba_n_groups"),
+                                   c.integer("mamba_d_state"), c.integer("mamba_d_conv"),
+                                   c.integer("mamba_chunk_size"), c.flag("mamba_conv_bias"),
+                                   c.flag("mamba_proj_bias"), True))
+    return fields
+
+
 _QWEN3_NEXT_LAYERS = {"linear_attention": "linear_attention", "full_attention": "attention"}
 
 
@@ -901,6 +931,7 @@ FAMILIES: dict[str, Callable[[HFConfig], Fields]] = {
     "falcon_h1": _falcon_h1,
     "nemotron_h": _nemotron_h,
     "granitemoehybrid": _granitemoehybrid,
+    "bamba": _bamba,
     "qwen3_next": _qwen3_next,
 }
 

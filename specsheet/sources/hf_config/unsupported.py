@@ -27,9 +27,6 @@ _OWN = "(from its modeling code)"
 
 UNSUPPORTED: dict[str, Unsupported] = {
     # ---- recurrent and state-space mixers
-    "bamba": Unsupported("Mamba-2 / attention hybrid with its own layer-pattern key "
-                         "(attn_layer_indices)", "granitemoehybrid", "its layer_types and its "
-                         "shared MLP; jamba's layers are Mamba-1, not Mamba-2"),
     "zamba": Unsupported("Mamba-1 layers with shared attention blocks reused across depth",
                          "mamba", "no attention blocks"),
     "zamba2": Unsupported("Mamba-2 layers with shared attention blocks and LoRA adapters",
