@@ -114,8 +114,9 @@ def component(model: torch.nn.Module, name: str) -> str:
         return "position_embedding"
     if re.search(r"project_(in|out)\.", name):
         return "embedding_projections"
-    mixer = re.match(r"(.*\.layers\.\d+\.(mixer|mamba|linear_attn))\.", name)
-    if mixer:  # Mamba, Mamba-2 and gated DeltaNet layers; Nemotron-H's blocks hold any kind
+    mixer = re.match(r"(.*\.layers\.\d+\.(mixer|mamba|linear_attn|conv))\.", name)
+    if mixer:  # Mamba, Mamba-2, gated DeltaNet and LFM2's short-convolution layers;
+        # Nemotron-H's blocks hold any kind
         kind = type(model.get_submodule(mixer.group(1))).__name__.lower()
         if "mamba" in kind or "delta" in kind:
             return "ssm"
@@ -401,6 +402,16 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
         "num_hidden_layers": 8, "attn_layer_indices": [0, 5], "mamba_proj_bias": True,
         "mamba_conv_bias": False, "attention_bias": True, "mlp_bias": True,
         "mamba_n_groups": 2, "mamba_d_head": "auto"}),
+    # LFM2's switches: layer_types over full_attn_idxs, conv_bias on the convolution and both
+    # projections, a multiplier of the MLP width, tie_embedding (its old name) false; then the
+    # MLP width as given (block_auto_adjust_ff_dim false, block_ff_dim its old name)
+    "lfm2-layer-types-biases": ("lfm2-1.2b", {
+        "num_hidden_layers": 6, "layer_types": ["conv", "full_attention", "conv", "conv",
+                                                "full_attention", "conv"],
+        "conv_bias": True, "block_ffn_dim_multiplier": 1.5, "tie_embedding": False}),
+    "lfm2-width-as-given": ("lfm2-1.2b", {
+        "num_hidden_layers": 4, "full_attn_idxs": [0], "block_auto_adjust_ff_dim": False,
+        "block_ff_dim": 5000}),
     "mamba2-groups-bias": ("mamba2-780m", {"n_groups": 4, "use_bias": True}),
     # time_step_rank "auto" (ceil(1000 / 16) = 63), the projections' biases, no convolution
     # bias, an untied head

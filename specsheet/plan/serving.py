@@ -123,10 +123,12 @@ class StageMemory(NamedTuple):
 
 @lru_cache(maxsize=64)  # every stage of every plan of a search asks it again
 def _state_inputs(spec: ModelSpec) -> tuple[Tensor, ...]:
-    """The input projection (ssm_in) of the first state layer of each kind."""
+    """The input projection (ssm_in, LFM2's shortconv.in_proj) of the first state layer of
+    each kind."""
     firsts: dict[str, Tensor] = {}
     for t in model_tensors(spec):
-        if t.layer is not None and t.name.endswith(".ssm_in.weight"):
+        if t.layer is not None and t.name.endswith((".ssm_in.weight",
+                                                    ".shortconv.in_proj.weight")):
             firsts.setdefault(layer_kind(spec, t.layer), t)
     return tuple(firsts.values())
 

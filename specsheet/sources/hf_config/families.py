@@ -846,6 +846,53 @@ def _bamba(c: HFConfig) -> Fields:
     return fields
 
 
+_LFM2_LAYERS = {"conv": "short_conv", "full_attention": "attention"}
+
+
+def _lfm2(c: HFConfig) -> Fields:
+    """LFM2: gated short-convolution layers (in_proj d x 3d giving B, C and x; a depthwise
+    convolution of conv_L_cache; out_proj d x d; conv_bias on all three) and attention layers
+    with RMSNorms one head wide on q and k and no biases (layer_types, else full_attn_idxs,
+    else every layer attention, as Lfm2Config builds it); two RMSNorms per block and one
+    after the last (embedding_norm); every layer a gated MLP without biases whose width,
+    with block_auto_adjust_ff_dim, is int(2 x intermediate_size / 3), times
+    block_ffn_dim_multiplier, rounded up to block_multiple_of (Lfm2MLP). block_ff_dim and
+    tie_embedding are read as intermediate_size and tie_word_embeddings, as Lfm2Config does."""
+    given = dict(c.given)
+    for old, new in (("block_ff_dim", "intermediate_size"), ("tie_embedding",
+                                                              "tie_word_embeddings")):
+        if old in given:
+            given[new] = given.pop(old)
+    c = HFConfig(given, c.origin, DEFAULTS["lfm2"])
+    fields = _llama_like_dims(c)
+    layers = fields["layers"]
+    if c.data.get("layer_types") is not None:
+        types = _kinds(c, "layer_types", layers, _LFM2_LAYERS)
+    else:
+        given_idxs = c.data.get("full_attn_idxs")
+        attention = set(c.integers("full_attn_idxs")) if given_idxs is not None \
+            else set(range(layers))
+        types = ["attention" if i in attention else "short_conv" for i in range(layers)]
+    width = fields["d_ff"]
+    if c.flag("block_auto_adjust_ff_dim"):
+        width = int(2 * width / 3)
+        multiplier = c.data.get("block_ffn_dim_multiplier")
+        if multiplier is not None:
+            if isinstance(multiplier, bool) or not isinstance(multiplier, (int, float)):
+                raise key_error("block_ffn_dim_multiplier", f"expected a number, got "
+                                f"{multiplier!r}", source=c.origin, value=multiplier)
+            step = c.integer("block_multiple_of")
+            width = step * -(-int(multiplier * width) // step)
+    if width < 1:
+        raise key_error("intermediate_size", f"the MLP width it gives is {width}; expected "
+                        "a positive width", source=c.origin, value=fields["d_ff"])
+    bias = c.flag("conv_bias")
+    fields.update(d_ff=width, attn_bias=False, mlp_bias=False, qk_norm="head",
+                  layer_types=types, ssm_conv=c.integer("conv_L_cache"),
+                  ssm_conv_bias=bias, ssm_bias=bias)
+    return fields
+
+
 _QWEN3_NEXT_LAYERS = {"linear_attention": "linear_attention", "full_attention": "attention"}
 
 
@@ -932,6 +979,7 @@ FAMILIES: dict[str, Callable[[HFConfig], Fields]] = {
     "nemotron_h": _nemotron_h,
     "granitemoehybrid": _granitemoehybrid,
     "bamba": _bamba,
+    "lfm2": _lfm2,
     "qwen3_next": _qwen3_next,
 }
 

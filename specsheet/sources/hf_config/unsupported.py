@@ -34,13 +34,10 @@ UNSUPPORTED: dict[str, Unsupported] = {
     "rwkv": Unsupported("RWKV time-mix and channel-mix recurrence"),
     "xlstm": Unsupported("xLSTM (mLSTM) blocks"),
     "recurrent_gemma": Unsupported("RG-LRU recurrent blocks with local attention (Griffin)"),
-    "lfm2": Unsupported("short-convolution hybrid (gated short-conv layers beside attention, "
-                        "layer_types of conv)", "qwen3_next", "its short convolutions sit inside "
-                        "gated DeltaNet layers"),
-    "lfm2_moe": Unsupported("short-convolution hybrid with routed experts", "qwen3_next",
-                            "gated DeltaNet, not short-conv layers"),
-    "lfm3": Unsupported(f"short-convolution hybrid with q/k norms {_OWN}", "qwen3_next",
-                        "gated DeltaNet, not short-conv layers"),
+    "lfm2_moe": Unsupported("short-convolution hybrid with routed experts", "lfm2",
+                            "dense MLPs only"),
+    "lfm3": Unsupported(f"short-convolution hybrid with a per-head attention gate and sandwich "
+                        f"norms {_OWN}", "lfm2", "no attention gate, two norms per block"),
     "bailing_hybrid": Unsupported(f"short-convolution or linear layers with MLA and shared "
                                   f"experts {_OWN}", _MLA, "no recurrent layers"),
     "olmo_hybrid": Unsupported(f"linear-attention (DeltaNet-style) layers beside OLMo 3 "
