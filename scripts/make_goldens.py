@@ -412,6 +412,11 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "lfm2-width-as-given": ("lfm2-1.2b", {
         "num_hidden_layers": 4, "full_attn_idxs": [0], "block_auto_adjust_ff_dim": False,
         "block_ff_dim": 5000}),
+    # dots1's switches: windows from max_window_layers on, attention biases, more dense layers
+    # and one shared expert
+    "dots1-windows-bias-dense": ("dots.llm1-inst", {
+        "num_hidden_layers": 8, "max_window_layers": 5, "sliding_window": 512,
+        "attention_bias": True, "first_k_dense_replace": 3, "n_shared_experts": 1}),
     "mamba2-groups-bias": ("mamba2-780m", {"n_groups": 4, "use_bias": True}),
     # time_step_rank "auto" (ceil(1000 / 16) = 63), the projections' biases, no convolution
     # bias, an untied head

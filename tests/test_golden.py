@@ -147,7 +147,8 @@ def test_every_family_has_a_defaults_golden() -> None:
     from specsheet.sources.hf_config.families import FAMILIES
 
     # deepseek_v2's configuration class leaves num_experts_per_tok unset: transformers cannot
-    # build it without that key, and specsheet asks for it
+    # build it without that key, and specsheet asks for it; nor dots1's (n_routed_experts and
+    # n_shared_experts default to None)
     # hunyuan_v1_dense (head_dim defaults to None) and dbrx (its attention configuration has no
     # rope_theta) cannot be built from their defaults alone either; kimi_k2 has no configuration
     # class in transformers (it is read as deepseek_v3, as its auto_map says); granitemoehybrid's
@@ -156,7 +157,7 @@ def test_every_family_has_a_defaults_golden() -> None:
     # layer); nemotron_h's default blocks include MoE blocks, which specsheet does not support yet
     assert {p.stem for p in DEFAULTS} == set(FAMILIES) - {
         "deepseek_v2", "hunyuan_v1_dense", "dbrx", "kimi_k2", "granitemoehybrid", "nemotron_h",
-        "bamba"}
+        "bamba", "dots1"}
 
 
 def test_hybrid_request_memory_equals_transformers_cache_at_8_and_32768_tokens() -> None:

@@ -433,6 +433,28 @@ def _glm4_moe(c: HFConfig) -> Fields:
     return fields
 
 
+def _dots1(c: HFConfig) -> Fields:
+    """dots.llm1 (dots1): Qwen3's attention (q/k norms one head wide, attention_bias on q, k, v
+    and o) and DeepSeek-V3's MoE: the first first_k_dense_replace layers a dense MLP of
+    intermediate_size, the others n_routed_experts experts (num_local_experts) and
+    n_shared_experts shared ones of moe_intermediate_size, a router without bias (its
+    e_score_correction_bias is a buffer); no MLP biases; windows from layer_types, else on
+    the layers from max_window_layers on when sliding_window is set. head_dim defaults to
+    hidden_size // heads (Qwen3Attention's getattr)."""
+    fields = _llama_like_dims(c)
+    expert_d_ff = c.integer("moe_intermediate_size")
+    fields.update(mlp_bias=False, qk_norm="head",
+                  experts=c.integer(("n_routed_experts", "num_local_experts")),
+                  experts_per_token=c.integer("num_experts_per_tok"),
+                  expert_d_ff=expert_d_ff,
+                  shared_d_ff=c.integer("n_shared_experts") * expert_d_ff,
+                  dense_layers=list(range(min(c.integer("first_k_dense_replace", minimum=0),
+                                              fields["layers"]))))
+    start = c.integer("max_window_layers", minimum=0)
+    _layer_types_or(c, fields, c.optional_integer("sliding_window"), lambda i: i >= start)
+    return fields
+
+
 def _llama4_text(c: HFConfig) -> Fields:
     """Llama 4's language model: MoE layers (moe_layers, else every interleave_moe_layer_step-th)
     of num_local_experts experts and one shared expert, both intermediate_size wide, with a
@@ -959,6 +981,7 @@ FAMILIES: dict[str, Callable[[HFConfig], Fields]] = {
     "smollm3": _smollm3,
     "granite": _llama_like,  # its four multipliers scale activations, not counts
     "glm4_moe": _glm4_moe,
+    "dots1": _dots1,
     "llama4_text": _llama4_text,
     "exaone4": _exaone4,
     "glm4": _glm4,
