@@ -417,6 +417,11 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "dots1-windows-bias-dense": ("dots.llm1-inst", {
         "num_hidden_layers": 8, "max_window_layers": 5, "sliding_window": 512,
         "attention_bias": True, "first_k_dense_replace": 3, "n_shared_experts": 1}),
+    # MiniMax-M2 builds no attention biases and no shared expert whatever these keys say; a
+    # head_dim of 64 narrows its q/k norms (heads x head_dim, kv heads x head_dim)
+    "minimax_m2-keys-it-ignores": ("minimax-m2", {
+        "num_hidden_layers": 4, "attn_type_list": [1] * 4, "attention_bias": True,
+        "shared_intermediate_size": 512, "head_dim": 64}),
     "mamba2-groups-bias": ("mamba2-780m", {"n_groups": 4, "use_bias": True}),
     # time_step_rank "auto" (ceil(1000 / 16) = 63), the projections' biases, no convolution
     # bias, an untied head

@@ -455,6 +455,22 @@ def _dots1(c: HFConfig) -> Fields:
     return fields
 
 
+def _minimax_m2(c: HFConfig) -> Fields:
+    """MiniMax-M2: no biases (its attention builds none, whatever attention_bias says);
+    RMSNorms over all heads' queries (heads x head_dim) and keys (kv heads x head_dim);
+    every layer an MoE of num_local_experts experts of intermediate_size with a router
+    without bias (its e_score_correction_bias is a buffer); no shared expert (transformers
+    does not read shared_intermediate_size); the multi-token-prediction modules
+    (num_mtp_modules) are not built by transformers and not counted; its partial rotary
+    (rotary_dim) changes no count."""
+    fields = _llama_like(c)
+    fields.update(attn_bias=False, mlp_bias=False, qk_norm="full",
+                  experts=c.integer("num_local_experts"),
+                  experts_per_token=c.integer("num_experts_per_tok"),
+                  expert_d_ff=fields["d_ff"])
+    return fields
+
+
 def _llama4_text(c: HFConfig) -> Fields:
     """Llama 4's language model: MoE layers (moe_layers, else every interleave_moe_layer_step-th)
     of num_local_experts experts and one shared expert, both intermediate_size wide, with a
@@ -982,6 +998,7 @@ FAMILIES: dict[str, Callable[[HFConfig], Fields]] = {
     "granite": _llama_like,  # its four multipliers scale activations, not counts
     "glm4_moe": _glm4_moe,
     "dots1": _dots1,
+    "minimax_m2": _minimax_m2,
     "llama4_text": _llama4_text,
     "exaone4": _exaone4,
     "glm4": _glm4,

@@ -57,8 +57,6 @@ UNSUPPORTED: dict[str, Unsupported] = {
                           "dense attention"),
     "hunyuan_v1_moe": Unsupported("experts with a shared MLP and q/k norms under Hunyuan's keys",
                                   "qwen2_moe", "qkv biases and a gated shared expert"),
-    "minimax_m2": Unsupported("routed experts with q/k norms over all heads", "qwen3_moe",
-                              "q/k norms one head wide"),
     "cohere2_moe": Unsupported("Command R7B layers with routed and shared experts", "cohere2",
                                "dense MLPs"),
     "granitemoeshared": Unsupported("Granite MoE with a shared MLP", "granitemoe",
