@@ -196,6 +196,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
                    "num_attention_heads": 48, "num_key_value_heads": 8, "head_dim": 128,
                    "max_position_embeddings": 196608, "num_experts_per_tok": 8,
                    "num_local_experts": 256},
+    "exaone": {**_LLAMA, "vocab_size": 102400, "intermediate_size": 14336,
+               "num_key_value_heads": 8, "max_position_embeddings": 4096},
     "qwen3_next": {**_LLAMA, **_QWEN, "hidden_size": 2048, "intermediate_size": 5632,
                    "num_hidden_layers": 48, "num_attention_heads": 16,
                    "num_key_value_heads": 2, "head_dim": 256, "linear_conv_kernel_dim": 4,

@@ -471,6 +471,17 @@ def _minimax_m2(c: HFConfig) -> Fields:
     return fields
 
 
+def _exaone(c: HFConfig) -> Fields:
+    """EXAONE 3.0 and 3.5 (exaone): transformers builds Llama's model from EXAONE's
+    configuration class, whose attribute_map reads num_layers as num_hidden_layers (and
+    layer_norm_epsilon, activation_function, which change no count); head_dim is
+    hidden_size // heads unless given; EXAONE's own defaults (vocab 102,400, 8 KV heads)."""
+    given = dict(c.given)
+    if "num_layers" in given and "num_hidden_layers" not in given:
+        given["num_hidden_layers"] = given.pop("num_layers")
+    return _llama_like(HFConfig(given, c.origin, DEFAULTS["exaone"]))
+
+
 def _llama4_text(c: HFConfig) -> Fields:
     """Llama 4's language model: MoE layers (moe_layers, else every interleave_moe_layer_step-th)
     of num_local_experts experts and one shared expert, both intermediate_size wide, with a
@@ -998,6 +1009,7 @@ FAMILIES: dict[str, Callable[[HFConfig], Fields]] = {
     "granite": _llama_like,  # its four multipliers scale activations, not counts
     "glm4_moe": _glm4_moe,
     "dots1": _dots1,
+    "exaone": _exaone,
     "minimax_m2": _minimax_m2,
     "llama4_text": _llama4_text,
     "exaone4": _exaone4,

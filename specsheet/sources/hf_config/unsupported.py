@@ -140,9 +140,6 @@ UNSUPPORTED: dict[str, Unsupported] = {
                               "defaults and layers)", "gemma2", "Gemma 2's defaults"),
     "hyperclovax": Unsupported("Granite's layers with optional norms after attention and the "
                                "MLP (use_post_norm)", "granite", "two norms per block"),
-    "exaone": Unsupported("Llama's model built from EXAONE's configuration class, which names "
-                          "its keys differently (num_layers, layer_norm_epsilon)", "llama",
-                          "Llama's key names and defaults"),
     "internlm3": Unsupported("Llama's model built from InternLM3's configuration class (own "
                              "defaults, qkv_bias and bias keys)", "llama", "Llama's defaults"),
     "iquestcoder": Unsupported("Llama's model built from IQuest-Coder's configuration class "
