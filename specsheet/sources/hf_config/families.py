@@ -533,6 +533,15 @@ def _glm4(c: HFConfig) -> Fields:
     return fields
 
 
+def _glm(c: HFConfig) -> Fields:
+    """GLM-4 (2024, glm): GLM-4-0414's layers with two RMSNorms per block: attention_bias on
+    q, k and v only; a fused gate and up projection without biases (the gated MLP's count);
+    partial rotary changes no count; head_dim 128 unless given."""
+    fields = _glm4(c)
+    fields["norms_per_block"] = 2
+    return fields
+
+
 def _olmo3(c: HFConfig) -> Fields:
     """OLMo 3: OLMo 2's layers (norms after attention and the MLP, q/k norms over all heads);
     three sliding-window layers to each full one (layer_types when given)."""
@@ -1014,6 +1023,7 @@ FAMILIES: dict[str, Callable[[HFConfig], Fields]] = {
     "llama4_text": _llama4_text,
     "exaone4": _exaone4,
     "glm4": _glm4,
+    "glm": _glm,
     "olmo3": _olmo3,
     "hunyuan_v1_dense": _hunyuan_v1_dense,
     "seed_oss": _seed_oss,

@@ -125,8 +125,6 @@ UNSUPPORTED: dict[str, Unsupported] = {
                           "llama", "no sub-norms"),
     "diffllama": Unsupported("differential attention (two softmax maps per head, a learned "
                              "lambda and a group norm)", "llama", "plain attention"),
-    "glm": Unsupported("GLM-4 (2024) layers: fused gate and up, qkv biases, two norms",
-                       "glm4", "four norms per block"),
     "helium": Unsupported("Helium's layers and defaults", "llama",
                           "its defaults for keys the file leaves out"),
     "cwm": Unsupported("CWM's sliding-window layers (three to each full one, layer_types)",
