@@ -422,6 +422,11 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "minimax_m2-keys-it-ignores": ("minimax-m2", {
         "num_hidden_layers": 4, "attn_type_list": [1] * 4, "attention_bias": True,
         "shared_intermediate_size": 512, "head_dim": 64}),
+    # GLM-4.7-Flash's dense layers from mlp_layer_types (first_k_dense_replace is not read),
+    # and a direct query projection (a null q_lora_rank)
+    "glm4_moe_lite-mlp-layer-types": ("glm-4.7-flash", {
+        "num_hidden_layers": 6, "first_k_dense_replace": 3, "q_lora_rank": None,
+        "mlp_layer_types": ["dense", "sparse", "dense", "sparse", "sparse", "sparse"]}),
     "mamba2-groups-bias": ("mamba2-780m", {"n_groups": 4, "use_bias": True}),
     # time_step_rank "auto" (ceil(1000 / 16) = 63), the projections' biases, no convolution
     # bias, an untied head

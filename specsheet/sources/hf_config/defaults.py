@@ -201,6 +201,16 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "glm": {**_LLAMA, "vocab_size": 151552, "intermediate_size": 13696,
             "num_hidden_layers": 40, "num_key_value_heads": 2, "head_dim": 128,
             "max_position_embeddings": 131072, "attention_bias": True},
+    # first_k_dense_replace is not read by transformers (mlp_layer_types is): its 0 here only
+    # lets the DeepSeek reader pass; the dense layers come from mlp_layer_types
+    "glm4_moe_lite": {**_LLAMA, "vocab_size": 154880, "hidden_size": 2048,
+                      "intermediate_size": 10240, "moe_intermediate_size": 1536,
+                      "num_hidden_layers": 47, "num_attention_heads": 20,
+                      "num_key_value_heads": 20, "n_shared_experts": 1, "n_routed_experts": 64,
+                      "kv_lora_rank": 512, "q_lora_rank": 768, "qk_rope_head_dim": 64,
+                      "v_head_dim": 256, "qk_nope_head_dim": 192, "num_experts_per_tok": 4,
+                      "max_position_embeddings": 202752, "first_k_dense_replace": 0,
+                      "mlp_layer_types": None},
     "qwen3_next": {**_LLAMA, **_QWEN, "hidden_size": 2048, "intermediate_size": 5632,
                    "num_hidden_layers": 48, "num_attention_heads": 16,
                    "num_key_value_heads": 2, "head_dim": 256, "linear_conv_kernel_dim": 4,

@@ -315,8 +315,9 @@ def _olmo2(c: HFConfig) -> Fields:
 
 def _deepseek(c: HFConfig, v3: bool) -> Fields:
     """Multi-head latent attention and DeepSeekMoE; the first_k_dense_replace layers are dense.
-    A null q_lora_rank projects queries directly; a null n_routed_experts makes a dense model."""
-    fields = _llama_like(c)
+    A null q_lora_rank projects queries directly; a null n_routed_experts makes a dense model.
+    head_dim is qk_nope_head_dim + qk_rope_head_dim, so heads need not divide hidden_size."""
+    fields = _llama_like(c, check_head_dim=False)
     rope = c.integer("qk_rope_head_dim")
     fields.update(
         head_dim=c.integer("qk_nope_head_dim") + rope,
@@ -336,6 +337,26 @@ def _deepseek(c: HFConfig, v3: bool) -> Fields:
                       expert_d_ff=expert_d_ff,
                       shared_d_ff=c.integer("n_shared_experts", minimum=0) * expert_d_ff,
                       dense_layers=list(range(min(dense, fields["layers"]))))
+    return fields
+
+
+def _glm4_moe_lite(c: HFConfig) -> Fields:
+    """GLM-4.7-Flash (glm4_moe_lite): DeepSeek-V3's multi-head latent attention and GLM-4.5's
+    experts (n_routed_experts, and n_shared_experts shared ones, of moe_intermediate_size)
+    on the layers mlp_layer_types marks sparse, dense MLPs of intermediate_size on the
+    dense ones; without mlp_layer_types the first layer is dense and the others sparse
+    (Glm4MoeLiteConfig), whatever first_k_dense_replace says (transformers does not read
+    it). The router's e_score_correction_bias is a buffer; the multi-token-prediction layer
+    is not built by transformers and not counted."""
+    fields = _deepseek(c, v3=True)
+    layers = fields["layers"]
+    value = c.data.get("mlp_layer_types")
+    if value is None:
+        kinds = ["dense"] + ["sparse"] * (layers - 1)
+    else:
+        kinds = _kinds(c, "mlp_layer_types", layers, {"dense": "dense", "sparse": "sparse"})
+    if fields.get("experts"):
+        fields["dense_layers"] = [i for i, kind in enumerate(kinds) if kind == "dense"]
     return fields
 
 
@@ -1018,6 +1039,7 @@ FAMILIES: dict[str, Callable[[HFConfig], Fields]] = {
     "granite": _llama_like,  # its four multipliers scale activations, not counts
     "glm4_moe": _glm4_moe,
     "dots1": _dots1,
+    "glm4_moe_lite": _glm4_moe_lite,
     "exaone": _exaone,
     "minimax_m2": _minimax_m2,
     "llama4_text": _llama4_text,

@@ -95,7 +95,6 @@ UNSUPPORTED: dict[str, Unsupported] = {
                                 "no indexer"),
     "deepseek_v4": Unsupported(f"DeepSeek V4's attention and experts {_OWN}", _MLA,
                                "V3's layers"),
-    "glm4_moe_lite": Unsupported("MLA with GLM-4.5's experts", _MLA, "DeepSeek's key names"),
     "glm_moe_dsa": Unsupported("MLA with the DeepSeek sparse-attention indexer (GLM)", _MLA,
                                "no indexer"),
     "longcat_flash": Unsupported("MLA with shortcut-connected experts and zero-compute experts",
