@@ -936,7 +936,9 @@ def _lfm2(c: HFConfig) -> Fields:
     after the last (embedding_norm); every layer a gated MLP without biases whose width,
     with block_auto_adjust_ff_dim, is int(2 x intermediate_size / 3), times
     block_ffn_dim_multiplier, rounded up to block_multiple_of (Lfm2MLP). block_ff_dim and
-    tie_embedding are read as intermediate_size and tie_word_embeddings, as Lfm2Config does."""
+    tie_embedding are read as intermediate_size and tie_word_embeddings, as Lfm2Config does.
+    A layer_types entry other than conv and full_attention is refused (transformers would make
+    any entry but conv an attention layer)."""
     given = dict(c.given)
     for old, new in (("block_ff_dim", "intermediate_size"), ("tie_embedding",
                                                               "tie_word_embeddings")):
