@@ -119,8 +119,9 @@ def component(model: torch.nn.Module, name: str) -> str:
         return "position_embedding"
     if re.search(r"project_(in|out)\.", name):
         return "embedding_projections"
-    mixer = re.match(r"(.*\.layers\.\d+\.(mixer|mamba|linear_attn))\.", name)
-    if mixer:  # Mamba, Mamba-2 and gated DeltaNet layers; Nemotron-H's blocks hold any kind
+    mixer = re.match(r"(.*\.layers\.\d+\.(mixer|mamba|linear_attn|conv))\.", name)
+    if mixer:  # Mamba, Mamba-2, gated DeltaNet and LFM2's short-convolution layers;
+        # Nemotron-H's blocks hold any kind
         kind = type(model.get_submodule(mixer.group(1))).__name__.lower()
         if "mamba" in kind or "delta" in kind:
             return "ssm"
@@ -400,6 +401,37 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "jamba-short-every-layer-experts": ("jamba-1.5-mini", {
         "num_hidden_layers": 8, "expert_layer_period": 1, "expert_layer_offset": 0,
         "attn_layer_period": 4, "attn_layer_offset": 1, "mamba_proj_bias": True}),
+    # Bamba's switches: biases on the Mamba projections, the attention and the MLP, no
+    # convolution bias, two groups, mamba_d_head "auto", attention at the first layer
+    "bamba-biases-groups": ("bamba-9b", {
+        "num_hidden_layers": 8, "attn_layer_indices": [0, 5], "mamba_proj_bias": True,
+        "mamba_conv_bias": False, "attention_bias": True, "mlp_bias": True,
+        "mamba_n_groups": 2, "mamba_d_head": "auto"}),
+    # LFM2's switches: layer_types over full_attn_idxs, conv_bias on the convolution and both
+    # projections, a multiplier of the MLP width, tie_embedding (its old name) false; then the
+    # MLP width as given (block_auto_adjust_ff_dim false, block_ff_dim its old name)
+    "lfm2-layer-types-biases": ("lfm2-1.2b", {
+        "num_hidden_layers": 6, "layer_types": ["conv", "full_attention", "conv", "conv",
+                                                "full_attention", "conv"],
+        "conv_bias": True, "block_ffn_dim_multiplier": 1.5, "tie_embedding": False}),
+    "lfm2-width-as-given": ("lfm2-1.2b", {
+        "num_hidden_layers": 4, "full_attn_idxs": [0], "block_auto_adjust_ff_dim": False,
+        "block_ff_dim": 5000}),
+    # dots1's switches: windows from max_window_layers on, attention biases, more dense layers
+    # and one shared expert
+    "dots1-windows-bias-dense": ("dots.llm1-inst", {
+        "num_hidden_layers": 8, "max_window_layers": 5, "sliding_window": 512,
+        "attention_bias": True, "first_k_dense_replace": 3, "n_shared_experts": 1}),
+    # MiniMax-M2 builds no attention biases and no shared expert whatever these keys say; a
+    # head_dim of 64 narrows its q/k norms (heads x head_dim, kv heads x head_dim)
+    "minimax_m2-keys-it-ignores": ("minimax-m2", {
+        "num_hidden_layers": 4, "attn_type_list": [1] * 4, "attention_bias": True,
+        "shared_intermediate_size": 512, "head_dim": 64}),
+    # GLM-4.7-Flash's dense layers from mlp_layer_types (first_k_dense_replace is not read),
+    # and a direct query projection (a null q_lora_rank)
+    "glm4_moe_lite-mlp-layer-types": ("glm-4.7-flash", {
+        "num_hidden_layers": 6, "first_k_dense_replace": 3, "q_lora_rank": None,
+        "mlp_layer_types": ["dense", "sparse", "dense", "sparse", "sparse", "sparse"]}),
     "mamba2-groups-bias": ("mamba2-780m", {"n_groups": 4, "use_bias": True}),
     # time_step_rank "auto" (ceil(1000 / 16) = 63), the projections' biases, no convolution
     # bias, an untied head

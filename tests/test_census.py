@@ -66,8 +66,9 @@ def test_every_supported_family_has_a_golden() -> None:
 def test_every_family_specsheet_reads_is_a_supported_one_of_the_census() -> None:
     supported = {t for t, row in ROWS.items() if row[2] == "supported"}
     assert set(FAMILIES) - NOT_IN_TRANSFORMERS == supported
-    # 47 with the census; then mamba, falcon_mamba, gpt_bigcode, gpt_neo and mpt
-    assert len(supported) == 52
+    # 47 with the census; then mamba, falcon_mamba, gpt_bigcode, gpt_neo and mpt; bamba, lfm2,
+    # dots1, minimax_m2, exaone, glm, glm4_moe_lite
+    assert len(supported) == 59
 
 
 def test_a_golden_missing_is_seen(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -140,7 +141,7 @@ def refused(model_type: str) -> str:
 
 
 @pytest.mark.parametrize(("model_type", "closest", "not_suggested"), [
-    ("bamba", "granitemoehybrid", "jamba"),  # Mamba-2 hybrid, jamba's layers are Mamba-1
+    ("zamba2", "granitemoehybrid", "jamba"),  # Mamba-2 layers, jamba's are Mamba-1
     ("hunyuan_v1_moe", "qwen2_moe", "hunyuan_v1_dense"),  # an MoE, the other dense
     ("zamba", "mamba", "zamba2"),  # Mamba-1 layers and shared attention blocks
 ])

@@ -152,18 +152,19 @@ def test_every_family_has_a_defaults_golden() -> None:
     from specsheet.sources.hf_config.families import FAMILIES
 
     # deepseek_v2's configuration class leaves num_experts_per_tok unset: transformers cannot
-    # build it without that key, and specsheet asks for it
+    # build it without that key, and specsheet asks for it; nor dots1's (n_routed_experts and
+    # n_shared_experts default to None)
     # hunyuan_v1_dense (head_dim defaults to None) and dbrx (its attention configuration has no
     # rope_theta) cannot be built from their defaults alone either; kimi_k2 has no configuration
     # class in transformers (it is read as deepseek_v3, as its auto_map says); granitemoehybrid's
     # defaults make every layer Mamba-2, which transformers 5.24 cannot run (its cache asks an
-    # attention layer for the sequence length); nemotron_h's default blocks include MoE blocks,
-    # which specsheet does not support yet; qwen2_5_vl_text and qwen3_vl_text, the language
-    # models of Qwen2.5-VL and Qwen3-VL, have no causal-LM class (tests/golden/multimodal
-    # builds them inside their wrappers)
+    # attention layer for the sequence length), nor bamba's (no attn_layer_indices: no attention
+    # layer); nemotron_h's default blocks include MoE blocks, which specsheet does not support
+    # yet; qwen2_5_vl_text and qwen3_vl_text, the language models of Qwen2.5-VL and Qwen3-VL,
+    # have no causal-LM class (tests/golden/multimodal builds them inside their wrappers)
     assert {p.stem for p in DEFAULTS} == set(FAMILIES) - {
         "deepseek_v2", "hunyuan_v1_dense", "dbrx", "kimi_k2", "granitemoehybrid", "nemotron_h",
-        "qwen2_5_vl_text", "qwen3_vl_text"}
+        "qwen2_5_vl_text", "qwen3_vl_text", "bamba", "dots1"}
 
 
 def test_hybrid_request_memory_equals_transformers_cache_at_8_and_32768_tokens() -> None:

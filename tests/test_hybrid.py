@@ -20,7 +20,7 @@ from specsheet.views.count import count_document
 
 DATA = Path(__file__).resolve().parent / "data"
 HYBRIDS = ("granite-4.0-h-tiny", "qwen3-next-80b-a3b", "falcon-h1-0.5b", "nemotron-h-8b",
-           "jamba-1.5-mini", "mamba2-780m")
+           "jamba-1.5-mini", "mamba2-780m", "bamba-9b", "lfm2-1.2b")
 
 
 @pytest.mark.parametrize("name", HYBRIDS)

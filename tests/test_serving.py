@@ -22,6 +22,7 @@ import pytest
 from typer.testing import CliRunner
 
 from specsheet.cli.app import app
+from specsheet.model.spec import ModelSpec
 
 runner = CliRunner()
 DATA = Path(__file__).parent / "data"
@@ -515,3 +516,52 @@ def test_a_cost_below_a_cent_keeps_three_significant_digits() -> None:
         "$0.00000324", "$0.0111", "$0.500", "$12.35", "$0"]
     table = runner.invoke(app, ["serve", "gpt2-small", "--gpu", "h100-sxm", "--price", "2.5"])
     assert "$0.0000 " not in table.stdout and "Cost per request" in table.stdout
+
+
+def test_lfm2_at_tp_2_splits_the_short_convolutions_and_their_state() -> None:
+    # LFM2-1.2B: 16 layers, 6 attention (32 heads of 64, 8 KV heads), 10 short convolutions
+    # (d 2,048, kernel 3); MLP 8,192; V 65,536, tied; context 128,000. vLLM's ShortConv
+    # (model_executor/layers/mamba/short_conv.py): in_proj a MergedColumnParallelLinear of
+    # three d, the convolution a ColumnParallelLinear over d, out_proj row-parallel; its state
+    # (short_conv_state_shape) (K - 1) x d / tp values, no recurrent state
+    d, tp = 2048, 2
+    state = (3 - 1) * d // tp * 2
+    token = 8 // tp * (64 + 64) * 2  # one token of one attention layer
+    block = 16 * -(-state // (16 * token))
+    page = block * token
+    assert (state, token, block, page) == (4_096, 1_024, 16, 16_384)
+    # 6 attention and 10 state layers: groups of 6, 1 of attention and 2 of state
+    num_blocks = 10 * GIB // page // 6
+    per_request = -(-128_000 // block) + 2
+    doc = serve(str(DATA / "lfm2-1.2b.json"), "--gpu", "h100-sxm", "--tp", str(tp),
+                "--kv-memory", "10GiB")
+    assert concurrency(doc) == (num_blocks, per_request, num_blocks // per_request,
+                                num_blocks / per_request)
+    assert (num_blocks, per_request) == (109_226, 8_002)
+    blocks = doc["kv_blocks"]
+    assert (blocks["block_size"], blocks["page_bytes"], blocks["state_page_bytes"],
+            blocks["layers_per_group"]) == (block, page, state, 6)
+    memory = doc["memory_per_gpu"]
+    assert memory["state_bytes_per_request"] == 2 * page * 6
+    attention = 2 * d * (32 // tp * 64) + 2 * d * (8 // tp * 64) + 2 * 64  # q/k norms
+    conv = 3 * d // tp * d + d // tp * 3 + d * (d // tp)
+    layer = 2 * d + 3 * d * (8192 // tp)
+    weights = 65536 // tp * d + d + 16 * layer + 6 * attention + 10 * conv
+    assert memory["weights_bytes"] == weights * 2
+    # at tp 1, the same sum is transformers' count
+    assert 65536 * d + d + 16 * (2 * d + 3 * d * 8192) + 6 * (2 * d * 2048 + 2 * d * 512
+                                                              + 128) \
+        + 10 * (4 * d * d + 3 * d) == 1_170_340_608
+
+
+def test_a_tp_that_does_not_split_the_short_convolutions_is_refused() -> None:
+    # 4 heads of 32 and a d_ff of 408 split 4 ways; a short convolution's 102 channels do not
+    # (vLLM's divide() in short_conv_state_shape asserts)
+    from specsheet.plan.parallel import tp_problem
+
+    spec = ModelSpec.create(layers=2, d_model=102, heads=4, head_dim=32, vocab=128,
+                            context=64, layer_types=["short_conv", "attention"], ssm_conv=3)
+    problem = tp_problem(spec, 4)
+    assert problem is not None
+    assert problem.what == "does not divide the short convolutions' width 102"
+    assert tp_problem(spec, 2) is None

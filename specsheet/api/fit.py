@@ -171,7 +171,8 @@ def _spec_source(model: Model, quant: str) -> _Source:
     if model.spec.layer_types and set(model.spec.layer_types) != {"attention"}:
         # quantized_bytes would ask for a plain dtype, which llama.cpp's GGUF files never are
         raise SpecError(f"{model.name}: llama.cpp's GGUF tensors of state-space and "
-                        "linear-attention layers (Mamba, gated DeltaNet) have no layout in "
+                        "linear-attention layers (Mamba, gated DeltaNet, short convolutions) "
+                        "have no layout in "
                         "specsheet yet, so fit cannot place it; count and serve give its "
                         "weights and state in a plain dtype", field="model", value=model.name)
     stored = [LocalTensor(s.name, s.dtype, s.shape[-1], s.nbytes)

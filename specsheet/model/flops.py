@@ -10,7 +10,8 @@ sliding-window layer too, and masks them):
       + 2 x T x L x h x (d_h + d_v)                     (4 x T x L x h x d_h when d_v = d_h)
 
 Only attention layers have the attention terms (L counts them). A state-space or
-linear-attention layer (Mamba, Mamba-2, gated DeltaNet) adds, per T-token forward:
+linear-attention layer (Mamba, Mamba-2, gated DeltaNet) or LFM2's short convolution adds, per
+T-token forward:
 its projections (2 x weights x T), its depthwise convolution as FlopCounterMode counts
 ``aten.convolution`` (2 x channels x kernel x (max(T, kernel) + kernel - 1) output positions,
 the padding's included), and the matrix multiplications of its scan as transformers' PyTorch
@@ -31,7 +32,7 @@ from specsheet.model.params import (
     ssm_conv_channels,
     ssm_projection_weights,
 )
-from specsheet.model.spec import ModelSpec
+from specsheet.model.spec import STATE_KINDS, ModelSpec
 
 
 class ForwardFlops(NamedTuple):
@@ -77,6 +78,7 @@ def ssm_scan_flops(spec: ModelSpec, kind: str, tokens: int) -> int:
     Gated DeltaNet (chunks of 64, per value head): per chunk k_β·kᵀ and q·kᵀ 2 x 2Q²d_k,
     the intra-chunk product with the new values 2Q²d_v, and reading and writing the state
     3 x 2Q·d_k·d_v.
+    A short convolution (LFM2) has no scan: its gates B·x and C·y are elementwise.
     """
     if kind == "mamba":
         return 2 * spec.ssm_inner * spec.ssm_state * tokens
@@ -99,7 +101,7 @@ GDN_CHUNK = 64  # transformers' chunk of the gated delta rule (torch_chunk_gated
 def ssm_forward_flops(spec: ModelSpec, kind: str, tokens: int) -> int:
     """One state-space or linear-attention layer over a T-token forward: projections, the
     convolution (as FlopCounterMode counts it) and the scan."""
-    if kind not in ("mamba", "mamba2", "hybrid", "linear_attention"):
+    if kind not in STATE_KINDS:
         return 0
     k = spec.ssm_conv
     conv = 2 * ssm_conv_channels(spec, kind) * k * (max(tokens, k) + k - 1)
@@ -127,7 +129,7 @@ def ssm_backward_flops(spec: ModelSpec, kind: str, tokens: int) -> int:
       has no gradient (the first chunk's two reads of it give one gradient each), and the
       final state is not in the loss (the last chunk's write has no backward).
     """
-    if kind not in ("mamba", "mamba2", "hybrid", "linear_attention"):
+    if kind not in STATE_KINDS:
         return 0
     k = spec.ssm_conv
     channels = ssm_conv_channels(spec, kind)
@@ -152,7 +154,7 @@ def depthwise_gradient_overcount(spec: ModelSpec, tokens: int) -> int:
     k = spec.ssm_conv
     total = 0
     for kind, n in counts.items():
-        if kind in ("mamba", "mamba2", "hybrid", "linear_attention"):
+        if kind in STATE_KINDS:
             channels = ssm_conv_channels(spec, kind)
             total += n * (channels - 1) * 2 * channels * k * (max(tokens, k) + k - 1)
     return total // tokens

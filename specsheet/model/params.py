@@ -9,7 +9,7 @@ Totals are always sums of the named parts below.
 
 from typing import NamedTuple
 
-from specsheet.model.spec import ModelSpec
+from specsheet.model.spec import STATE_KINDS, ModelSpec
 from specsheet.model.vision import TOWER_COMPONENTS, tower_params
 
 COMPONENTS = (
@@ -89,7 +89,9 @@ def router_params(spec: ModelSpec) -> int:
 
 def ssm_conv_channels(spec: ModelSpec, kind: str) -> int:
     """Channels of a layer's causal convolution: d_inner (Mamba), d_inner + 2·G·N (Mamba-2),
-    2·H_k·d_k + H_v·d_v (gated DeltaNet: queries, keys and values)."""
+    2·H_k·d_k + H_v·d_v (gated DeltaNet: queries, keys and values), d (a short convolution)."""
+    if kind == "short_conv":
+        return spec.d_model
     if kind == "mamba":
         return spec.ssm_inner
     if kind in ("mamba2", "hybrid"):
@@ -106,8 +108,11 @@ def ssm_projection_weights(spec: ModelSpec, kind: str) -> int:
     Mamba: in d x 2·d_in, x d_in x (R + 2N), dt R x d_in, out d_in x d.
     Mamba-2: in d x (2·d_in + 2·G·N + H), out d_in x d.
     Gated DeltaNet: qkvz d x (2·H_k·d_k + 2·H_v·d_v), ba d x 2·H_v, out H_v·d_v x d.
+    Short convolution (LFM2): in d x 3d (B, C and x), out d x d.
     """
     d, inner = spec.d_model, spec.ssm_inner
+    if kind == "short_conv":
+        return 4 * d * d
     if kind == "mamba":
         rank = spec.ssm_dt_rank
         return d * 2 * inner + inner * (rank + 2 * spec.ssm_state) + rank * inner + inner * d
@@ -123,11 +128,15 @@ def ssm_projection_weights(spec: ModelSpec, kind: str) -> int:
 def ssm_params(spec: ModelSpec, kind: str) -> int:
     """One layer's state-space or linear-attention mixer, its norms left out: the projections,
     their biases (ssm_bias), the convolution (kernel x channels, and a bias with
-    ssm_conv_bias), and per channel or head A, D and the time-step bias."""
-    if kind not in ("mamba", "mamba2", "hybrid", "linear_attention"):
+    ssm_conv_bias), and per channel or head A, D and the time-step bias (a short convolution
+    has none of those three: its projections' biases are 3d + d)."""
+    if kind not in STATE_KINDS:
         return 0
     d, inner = spec.d_model, spec.ssm_inner
     channels = ssm_conv_channels(spec, kind)
+    if kind == "short_conv":
+        return ssm_projection_weights(spec, kind) + (4 * d if spec.ssm_bias else 0) + \
+            channels * spec.ssm_conv + (channels if spec.ssm_conv_bias else 0)
     if kind == "linear_attention":  # no conv bias; A_log and dt_bias per value head
         return ssm_projection_weights(spec, kind) + channels * spec.ssm_conv + \
             2 * spec.linear_value_heads

@@ -22,10 +22,15 @@ PositionKind = Literal["learned", "rotary", "alibi", "none"]
 QKNormKind = Literal["none", "head", "full"]
 # what mixes positions in a layer: attention, a Mamba (selective scan) or Mamba-2 (state-space
 # duality) layer, a gated DeltaNet (linear attention, Qwen3-Next), attention and Mamba-2 side by
-# side (Falcon-H1), or nothing (a block that is only an MLP, Nemotron-H)
-LayerKind = Literal["attention", "mamba", "mamba2", "linear_attention", "hybrid", "none"]
+# side (Falcon-H1), a gated short convolution (LFM2), or nothing (a block that is only an MLP,
+# Nemotron-H)
+LayerKind = Literal["attention", "mamba", "mamba2", "linear_attention", "hybrid", "short_conv",
+                    "none"]
 LAYER_KINDS: tuple[str, ...] = get_args(LayerKind)
 ATTENTION_KINDS = ("attention", "hybrid")  # the layers that keep a KV cache
+# the layers with a convolution (and a state per request): a state-space, DeltaNet or
+# short-convolution mixer
+STATE_KINDS = ("mamba", "mamba2", "hybrid", "linear_attention", "short_conv")
 
 MLP_KINDS: tuple[str, ...] = get_args(MLPKind)
 NORM_KINDS: tuple[str, ...] = get_args(NormKind)
@@ -110,20 +115,22 @@ FIELD_DOCS: tuple[FieldDoc, ...] = (
     FieldDoc("qk_rope_head_dim", "count", "0", "MLA: the rotary part of each query/key head"),
     FieldDoc("layer_types", "kinds", "all attention",
              "what mixes positions in each layer: attention, mamba, mamba2, linear_attention "
-             "(gated DeltaNet), hybrid (attention and Mamba-2 side by side) or none", LAYER_KINDS),
+             "(gated DeltaNet), hybrid (attention and Mamba-2 side by side), short_conv (LFM2's "
+             "gated short convolution) or none", LAYER_KINDS),
     FieldDoc("no_mlp_layers", "layers", "none", "layers without an MLP (Nemotron-H)"),
     FieldDoc("attention_gate", "bool", "false",
              "the query projection also produces an output gate, h x d_h wide (Qwen3-Next)"),
     FieldDoc("ssm_inner", "count", "0", "Mamba layers: the inner width, d_inner"),
     FieldDoc("ssm_state", "count", "0", "Mamba layers: the state size per channel, N"),
-    FieldDoc("ssm_conv", "count", "0", "Mamba and gated DeltaNet layers: the convolution's "
-             "kernel"),
+    FieldDoc("ssm_conv", "count", "0", "Mamba, gated DeltaNet and short-convolution layers: the "
+             "convolution's kernel"),
     FieldDoc("ssm_heads", "count", "0", "Mamba-2 layers: heads (d_inner / head size)"),
     FieldDoc("ssm_groups", "count", "0", "Mamba-2 layers: groups sharing B and C"),
     FieldDoc("ssm_dt_rank", "count", "0", "Mamba layers: the rank of the time-step projection"),
     FieldDoc("ssm_chunk", "count", "0", "Mamba-2 layers: the scan's chunk (FLOPs only)"),
-    FieldDoc("ssm_conv_bias", "bool", "true", "the Mamba convolution carries a bias"),
-    FieldDoc("ssm_bias", "bool", "false", "the Mamba in and out projections carry biases"),
+    FieldDoc("ssm_conv_bias", "bool", "true", "the Mamba (or short) convolution carries a bias"),
+    FieldDoc("ssm_bias", "bool", "false", "the Mamba (or short-convolution) in and out "
+             "projections carry biases"),
     FieldDoc("ssm_norm", "bool", "true",
              "Mamba-2: a gated RMSNorm over d_inner; Mamba: RMSNorms on the time step, B and C "
              "(Jamba)"),
@@ -317,6 +324,8 @@ class ModelSpec:
                 if not getattr(self, name):
                     raise SpecError("the linear_attention layers of layer_types need it",
                                     field=name)
+        if "short_conv" in kinds and not self.ssm_conv:
+            raise SpecError("the short_conv layers of layer_types need it", field="ssm_conv")
         if set(self.no_mlp_layers) & set(self.dense_layers):
             raise SpecError("a layer without an MLP cannot be a dense layer too",
                             field="no_mlp_layers")

@@ -18,7 +18,7 @@ from typing import NamedTuple
 from specsheet.errors import SpecError
 from specsheet.hardware.catalog import Accelerator
 from specsheet.model.memory import bytes_for
-from specsheet.model.spec import ModelSpec
+from specsheet.model.spec import STATE_KINDS, ModelSpec
 
 BLOCK_SIZE = 16  # vLLM's default block size on CUDA: tokens per KV-cache block
 SM100 = ("b200", "gb200")  # compute capability 10.0 (is_device_capability(100))
@@ -52,9 +52,12 @@ def state_values_per_layer(spec: ModelSpec, kind: str, tp: int) -> tuple[int, in
     Mamba: (K - 1) x d_in / tp and d_in / tp x N. Mamba-2: (K - 1) x (d_in + 2 G' N) / tp and
     H / tp x (d_in / H) x N, where G' = G when tp divides the G groups, else tp (each GPU gets
     a copy of the group its heads read: extra_groups_for_head_shards). Gated DeltaNet:
-    (K - 1) x (2 H_k d_k + H_v d_v) / tp and H_v / tp x d_k x d_v. vLLM keeps K - 1 inputs of
-    the convolution (transformers keeps K)."""
+    (K - 1) x (2 H_k d_k + H_v d_v) / tp and H_v / tp x d_k x d_v. A short convolution (LFM2's
+    ShortConv, short_conv_state_shape): (K - 1) x d / tp and no recurrent state. vLLM keeps
+    K - 1 inputs of the convolution (transformers keeps K)."""
     k = spec.ssm_conv - 1
+    if kind == "short_conv":
+        return k * spec.d_model // tp, 0
     if kind == "mamba":
         return k * spec.ssm_inner // tp, spec.ssm_inner // tp * spec.ssm_state
     if kind in ("mamba2", "hybrid"):
@@ -81,8 +84,7 @@ def state_page_bytes(spec: ModelSpec, tp: int, dtype: str) -> int:
 
 def state_layers(spec: ModelSpec, layers: Iterable[int]) -> int:
     """Layers among ``layers`` that hold a state (a hybrid layer holds both a KV and a state)."""
-    return sum(1 for i in layers if layer_kind(spec, i) in ("mamba", "mamba2", "hybrid",
-                                                           "linear_attention"))
+    return sum(1 for i in layers if layer_kind(spec, i) in STATE_KINDS)
 
 
 def attention_layers(spec: ModelSpec, layers: Iterable[int]) -> list[int]:
@@ -203,7 +205,7 @@ def kv_groups(spec: ModelSpec, layers: Iterable[int]) -> list[KVGroup]:
         if kind in ("attention", "hybrid"):
             key = (spec.sliding_window if i in windowed else 0, False)
             by_kind[key] = by_kind.get(key, 0) + 1
-        if kind in ("mamba", "mamba2", "hybrid", "linear_attention"):
+        if kind in STATE_KINDS:
             by_kind[(0, True)] = by_kind.get((0, True), 0) + 1
     if len(by_kind) <= 1:
         return [KVGroup(w, n, state) for (w, state), n in by_kind.items()]

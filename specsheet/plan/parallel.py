@@ -146,6 +146,8 @@ def _state_problem(spec: ModelSpec, tp: int) -> str | None:
         if spec.ssm_groups % tp and tp % spec.ssm_groups:
             return (f"neither divides nor is a multiple of the {spec.ssm_groups} Mamba-2 "
                     "groups")
+    if "short_conv" in kinds and spec.d_model % tp:
+        return f"does not divide the short convolutions' width {spec.d_model}"
     if "linear_attention" in kinds:
         if spec.linear_value_heads % tp:
             return f"does not divide the {spec.linear_value_heads} gated DeltaNet value heads"

@@ -24,7 +24,7 @@ from specsheet.figures import Report
 from specsheet.hardware.catalog import Accelerator
 from specsheet.model.images import Images
 from specsheet.model.memory import DTYPE_BITS
-from specsheet.model.spec import ModelSpec
+from specsheet.model.spec import STATE_KINDS, ModelSpec
 from specsheet.plan.kv_blocks import (
     FP8_DS_MLA_BLOCK,
     FP8_DS_MLA_TOKEN_BYTES,
@@ -147,13 +147,13 @@ class StageMemory(NamedTuple):
 
 
 def _state_inputs(spec: ModelSpec) -> tuple[Tensor, ...]:
-    """The input projection (ssm_in) of the first state layer of each kind (the tensors of
-    that layer alone are listed)."""
+    """The input projection (ssm_in, LFM2's shortconv.in_proj) of the first state layer of
+    each kind (the tensors of that layer alone are listed)."""
     firsts: dict[str, Tensor] = {}
     for i, kind in enumerate(spec.layer_types):
-        if kind not in firsts and kind in ("mamba", "mamba2", "hybrid", "linear_attention"):
+        if kind not in firsts and kind in STATE_KINDS:
             firsts.update((kind, t) for t in layer_tensors(spec, i)
-                          if t.name.endswith(".ssm_in.weight"))
+                          if t.name.endswith((".ssm_in.weight", ".shortconv.in_proj.weight")))
     return tuple(firsts.values())
 
 

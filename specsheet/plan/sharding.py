@@ -23,8 +23,11 @@ _ROW = ("attn_output", "ffn_down", "ffn_down_shexp")
 
 
 def _part(name: str) -> tuple[str, str]:
-    """blk.3.attn_q.weight -> (attn_q, weight)."""
-    parts = [*name.split("."), ""]  # blk.3.ssm_a has no kind
+    """blk.3.attn_q.weight -> (attn_q, weight); blk.3.shortconv.in_proj.weight ->
+    (shortconv.in_proj, weight)."""
+    parts = [*name.split("."), "", ""]  # blk.3.ssm_a has no kind
+    if parts[0] == "blk" and parts[2] == "shortconv":
+        return f"shortconv.{parts[3]}", parts[4]
     return (parts[2], parts[3]) if parts[0] == "blk" else (parts[0], parts[1])
 
 
@@ -37,7 +40,10 @@ def shard(spec: ModelSpec, t: Tensor, layout: Parallel) -> Tensor:
     VocabParallelEmbedding and ParallelLMHead hold pad64(V) / tp rows; FusedMoE splits every
     expert's width by tp, or with expert parallelism holds ceil(E / ep) whole experts; the
     attention sinks split by head; norms, routers, MLA's q_a and kv_a projections (replicated
-    linear layers) and position tables are whole on every GPU."""
+    linear layers) and position tables are whole on every GPU. LFM2's ShortConv
+    (``model_executor/layers/mamba/short_conv.py``): in_proj (MergedColumnParallelLinear of three
+    d) and the convolution (ColumnParallelLinear over d) split their rows, out_proj
+    (RowParallelLinear) its input columns."""
     tp = layout.tp
     shape = t.shape
     if t.role == "tower_column":  # the vision tower's QKV and fc1 / gate / up layers
@@ -60,6 +66,10 @@ def shard(spec: ModelSpec, t: Tensor, layout: Parallel) -> Tensor:
         return t._replace(shape=(shape[0] // tp,))
     if module.startswith("ssm_"):
         return _shard_state_mixer(spec, t, module, kind, tp)
+    if module == "shortconv.out_proj":  # RowParallelLinear; in_proj and conv: column-parallel
+        return t._replace(shape=(shape[0], shape[1] // tp)) if kind == "weight" else t
+    if module.startswith("shortconv."):
+        return t._replace(shape=(shape[0] // tp, *shape[1:]))
     if module in _COLUMN:
         return t._replace(shape=(shape[0] // tp, *shape[1:]))
     if module in _ROW and kind == "weight":

@@ -12,7 +12,7 @@ from math import prod
 from typing import NamedTuple
 
 from specsheet.errors import SpecError
-from specsheet.model.spec import ModelSpec
+from specsheet.model.spec import STATE_KINDS, ModelSpec
 
 # The most layers a model's tensors are listed for, one by one: a quantized layout's bytes, a
 # serving plan's stages and KV groups, training's busiest GPU, a local placement, an
@@ -137,9 +137,17 @@ def _ssm(spec: ModelSpec, i: int, kind: str) -> Iterator[Tensor]:
     in [2·d_in + 2·G·N + H, d], conv1d [d_in + 2·G·N, K] (+ bias), dt bias, A, D [H], the
     gated norm [d_in], out [d, d_in]. Gated DeltaNet: in (qkvz) [2·H_k·d_k + 2·H_v·d_v, d],
     ba [2·H_v, d], conv1d [2·H_k·d_k + H_v·d_v, K], A, dt bias [H_v], norm [d_v], out
-    [d, H_v·d_v]."""
+    [d, H_v·d_v]. A short convolution (LFM2, llama.cpp's shortconv tensors): in_proj [3·d, d],
+    conv [d, K] (+ bias), out_proj [d, d], the projections with biases when ssm_bias."""
     d, inner, n, blk = spec.d_model, spec.ssm_inner, spec.ssm_state, f"blk.{i}"
     bias = spec.ssm_bias
+    if kind == "short_conv":
+        yield from _linear(f"{blk}.shortconv.in_proj", 3 * d, d, bias, "ssm", i)
+        yield Tensor(f"{blk}.shortconv.conv.weight", (d, spec.ssm_conv), "ssm", "linear", i)
+        if spec.ssm_conv_bias:
+            yield Tensor(f"{blk}.shortconv.conv.bias", (d,), "ssm", "bias", i)
+        yield from _linear(f"{blk}.shortconv.out_proj", d, d, bias, "ssm", i)
+        return
     if kind == "linear_attention":
         keys = spec.linear_key_heads * spec.linear_key_dim
         values = spec.linear_value_heads * spec.linear_value_dim
@@ -202,7 +210,7 @@ def _block(spec: ModelSpec, i: int) -> Iterator[Tensor]:
             yield Tensor(f"{blk}.attn_kv_a_norm.weight", (spec.kv_lora_rank,), "norms", "norm",
                          i)
         yield from _attention(spec, i)
-    if kind in ("mamba", "mamba2", "hybrid", "linear_attention"):
+    if kind in STATE_KINDS:
         yield from _ssm(spec, i, kind)
     if i in spec.no_mlp_layers:
         return

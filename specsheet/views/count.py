@@ -339,7 +339,9 @@ def breakdown_view(report: Report) -> TableView:
     if p.ssm:
         kinds = ", ".join(f"{n} {kind}" for kind, n in spec.layers_by_kind.items()
                           if kind not in ("attention", "none"))
-        line(f"State-space layers, {kinds}", "projections, convolution, A, D, dt", p.ssm)
+        parts = "projections, convolution" if set(spec.layer_types) <= {
+            "attention", "short_conv", "none"} else "projections, convolution, A, D, dt"
+        line(f"State-space layers, {kinds}", parts, p.ssm)
     if not spec.experts:
         line(f"MLP, {layers_text(spec.mlp_layers)}", "L × per layer", p.mlp)
         if spec.mlp_layers:

@@ -315,8 +315,9 @@ def _olmo2(c: HFConfig) -> Fields:
 
 def _deepseek(c: HFConfig, v3: bool) -> Fields:
     """Multi-head latent attention and DeepSeekMoE; the first_k_dense_replace layers are dense.
-    A null q_lora_rank projects queries directly; a null n_routed_experts makes a dense model."""
-    fields = _llama_like(c)
+    A null q_lora_rank projects queries directly; a null n_routed_experts makes a dense model.
+    head_dim is qk_nope_head_dim + qk_rope_head_dim, so heads need not divide hidden_size."""
+    fields = _llama_like(c, check_head_dim=False)
     rope = c.integer("qk_rope_head_dim")
     fields.update(
         head_dim=c.integer("qk_nope_head_dim") + rope,
@@ -336,6 +337,26 @@ def _deepseek(c: HFConfig, v3: bool) -> Fields:
                       expert_d_ff=expert_d_ff,
                       shared_d_ff=c.integer("n_shared_experts", minimum=0) * expert_d_ff,
                       dense_layers=list(range(min(dense, fields["layers"]))))
+    return fields
+
+
+def _glm4_moe_lite(c: HFConfig) -> Fields:
+    """GLM-4.7-Flash (glm4_moe_lite): DeepSeek-V3's multi-head latent attention and GLM-4.5's
+    experts (n_routed_experts, and n_shared_experts shared ones, of moe_intermediate_size)
+    on the layers mlp_layer_types marks sparse, dense MLPs of intermediate_size on the
+    dense ones; without mlp_layer_types the first layer is dense and the others sparse
+    (Glm4MoeLiteConfig), whatever first_k_dense_replace says (transformers does not read
+    it). The router's e_score_correction_bias is a buffer; the multi-token-prediction layer
+    is not built by transformers and not counted."""
+    fields = _deepseek(c, v3=True)
+    layers = fields["layers"]
+    value = c.data.get("mlp_layer_types")
+    if value is None:
+        kinds = ["dense"] + ["sparse"] * (layers - 1)
+    else:
+        kinds = _kinds(c, "mlp_layer_types", layers, {"dense": "dense", "sparse": "sparse"})
+    if fields.get("experts"):
+        fields["dense_layers"] = [i for i, kind in enumerate(kinds) if kind == "dense"]
     return fields
 
 
@@ -433,6 +454,55 @@ def _glm4_moe(c: HFConfig) -> Fields:
     return fields
 
 
+def _dots1(c: HFConfig) -> Fields:
+    """dots.llm1 (dots1): Qwen3's attention (q/k norms one head wide, attention_bias on q, k, v
+    and o) and DeepSeek-V3's MoE: the first first_k_dense_replace layers a dense MLP of
+    intermediate_size, the others n_routed_experts experts (num_local_experts) and
+    n_shared_experts shared ones of moe_intermediate_size, a router without bias (its
+    e_score_correction_bias is a buffer); no MLP biases; windows from layer_types, else on
+    the layers from max_window_layers on when sliding_window is set. head_dim defaults to
+    hidden_size // heads (Qwen3Attention's getattr)."""
+    fields = _llama_like_dims(c)
+    expert_d_ff = c.integer("moe_intermediate_size")
+    fields.update(mlp_bias=False, qk_norm="head",
+                  experts=c.integer(("n_routed_experts", "num_local_experts")),
+                  experts_per_token=c.integer("num_experts_per_tok"),
+                  expert_d_ff=expert_d_ff,
+                  shared_d_ff=c.integer("n_shared_experts") * expert_d_ff,
+                  dense_layers=list(range(min(c.integer("first_k_dense_replace", minimum=0),
+                                              fields["layers"]))))
+    start = c.integer("max_window_layers", minimum=0)
+    _layer_types_or(c, fields, c.optional_integer("sliding_window"), lambda i: i >= start)
+    return fields
+
+
+def _minimax_m2(c: HFConfig) -> Fields:
+    """MiniMax-M2: no biases (its attention builds none, whatever attention_bias says);
+    RMSNorms over all heads' queries (heads x head_dim) and keys (kv heads x head_dim);
+    every layer an MoE of num_local_experts experts of intermediate_size with a router
+    without bias (its e_score_correction_bias is a buffer); no shared expert (transformers
+    does not read shared_intermediate_size); the multi-token-prediction modules
+    (num_mtp_modules) are not built by transformers and not counted; its partial rotary
+    (rotary_dim) changes no count."""
+    fields = _llama_like(c)
+    fields.update(attn_bias=False, mlp_bias=False, qk_norm="full",
+                  experts=c.integer("num_local_experts"),
+                  experts_per_token=c.integer("num_experts_per_tok"),
+                  expert_d_ff=fields["d_ff"])
+    return fields
+
+
+def _exaone(c: HFConfig) -> Fields:
+    """EXAONE 3.0 and 3.5 (exaone): transformers builds Llama's model from EXAONE's
+    configuration class, whose attribute_map reads num_layers as num_hidden_layers (and
+    layer_norm_epsilon, activation_function, which change no count); head_dim is
+    hidden_size // heads unless given; EXAONE's own defaults (vocab 102,400, 8 KV heads)."""
+    given = dict(c.given)
+    if "num_layers" in given and "num_hidden_layers" not in given:
+        given["num_hidden_layers"] = given.pop("num_layers")
+    return _llama_like(HFConfig(given, c.origin, DEFAULTS["exaone"]))
+
+
 def _llama4_text(c: HFConfig) -> Fields:
     """Llama 4's language model: MoE layers (moe_layers, else every interleave_moe_layer_step-th)
     of num_local_experts experts and one shared expert, both intermediate_size wide, with a
@@ -481,6 +551,15 @@ def _glm4(c: HFConfig) -> Fields:
     fields = _llama_like_dims(c)
     fields.update(qkv_bias=c.flag("attention_bias"), o_bias=False, attn_bias=None,
                   mlp_bias=False, norms_per_block=4)
+    return fields
+
+
+def _glm(c: HFConfig) -> Fields:
+    """GLM-4 (2024, glm): GLM-4-0414's layers with two RMSNorms per block: attention_bias on
+    q, k and v only; a fused gate and up projection without biases (the gated MLP's count);
+    partial rotary changes no count; head_dim 128 unless given."""
+    fields = _glm4(c)
+    fields["norms_per_block"] = 2
     return fields
 
 
@@ -816,6 +895,85 @@ def _granitemoehybrid(c: HFConfig) -> Fields:
     return fields
 
 
+def _bamba(c: HFConfig) -> Fields:
+    """Bamba: Mamba-2 layers, and attention layers at attn_layer_indices (none given: every
+    layer Mamba-2), each followed by a gated MLP of intermediate_size; d_inner =
+    mamba_expand x hidden_size (mamba_d_head x mamba_n_heads must equal it, as BambaConfig
+    checks); mamba_proj_bias gives in_proj and out_proj biases; the Mamba-2 gated RMSNorm
+    always. head_dim is hidden_size // heads unless given (BambaAttention's getattr)."""
+    fields = _llama_like_dims(c)
+    layers, d = fields["layers"], fields["d_model"]
+    indices = c.integers("attn_layer_indices")
+    outside = [i for i in indices if not 0 <= i < layers]
+    if outside:
+        raise key_error("attn_layer_indices", f"expected layer indices from 0 to {layers - 1}, "
+                        f"got {outside[0]}", source=c.origin, value=outside[0])
+    inner = c.integer("mamba_expand") * d
+    heads = c.integer("mamba_n_heads")
+    head = c.data.get("mamba_d_head", "auto")
+    if inner % heads or (head != "auto" and c.integer("mamba_d_head") * heads != inner):
+        raise key_error("mamba_n_heads", f"{heads} heads of mamba_d_head {head} do not make "
+                        f"the Mamba inner width mamba_expand x hidden_size = {inner}",
+                        source=c.origin, value=heads)
+    fields.update(positions="rotary",
+                  layer_types=["attention" if i in indices else "mamba2"
+                               for i in range(layers)],
+                  **_mamba2_fields(c, inner, heads, c.integer("mamba_n_groups"),
+                                   c.integer("mamba_d_state"), c.integer("mamba_d_conv"),
+                                   c.integer("mamba_chunk_size"), c.flag("mamba_conv_bias"),
+                                   c.flag("mamba_proj_bias"), True))
+    return fields
+
+
+_LFM2_LAYERS = {"conv": "short_conv", "full_attention": "attention"}
+
+
+def _lfm2(c: HFConfig) -> Fields:
+    """LFM2: gated short-convolution layers (in_proj d x 3d giving B, C and x; a depthwise
+    convolution of conv_L_cache; out_proj d x d; conv_bias on all three) and attention layers
+    with RMSNorms one head wide on q and k and no biases (layer_types, else full_attn_idxs,
+    else every layer attention, as Lfm2Config builds it); two RMSNorms per block and one
+    after the last (embedding_norm); every layer a gated MLP without biases whose width,
+    with block_auto_adjust_ff_dim, is int(2 x intermediate_size / 3), times
+    block_ffn_dim_multiplier, rounded up to block_multiple_of (Lfm2MLP). block_ff_dim and
+    tie_embedding are read as intermediate_size and tie_word_embeddings, as Lfm2Config does.
+    A layer_types entry other than conv and full_attention is refused (transformers would make
+    any entry but conv an attention layer)."""
+    given = dict(c.given)
+    for old, new in (("block_ff_dim", "intermediate_size"), ("tie_embedding",
+                                                              "tie_word_embeddings")):
+        if old in given:
+            given[new] = given.pop(old)
+    c = HFConfig(given, c.origin, DEFAULTS["lfm2"])
+    fields = _llama_like_dims(c)
+    layers = fields["layers"]
+    if c.data.get("layer_types") is not None:
+        types = _kinds(c, "layer_types", layers, _LFM2_LAYERS)
+    else:
+        given_idxs = c.data.get("full_attn_idxs")
+        attention = set(c.integers("full_attn_idxs")) if given_idxs is not None \
+            else set(range(layers))
+        types = ["attention" if i in attention else "short_conv" for i in range(layers)]
+    width = fields["d_ff"]
+    if c.flag("block_auto_adjust_ff_dim"):
+        width = int(2 * width / 3)
+        multiplier = c.data.get("block_ffn_dim_multiplier")
+        if multiplier is not None:
+            if isinstance(multiplier, bool) or not isinstance(multiplier, (int, float)):
+                raise key_error("block_ffn_dim_multiplier", f"expected a number, got "
+                                f"{multiplier!r}", source=c.origin, value=multiplier)
+            step = c.integer("block_multiple_of")
+            width = step * -(-int(multiplier * width) // step)
+    if width < 1:
+        raise key_error("intermediate_size", f"the MLP width it gives is {width}; expected "
+                        "a positive width", source=c.origin, value=fields["d_ff"])
+    bias = c.flag("conv_bias")
+    fields.update(d_ff=width, attn_bias=False, mlp_bias=False, qk_norm="head",
+                  layer_types=types, ssm_conv=c.integer("conv_L_cache"),
+                  ssm_conv_bias=bias, ssm_bias=bias)
+    return fields
+
+
 _QWEN3_NEXT_LAYERS = {"linear_attention": "linear_attention", "full_attention": "attention"}
 
 
@@ -884,9 +1042,14 @@ FAMILIES: dict[str, Callable[[HFConfig], Fields]] = {
     "smollm3": _smollm3,
     "granite": _llama_like,  # its four multipliers scale activations, not counts
     "glm4_moe": _glm4_moe,
+    "dots1": _dots1,
+    "glm4_moe_lite": _glm4_moe_lite,
+    "exaone": _exaone,
+    "minimax_m2": _minimax_m2,
     "llama4_text": _llama4_text,
     "exaone4": _exaone4,
     "glm4": _glm4,
+    "glm": _glm,
     "olmo3": _olmo3,
     "hunyuan_v1_dense": _hunyuan_v1_dense,
     "seed_oss": _seed_oss,
@@ -903,6 +1066,8 @@ FAMILIES: dict[str, Callable[[HFConfig], Fields]] = {
     "falcon_h1": _falcon_h1,
     "nemotron_h": _nemotron_h,
     "granitemoehybrid": _granitemoehybrid,
+    "bamba": _bamba,
+    "lfm2": _lfm2,
     "qwen3_next": _qwen3_next,
 }
 

@@ -27,9 +27,6 @@ _OWN = "(from its modeling code)"
 
 UNSUPPORTED: dict[str, Unsupported] = {
     # ---- recurrent and state-space mixers
-    "bamba": Unsupported("Mamba-2 / attention hybrid with its own layer-pattern key "
-                         "(attn_layer_indices)", "granitemoehybrid", "its layer_types and its "
-                         "shared MLP; jamba's layers are Mamba-1, not Mamba-2"),
     "zamba": Unsupported("Mamba-1 layers with shared attention blocks reused across depth",
                          "mamba", "no attention blocks"),
     "zamba2": Unsupported("Mamba-2 layers with shared attention blocks and LoRA adapters",
@@ -37,13 +34,10 @@ UNSUPPORTED: dict[str, Unsupported] = {
     "rwkv": Unsupported("RWKV time-mix and channel-mix recurrence"),
     "xlstm": Unsupported("xLSTM (mLSTM) blocks"),
     "recurrent_gemma": Unsupported("RG-LRU recurrent blocks with local attention (Griffin)"),
-    "lfm2": Unsupported("short-convolution hybrid (gated short-conv layers beside attention, "
-                        "layer_types of conv)", "qwen3_next", "its short convolutions sit inside "
-                        "gated DeltaNet layers"),
-    "lfm2_moe": Unsupported("short-convolution hybrid with routed experts", "qwen3_next",
-                            "gated DeltaNet, not short-conv layers"),
-    "lfm3": Unsupported(f"short-convolution hybrid with q/k norms {_OWN}", "qwen3_next",
-                        "gated DeltaNet, not short-conv layers"),
+    "lfm2_moe": Unsupported("short-convolution hybrid with routed experts", "lfm2",
+                            "dense MLPs only"),
+    "lfm3": Unsupported(f"short-convolution hybrid with a per-head attention gate and sandwich "
+                        f"norms {_OWN}", "lfm2", "no attention gate, two norms per block"),
     "bailing_hybrid": Unsupported(f"short-convolution or linear layers with MLA and shared "
                                   f"experts {_OWN}", _MLA, "no recurrent layers"),
     "olmo_hybrid": Unsupported(f"linear-attention (DeltaNet-style) layers beside OLMo 3 "
@@ -63,10 +57,6 @@ UNSUPPORTED: dict[str, Unsupported] = {
                           "dense attention"),
     "hunyuan_v1_moe": Unsupported("experts with a shared MLP and q/k norms under Hunyuan's keys",
                                   "qwen2_moe", "qkv biases and a gated shared expert"),
-    "dots1": Unsupported("DeepSeek-style shared experts with q/k norms one head wide, "
-                         "plain attention", "glm4_moe", "its own key names"),
-    "minimax_m2": Unsupported("routed experts with q/k norms over all heads", "qwen3_moe",
-                              "q/k norms one head wide"),
     "cohere2_moe": Unsupported("Command R7B layers with routed and shared experts", "cohere2",
                                "dense MLPs"),
     "granitemoeshared": Unsupported("Granite MoE with a shared MLP", "granitemoe",
@@ -105,7 +95,6 @@ UNSUPPORTED: dict[str, Unsupported] = {
                                 "no indexer"),
     "deepseek_v4": Unsupported(f"DeepSeek V4's attention and experts {_OWN}", _MLA,
                                "V3's layers"),
-    "glm4_moe_lite": Unsupported("MLA with GLM-4.5's experts", _MLA, "DeepSeek's key names"),
     "glm_moe_dsa": Unsupported("MLA with the DeepSeek sparse-attention indexer (GLM)", _MLA,
                                "no indexer"),
     "longcat_flash": Unsupported("MLA with shortcut-connected experts and zero-compute experts",
@@ -135,8 +124,6 @@ UNSUPPORTED: dict[str, Unsupported] = {
                           "llama", "no sub-norms"),
     "diffllama": Unsupported("differential attention (two softmax maps per head, a learned "
                              "lambda and a group norm)", "llama", "plain attention"),
-    "glm": Unsupported("GLM-4 (2024) layers: fused gate and up, qkv biases, two norms",
-                       "glm4", "four norms per block"),
     "helium": Unsupported("Helium's layers and defaults", "llama",
                           "its defaults for keys the file leaves out"),
     "cwm": Unsupported("CWM's sliding-window layers (three to each full one, layer_types)",
@@ -150,9 +137,6 @@ UNSUPPORTED: dict[str, Unsupported] = {
                               "defaults and layers)", "gemma2", "Gemma 2's defaults"),
     "hyperclovax": Unsupported("Granite's layers with optional norms after attention and the "
                                "MLP (use_post_norm)", "granite", "two norms per block"),
-    "exaone": Unsupported("Llama's model built from EXAONE's configuration class, which names "
-                          "its keys differently (num_layers, layer_norm_epsilon)", "llama",
-                          "Llama's key names and defaults"),
     "internlm3": Unsupported("Llama's model built from InternLM3's configuration class (own "
                              "defaults, qkv_bias and bias keys)", "llama", "Llama's defaults"),
     "iquestcoder": Unsupported("Llama's model built from IQuest-Coder's configuration class "
