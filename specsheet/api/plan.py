@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from specsheet.api.serve import DEFAULT_MBU, DEFAULT_MFU, DEFAULT_UTILIZATION
 from specsheet.errors import SpecError
+from specsheet.plan import check_searched_gpus
 from specsheet.plan.search import Planning as _Planning
 from specsheet.plan.search import TrainPlanning as _TrainPlanning
 
@@ -126,6 +127,7 @@ def gpu_range(gpus: str | int | None, nodes: int, max_gpus: int | None) -> tuple
             raise SpecError(f"{max_gpus} GPUs at most, but the search starts at {low}; "
                             "the two contradict", field="max_gpus", value=max_gpus)
         high = min(high, max_gpus)
+    check_searched_gpus(high, "nodes" if gpus is None else "gpus")
     return low, high
 
 

@@ -16,6 +16,11 @@ MAX_WALKED_LAYERS = MAX_LISTED_LAYERS
 # to MAX_WALKED_LAYERS.
 MAX_SEARCHED_LAYERS = 512
 
+# the most GPUs a plan search covers: it lists every tp x pp (x dp replicas) layout of up to
+# this many, which grows a little faster than the count (about 5 s for one GPU kind at 4,096
+# with replicas); a cluster past it is a plan of several searches.
+MAX_SEARCHED_GPUS = 4096
+
 
 def check_walked(layers: int, name: str, question: str) -> None:
     """Refuse a model ``name`` of more than ``MAX_WALKED_LAYERS`` layers before ``question``
@@ -34,3 +39,11 @@ def check_searched(layers: int, name: str) -> None:
                         f"of GPU layers and takes at most {MAX_SEARCHED_LAYERS:,} layers: give "
                         "the count (count answers any number)", field="n_gpu_layers",
                         value="auto")
+
+
+def check_searched_gpus(gpus: int, field: str) -> None:
+    """Refuse a plan search of more than ``MAX_SEARCHED_GPUS`` GPUs (``field``: the argument
+    that asked for them) before it lists any layout."""
+    if gpus > MAX_SEARCHED_GPUS:
+        raise SpecError(f"a search covers at most {MAX_SEARCHED_GPUS:,} GPUs, got {gpus:,}",
+                        field=field, value=gpus)
