@@ -3,11 +3,13 @@ else ``python -m specsheet`` (never a silent skip)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 _INSTALLED = shutil.which("specsheet")
 SPECSHEET: list[str] = [_INSTALLED] if _INSTALLED else [sys.executable, "-m", "specsheet"]
@@ -42,3 +44,28 @@ def shell(script: str, cwd: Path | None = None, **env: str | None
     prelude = f"set -o pipefail\nspecsheet() {{ {command} \"$@\"; }}\n"
     return subprocess.run(["bash", "-c", prelude + script], capture_output=True,
                           env=clean_env(**env), cwd=cwd, timeout=60, check=False)
+
+
+def serve_json(*args: str) -> dict[str, Any]:
+    """``specsheet serve ARGS --json`` in process (typer's runner), its document."""
+    from typer.testing import CliRunner
+
+    from specsheet.cli.app import app
+
+    result = CliRunner().invoke(app, ["serve", *args, "--json"])
+    assert result.exit_code == 0, result.output
+    doc: dict[str, Any] = json.loads(result.stdout)
+    return doc
+
+
+def serve_refused(*args: str) -> str:
+    """``specsheet serve ARGS`` in process, refused as bad input: exit 2, nothing on stdout, one
+    line on stderr (returned)."""
+    from typer.testing import CliRunner
+
+    from specsheet.cli.app import app
+
+    result = CliRunner().invoke(app, ["serve", *args])
+    assert result.exit_code == 2 and result.stdout == "", result.output
+    assert result.stderr.count("\n") == 1, result.stderr
+    return result.stderr

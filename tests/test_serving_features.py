@@ -5,30 +5,13 @@ under the weights (plan/allocator.py)."""
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 import pytest
-from typer.testing import CliRunner
 
-from specsheet.cli.app import app
 from specsheet.plan.allocator import allocated_bytes
+from tests.commands import serve_json as serve
+from tests.commands import serve_refused as refused
 
 GIB, MIB = 2**30, 2**20
-
-
-def serve(*args: str) -> dict[str, Any]:
-    result = CliRunner().invoke(app, ["serve", *args, "--json"])
-    assert result.exit_code == 0, result.output
-    doc: dict[str, Any] = json.loads(result.stdout)
-    return doc
-
-
-def refused(*args: str) -> str:
-    result = CliRunner().invoke(app, ["serve", *args])
-    assert result.exit_code == 2 and result.stdout == "", result.output
-    assert result.stderr.count("\n") == 1
-    return result.stderr
 
 
 # ---- PyTorch's caching allocator (c10/cuda/CUDACachingAllocator.cpp at 001074d2) ---------------

@@ -7,29 +7,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from typer.testing import CliRunner
 
 import specsheet
 from specsheet.cli.app import app
+from tests.commands import serve_json as serve
+from tests.commands import serve_refused as refused
 
 GIB = 2**30
 EAGLE3 = str(Path(__file__).parent / "data" / "vllm_logs" / "eagle3-llama3.1-instruct-8b.json")
-
-
-def serve(*args: str) -> dict[str, Any]:
-    result = CliRunner().invoke(app, ["serve", *args, "--json"])
-    assert result.exit_code == 0, result.output
-    doc: dict[str, Any] = json.loads(result.stdout)
-    return doc
-
-
-def refused(*args: str) -> str:
-    result = CliRunner().invoke(app, ["serve", *args])
-    assert result.exit_code == 2 and result.stdout == "", result.output
-    assert result.stderr.count("\n") == 1, result.stderr
-    return result.stderr
 
 
 def test_an_eagle3_head_is_its_layer_fc_norms_own_head_and_token_map() -> None:

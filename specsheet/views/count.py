@@ -14,6 +14,7 @@ from specsheet.figures import Report
 from specsheet.views.schema import SCHEMA_VERSION
 
 if TYPE_CHECKING:
+    from specsheet.model.images import Images
     from specsheet.views.table import RowStyle, TableView
 
 
@@ -41,6 +42,18 @@ def count_document(report: Report) -> dict[str, Any]:
     }
 
 
+def image_request(images: Images) -> dict[str, Any]:
+    """The images of a request as asked: how many, their size and where it came from, and the
+    processor that counts their tokens (the first keys of count's and serve's images)."""
+    return {
+        "count": images.number,
+        "width": images.each.width,
+        "height": images.each.height,
+        "size_source": "option" if images.size_given else "native",
+        "processor": images.processor.family,
+    }
+
+
 def images_section(report: Report) -> dict[str, Any]:
     """The request's images: each one's tokens as its processor counts them, their sum (in
     kv_cache.tokens and flops.tokens beside the text's), and the language model's prefill FLOPs
@@ -49,11 +62,7 @@ def images_section(report: Report) -> dict[str, Any]:
     assert images is not None
     each = images.each
     return {
-        "count": images.number,
-        "width": each.width,
-        "height": each.height,
-        "size_source": "option" if images.size_given else "native",
-        "processor": images.processor.family,
+        **image_request(images),
         "processor_sources": dict(images.processor.sources),
         "resized_width": each.resized_width,
         "resized_height": each.resized_height,

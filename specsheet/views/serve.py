@@ -43,17 +43,14 @@ def images_entry(plan: ServePlan) -> dict[str, Any]:
     """A request's images (their tokens are in estimates.prompt_tokens) and vLLM's encoder
     budget beside them."""
     from specsheet.plan.serving import encoder_cache
+    from specsheet.views.count import image_request
 
     images = plan.request.images
     assert images is not None
     cache = encoder_cache(images, plan.request.batched_tokens)
     each = images.each
     return {
-        "count": images.number,
-        "width": each.width,
-        "height": each.height,
-        "size_source": "option" if images.size_given else "native",
-        "processor": images.processor.family,
+        **image_request(images),
         "tokens_per_image": each.tokens,
         "embeddings_per_image": each.embeddings,
         "tokens": images.tokens,
