@@ -104,8 +104,13 @@ def _index(path: Path) -> WeightFiles:
     files = _safetensors(list(shards.values()), path.parent, unique=False)
     shard_of = {str(p): shard for shard, p in shards.items()}  # TensorInfo.file -> shard
     tensors = files.tensors
-    where = dict(zip(map(_NAME, tensors), map(shard_of.__getitem__, map(_FILE, tensors)),
-                     strict=True))
+    names = list(map(_NAME, tensors))
+    held_in = list(map(shard_of.__getitem__, map(_FILE, tensors)))
+    # every tensor in the shard the index names, and as many tensors as names: each name once
+    # (a name in two shards cannot be mapped to both), every one where the index says
+    if len(tensors) == len(weight_map) and list(map(weight_map.get, names)) == held_in:
+        return files
+    where = dict(zip(names, held_in, strict=True))
     if len(where) != len(tensors):  # a name in two shards (each once: no set of the names)
         _unique(tensors)
     if where == weight_map:  # every tensor where the index says (the rest: one by one)
