@@ -37,32 +37,37 @@ def inspect(
     Examples: 'specsheet inspect ./Llama-3.2-1B', 'specsheet inspect model.gguf --check',
     'specsheet inspect hf:Qwen/Qwen3-0.6B --json', 'specsheet inspect Qwen/Qwen3-0.6B --check'.
     """
-    from specsheet.api.inspect import inspect as inspect_checkpoint
-
     output = output_format(fmt, json_)
     # The cyclic collector stays paused through the command, as specsheet.api.inspect pauses
     # it while it reads: the tuples of a large checkpoint (DeepSeek-V3's index: some 300,000)
-    # are freed by their reference counts at the end, before any collection walks them
-    # (resumed after specsheet.api.inspect, the first one took about 50 ms).
+    # are freed by their reference counts when _written returns, before any collection walks
+    # them (resumed after specsheet.api.inspect, the first one took about 50 ms).
     collecting = gc.isenabled()
     gc.disable()
     try:
-        inspection = inspect_checkpoint(path)
-        if check and inspection.check is None:
-            raise SpecError(f"--check needs a config to compare with: {inspection.note}",
-                            source=path)
-        document = inspection.to_dict()
-
-        def views() -> list[TableView]:
-            from specsheet.views.inspect import inspect_views
-
-            return inspect_views(inspection, OPTION_NAMES)
-
-        emit(output, document, [document], views)
-        failed = check and inspection.check is not None and not inspection.check.matches
-        del inspection  # freed now, with the collector still paused
+        matches = _written(path, check, output)
     finally:
         if collecting:
             gc.enable()
-    if failed:
+    if check and not matches:
         raise typer.Exit(ExitCode.CHECK_FAILED)
+
+
+def _written(path: str, check: bool, output: str) -> bool:
+    """Inspect ``path`` and write it in ``output``; whether it matches its config (True
+    without one: ``check`` asks for one)."""
+    from specsheet.api.inspect import inspect as inspect_checkpoint
+
+    inspection = inspect_checkpoint(path)
+    if check and inspection.check is None:
+        raise SpecError(f"--check needs a config to compare with: {inspection.note}",
+                        source=path)
+    document = inspection.to_dict()
+
+    def views() -> list[TableView]:
+        from specsheet.views.inspect import inspect_views
+
+        return inspect_views(inspection, OPTION_NAMES)
+
+    emit(output, document, [document], views)
+    return inspection.check is None or inspection.check.matches
