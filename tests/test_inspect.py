@@ -137,6 +137,41 @@ def test_a_sharded_checkpoint_by_its_index(tmp_path: Path) -> None:
         assert_matches_count(folder, document)
 
 
+def test_a_tensor_in_two_shards_of_an_index_is_refused(tmp_path: Path) -> None:
+    config, shapes = transformers_checkpoint("qwen3-0.6b")
+    folder = write_checkpoint(tmp_path / "twice", config, shapes, shards=2)
+    first, second = "model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"
+    norm = "model.norm.weight"  # in one shard by the index; written into the other one too
+    index = json.loads((folder / "model.safetensors.index.json").read_text())
+    home = index["weight_map"][norm]
+    other = second if home == first else first
+    header = json.loads((folder / other).read_bytes()[8:8 + int.from_bytes(
+        (folder / other).read_bytes()[:8], "little")])
+    header.pop("__metadata__", None)
+    kept = {n: (e["dtype"], tuple(e["shape"])) for n, e in header.items()}
+    write_safetensors(folder / other, {**kept, norm: shapes[norm]})
+    result = CliRunner().invoke(app, ["inspect", str(folder), "--json"])
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert f"tensor {norm!r} is in both {folder / first} and {folder / second}" in result.stderr
+
+
+def test_an_index_that_maps_a_tensor_to_the_wrong_shard_is_refused(tmp_path: Path) -> None:
+    config, shapes = transformers_checkpoint("qwen3-0.6b")
+    folder = write_checkpoint(tmp_path / "wrong", config, shapes, shards=2)
+    path = folder / "model.safetensors.index.json"
+    index = json.loads(path.read_text())
+    first, second = "model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"
+    norm = "model.norm.weight"
+    wrong = second if index["weight_map"][norm] == first else first
+    index["weight_map"][norm] = wrong
+    path.write_text(json.dumps(index))
+    result = CliRunner().invoke(app, ["inspect", str(path), "--json"])
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert f"maps tensor {norm!r} to {wrong}, which does not hold it" in result.stderr
+
+
 def test_a_single_file_finds_the_config_beside_it(tmp_path: Path) -> None:
     config, shapes = transformers_checkpoint("llama-3.2-1b")
     folder = write_checkpoint(tmp_path / "m", config, shapes)

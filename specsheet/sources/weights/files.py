@@ -101,11 +101,18 @@ def _index(path: Path) -> WeightFiles:
                             f"{path.parent}")
     if not shards:
         raise SpecError(f"{path}: the weight_map names no tensors")
-    files = _safetensors(list(shards.values()), path.parent)
+    files = _safetensors(list(shards.values()), path.parent, unique=False)
     shard_of = {str(p): shard for shard, p in shards.items()}  # TensorInfo.file -> shard
     tensors = files.tensors
-    where = dict(zip(map(_NAME, tensors), map(shard_of.__getitem__, map(_FILE, tensors)),
-                     strict=True))
+    names = list(map(_NAME, tensors))
+    held_in = list(map(shard_of.__getitem__, map(_FILE, tensors)))
+    # every tensor in the shard the index names, and as many tensors as names: each name once
+    # (a name in two shards cannot be mapped to both), every one where the index says
+    if len(tensors) == len(weight_map) and list(map(weight_map.get, names)) == held_in:
+        return files
+    where = dict(zip(names, held_in, strict=True))
+    if len(where) != len(tensors):  # a name in two shards (each once: no set of the names)
+        _unique(tensors)
     if where == weight_map:  # every tensor where the index says (the rest: one by one)
         return files
     for name, shard in weight_map.items():
@@ -115,10 +122,10 @@ def _index(path: Path) -> WeightFiles:
 
 
 
-def _safetensors(paths: list[Path], folder: Path) -> WeightFiles:
+def _safetensors(paths: list[Path], folder: Path, unique: bool = True) -> WeightFiles:
     from specsheet.sources.weights.safetensors import read_safetensors
 
-    return _gather("safetensors", paths, folder, read_safetensors)
+    return _gather("safetensors", paths, folder, read_safetensors, unique)
 
 
 def _gguf(paths: list[Path], folder: Path) -> WeightFiles:
@@ -129,8 +136,9 @@ def _gguf(paths: list[Path], folder: Path) -> WeightFiles:
 
 
 def _gather(kind: Format, paths: list[Path], folder: Path,
-            read: Callable[[Path], Any]) -> WeightFiles:
-    """Every file's tensors (each name once), and the first file's metadata."""
+            read: Callable[[Path], Any], unique: bool = True) -> WeightFiles:
+    """Every file's tensors (each name once; ``unique=False``: the caller checks), and the
+    first file's metadata."""
     tensors: list[TensorInfo] = []
     metadata: dict[str, Any] = {}
     for i, p in enumerate(paths):
@@ -139,7 +147,8 @@ def _gather(kind: Format, paths: list[Path], folder: Path,
         tensors += header.tensors
         if i == 0:
             metadata = header.metadata
-    _unique(tensors)
+    if unique:
+        _unique(tensors)
     return WeightFiles(kind, paths, tensors, metadata, folder)
 
 

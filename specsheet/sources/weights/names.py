@@ -208,7 +208,7 @@ def name_tensors(tensors: list[TensorInfo], layers: int | None = None) -> Layout
     groups: dict[int, int] = {}
     kinds = _Kinds(layers)
     named: list[Named | None] = [None] * len(tensors)
-    make = Named._make
+    new = tuple.__new__  # Named(...) without Named._make's Python frame, once per tensor
     for module, indices in modules.items():
         stored_tensors = {stores: tensors[i] for stores, i in indices.items()}
         layout, holder, count, group = _layout(stored_tensors)
@@ -242,7 +242,7 @@ def name_tensors(tensors: list[TensorInfo], layers: int | None = None) -> Layout
                 component = in_module.get(stores) or in_module.setdefault(
                     stores, _kind(t.name, True))
                 t_layer = layer
-            named[i] = make((t, component, t_layer, params, t_layout))
+            named[i] = new(Named, (t, component, t_layer, params, t_layout))
     if joined and None not in named:
         return Layouts(named, layouts, groups)  # type: ignore[arg-type]  # every one is Named
     # names that repeat, or that two spellings make the same module's: one by one

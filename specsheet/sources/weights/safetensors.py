@@ -115,7 +115,7 @@ def _tensors(header: dict[str, Any], origin: str) -> list[TensorInfo]:
     tensors: list[TensorInfo] = []
     append = tensors.append
     bits_of = DTYPE_BITS
-    make = TensorInfo._make
+    new = tuple.__new__  # TensorInfo(...) without TensorInfo._make's Python frame
     for name, entry in header.items():
         try:
             dtype, shape, (begin, end) = entry["dtype"], entry["shape"], entry["data_offsets"]
@@ -132,7 +132,8 @@ def _tensors(header: dict[str, Any], origin: str) -> list[TensorInfo]:
                 bits *= n
             else:
                 if not bits % 8 and bits // 8 == end - begin:
-                    append(make((name, dtype, tuple(shape), end - begin, origin, begin)))
+                    append(new(TensorInfo,
+                               (name, dtype, tuple(shape), end - begin, origin, begin)))
                     continue
         append(_tensor(name, entry, origin))
     return tensors
