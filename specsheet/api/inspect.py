@@ -41,7 +41,7 @@ def inspect(ref: str) -> Inspection:
     model.safetensors.index.json, hf:ORG/NAME in the local Hugging Face cache, or
     ORG/NAME[@REVISION][:FILE] on the Hub, its headers read by HTTP Range requests), read from
     its headers alone and checked against its config."""
-    with _no_cyclic_collection():
+    with no_cyclic_collection():
         checkpoint = read_checkpoint(ref)
         model = checkpoint.model
         if model is not None and model.spec.layers > MAX_WALKED_LAYERS:  # before any per layer
@@ -53,7 +53,7 @@ def inspect(ref: str) -> Inspection:
 
 
 @contextmanager
-def _no_cyclic_collection() -> Iterator[None]:
+def no_cyclic_collection() -> Iterator[None]:
     """The cyclic garbage collector paused, then restored: a 90,000-tensor checkpoint is
     read into 180,000 small tuples that hold no cycles, and the collections their creation
     would set off (each traversing every tuple made so far) took a third of the time."""

@@ -3,7 +3,6 @@ figures its config gives."""
 
 from __future__ import annotations
 
-import gc
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -42,13 +41,10 @@ def inspect(
     # it while it reads: the tuples of a large checkpoint (DeepSeek-V3's index: some 300,000)
     # are freed by their reference counts when _written returns, before any collection walks
     # them (resumed after specsheet.api.inspect, the first one took about 50 ms).
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    from specsheet.api.inspect import no_cyclic_collection
+
+    with no_cyclic_collection():
         matches = _written(path, check, output)
-    finally:
-        if collecting:
-            gc.enable()
     if check and not matches:
         raise typer.Exit(ExitCode.CHECK_FAILED)
 
