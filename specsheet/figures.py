@@ -5,8 +5,8 @@ One Report feeds every document and table (views/), so JSON, CSV, Markdown and t
 always agree. No CLI words here: errors state facts, the CLI phrases the advice.
 """
 
-from typing import NamedTuple
 
+from specsheet.compiled import NamedTuple
 from specsheet.errors import SpecError, TokensOverContext
 from specsheet.model.flops import ForwardFlops, forward_flops, two_n_estimate
 from specsheet.model.images import Images

@@ -3,12 +3,17 @@ same as dataclasses builds them (docs/performance.md)."""
 
 from __future__ import annotations
 
+import collections
 import dataclasses
+import importlib
 import inspect
 import marshal
 import os
+import pickle
+import re
 import subprocess
 import sys
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -133,10 +138,25 @@ def test_the_cache_is_what_the_install_writes(tmp_path: Path) -> None:
     )
     out = subprocess.run([sys.executable, "-c", script, str(tmp_path / "c.marshal")],
                          capture_output=True, text=True, check=True).stdout.splitlines()
-    assert out[1].split() == ["specsheet.hardware.catalog.Accelerator",
-                              "specsheet.model.spec.ModelSpec",
-                              "specsheet.model.vision.VisionTower",
-                              "specsheet.quant.formats.QuantFormat"]
+    keys = out[1].split()
+    assert [k for k in keys if not _named_tuple(k)] == [
+        "specsheet.hardware.catalog.Accelerator", "specsheet.model.spec.ModelSpec",
+        "specsheet.model.vision.VisionTower", "specsheet.quant.formats.QuantFormat"]
+    # and every NamedTuple class statement of the package's modules (the explorer's aside)
+    package = Path(compiled.__file__).parent
+    statements = sorted(
+        ".".join((*path.relative_to(package.parent).with_suffix("").parts, name))
+        .replace(".__init__.", ".")
+        for path in package.rglob("*.py") if "explore" not in path.parts
+        for name in re.findall(r"^class (\w+)\(NamedTuple\):", path.read_text("utf-8"), re.M))
+    assert len(statements) > 100
+    assert [k for k in keys if _named_tuple(k)] == statements
+
+
+def _named_tuple(key: str) -> bool:
+    """Whether the class a cache key names is a named tuple."""
+    module, _, name = key.rpartition(".")
+    return hasattr(getattr(importlib.import_module(module), name), "_fields")
 
 
 def test_an_import_keeps_the_compiles_of_every_dataclass_in_its_own_file(
@@ -182,3 +202,83 @@ def test_the_explorer_imports_textual_with_its_compiles_kept(tmp_path: Path) -> 
                          check=True, env=env).stdout.split()
     assert int(out[0]) == int(out[1]) >= 42  # each text a method dataclasses generated
     assert out[2] == "False"
+
+
+def _pair(base: Any) -> type:
+    """The same class statement on ``base``: typing's NamedTuple or specsheet's."""
+
+    class Pair(base):  # type: ignore[misc, valid-type]
+        """Two sizes and a note."""
+
+        name: str
+        size: int
+        parts: tuple[int, ...] = ()
+        note: str | None = None
+
+        def total(self) -> int:
+            return self.size + sum(self.parts)
+
+        @property
+        def label(self) -> str:
+            return f"{self.name}:{self.size}"
+
+    Pair.__qualname__ = "Pair"
+    return Pair
+
+
+def test_a_named_tuple_is_the_one_typing_builds(cache: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """``compiled.NamedTuple`` builds the class ``typing.NamedTuple`` builds: its fields,
+    defaults, signature, repr, equality and hash as a tuple, methods, docstring, pickling,
+    ``_replace``, ``_asdict`` and ``__new__``'s bytecode; its ``__new__`` compiled once, then
+    read from the cache; annotations as written (this module's are text)."""
+    theirs = _pair(typing.NamedTuple)
+    seen: list[str] = []
+
+    def counted(source: str, *args: Any, **kwargs: Any) -> Any:
+        seen.append(source)
+        return compile(source, *args, **kwargs)
+
+    monkeypatch.setattr(compiled, "compile", counted, raising=False)
+    ours = _pair(compiled.NamedTuple)
+    assert len(seen) == 1 and seen[0].startswith("lambda _cls, name, size, parts, note:")
+    assert ours.__mro__[1:] == theirs.__mro__[1:] == (tuple, object)
+    for name in ("_fields", "_field_defaults", "__doc__", "__module__", "__qualname__",
+                 "__match_args__", "__slots__"):
+        assert getattr(ours, name) == getattr(theirs, name), name
+    assert [(p.name, p.kind, p.default) for p in inspect.signature(ours).parameters.values()] \
+        == [(p.name, p.kind, p.default) for p in inspect.signature(theirs).parameters.values()]
+    assert ours.__new__.__code__.co_code == theirs.__new__.__code__.co_code
+    assert ours.__new__.__defaults__ == theirs.__new__.__defaults__ == ((), None)
+    assert typing.get_type_hints(ours) == typing.get_type_hints(theirs)
+    assert ours.__annotations__ == {"name": "str", "size": "int", "parts": "tuple[int, ...]",
+                                    "note": "str | None"}
+    a, b = ours("a", 1, (2, 3)), theirs("a", 1, (2, 3))
+    assert repr(a) == repr(b) == "Pair(name='a', size=1, parts=(2, 3), note=None)"
+    assert a == b == ("a", 1, (2, 3), None) and hash(a) == hash(b)
+    assert a.total() == b.total() == 6 and a.label == b.label == "a:1"
+    assert a._replace(size=5) == ("a", 5, (2, 3), None) and a._asdict() == b._asdict()
+    assert ours._make(["b", 2, (), None]) == theirs._make(["b", 2, (), None])
+    monkeypatch.setattr(sys.modules[__name__], "Pair", ours, raising=False)
+    assert pickle.loads(pickle.dumps(a)) == a
+    assert "eval" not in vars(collections)  # the hook is gone once the class is built
+    compiled._cache = None  # a new run reads the file
+    seen.clear()
+    assert _pair(compiled.NamedTuple)("a", 1) == ("a", 1, (), None) and seen == []
+
+
+def test_a_named_tuple_statement_is_checked_as_typing_checks_it() -> None:
+    with pytest.raises(TypeError, match="Non-default namedtuple field size cannot follow "
+                                        "default field name"):
+
+        class Late(compiled.NamedTuple):
+            name: str = ""
+            size: int
+
+    with pytest.raises(AttributeError, match="Cannot overwrite NamedTuple attribute _asdict"):
+
+        class Own(compiled.NamedTuple):
+            name: str
+
+            def _asdict(self) -> dict[str, Any]:
+                return {}

@@ -9,9 +9,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from specsheet.api.serve import ServeRequest, Serving, plan_serve
+from specsheet.compiled import NamedTuple
 
 if TYPE_CHECKING:
     from specsheet.figures import Report

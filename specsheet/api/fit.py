@@ -10,8 +10,9 @@ llama-server), layer by layer, GPU and host memory (``specsheet fit``; docs/loca
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
+from specsheet.compiled import NamedTuple
 from specsheet.errors import SpecError
 from specsheet.plan import check_searched, check_walked
 from specsheet.plan.local import LocalFit

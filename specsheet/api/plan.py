@@ -15,9 +15,10 @@ estimates are ``api.serve.estimates_of``'s at the concurrency chosen. The candid
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from specsheet.api.serve import DEFAULT_MBU, DEFAULT_MFU, DEFAULT_UTILIZATION
+from specsheet.compiled import NamedTuple
 from specsheet.errors import SpecError
 from specsheet.plan import check_searched_gpus
 from specsheet.plan.search import Planning as _Planning

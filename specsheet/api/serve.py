@@ -9,8 +9,9 @@ fast and at what cost (``specsheet serve``; docs/serving.md).
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
+from specsheet.compiled import NamedTuple
 from specsheet.errors import SpecError
 from specsheet.plan import MAX_WALKED_LAYERS as MAX_PLANNED_LAYERS
 from specsheet.sources import DEFAULT_TIMEOUT

@@ -4,8 +4,9 @@ loaded as vLLM's SpeculativeConfig takes them (plan/speculative.py; docs/serving
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
+from specsheet.compiled import NamedTuple
 from specsheet.errors import SpecError
 
 if TYPE_CHECKING:

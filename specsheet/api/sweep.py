@@ -11,7 +11,7 @@ quantization formats, any spec field), and with a GPU, serve's plan at every poi
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from specsheet.api.hardware import load_gpu
 from specsheet.api.serve import (
@@ -22,6 +22,7 @@ from specsheet.api.serve import (
     plan_serve,
     request_shape,
 )
+from specsheet.compiled import NamedTuple
 from specsheet.errors import SpecError
 from specsheet.figures import Axis, Point
 from specsheet.plan import sweep as sweep_grid

@@ -10,8 +10,9 @@ dollars, and whether a step fits in each GPU's memory (``specsheet train``; docs
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
+from specsheet.compiled import NamedTuple
 from specsheet.errors import SpecError
 
 if TYPE_CHECKING:

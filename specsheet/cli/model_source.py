@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, TypeVar
 
 from specsheet.cli.options import (
     SPEC_OPTIONS,
@@ -43,6 +43,7 @@ from specsheet.cli.options import (
     overrides,
     source,
 )
+from specsheet.compiled import NamedTuple
 from specsheet.sources import DEFAULT_TIMEOUT
 from specsheet.sources.fields import Overrides
 

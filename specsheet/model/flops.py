@@ -24,8 +24,8 @@ Biases (of experts and routers too) are adds, and attention sinks join the softm
 logit per head: neither is a multiplication, and neither is counted.
 """
 
-from typing import NamedTuple
 
+from specsheet.compiled import NamedTuple
 from specsheet.model.params import (
     attention_weights,
     mlp_weights,

@@ -18,8 +18,9 @@ ratio), so that the sizes come out as they do: these are exact emulations, not e
 from __future__ import annotations
 
 import math
-from typing import Literal, NamedTuple, get_args
+from typing import Literal, get_args
 
+from specsheet.compiled import NamedTuple
 from specsheet.errors import SpecError
 from specsheet.model.vision import VisionTower
 

@@ -13,8 +13,8 @@ a quantized checkpoint are quant/'s; an fp8 KV cache's per-tensor scales live wi
 the weights, not in a request's cache.
 """
 
-from typing import NamedTuple
 
+from specsheet.compiled import NamedTuple
 from specsheet.errors import SpecError, did_you_mean
 from specsheet.model.params import ssm_conv_channels
 from specsheet.model.spec import ModelSpec

@@ -7,8 +7,8 @@ Every weight and bias is counted; a tied output head is counted once (as the tok
 Totals are always sums of the named parts below.
 """
 
-from typing import NamedTuple
 
+from specsheet.compiled import NamedTuple
 from specsheet.model.spec import STATE_KINDS, ModelSpec
 from specsheet.model.vision import TOWER_COMPONENTS, tower_params
 

@@ -9,9 +9,12 @@ their fields are given.
 
 from collections.abc import Callable
 from dataclasses import fields
-from typing import Any, Literal, NamedTuple, get_args
+from typing import Any, Literal, get_args
 
-from specsheet.compiled import dataclass  # dataclasses' own, its methods compiled once
+from specsheet.compiled import (
+    NamedTuple,
+    dataclass,  # dataclasses' own, its methods compiled once
+)
 from specsheet.errors import SpecError, did_you_mean
 from specsheet.model.images import ImageProcessor
 from specsheet.model.vision import VisionTower

@@ -32,9 +32,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from math import prod
-from typing import Literal, NamedTuple, get_args
+from typing import Literal, get_args
 
-from specsheet.compiled import dataclass
+from specsheet.compiled import NamedTuple, dataclass
 
 EncoderKind = Literal["siglip", "clip", "pixtral", "qwen2_5_vl", "qwen3_vl", "llama4"]
 ProjectorKind = Literal["gemma3", "llava", "mistral3", "qwen2_5_vl", "qwen3_vl", "llama4"]

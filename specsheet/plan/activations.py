@@ -18,8 +18,8 @@ and v, the router's fp32 logits, a dense MLP's SwiGLU inputs and the 1-byte drop
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
 
+from specsheet.compiled import NamedTuple
 from specsheet.errors import SpecError
 from specsheet.model.spec import ModelSpec
 from specsheet.plan.parallel import Parallel

@@ -8,8 +8,9 @@ those names; which option or file key set a limit is the caller's business.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from typing import TYPE_CHECKING, Literal
 
+from specsheet.compiled import NamedTuple
 from specsheet.figures import Report
 from specsheet.units import QuantityKind
 

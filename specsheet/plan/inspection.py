@@ -9,8 +9,8 @@ Pure functions over a ``Checkpoint`` (specsheet.quant.stored), which
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
 
+from specsheet.compiled import NamedTuple
 from specsheet.errors import SpecError
 from specsheet.model.params import COMPONENTS, count_params
 from specsheet.model.spec import Model, ModelSpec

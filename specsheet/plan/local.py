@@ -28,8 +28,8 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
 
+from specsheet.compiled import NamedTuple
 from specsheet.errors import SpecError
 from specsheet.model.spec import Model
 from specsheet.quant.formats import GGML_TYPES

@@ -3,8 +3,7 @@ adapters of rank r on them (Hu et al. 2021). Adafactor's factored states use the
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
+from specsheet.compiled import NamedTuple
 from specsheet.errors import SpecError
 from specsheet.model.spec import ModelSpec
 

@@ -18,8 +18,7 @@ cache, all in the unified memory the GPU may wire (docs/local.md, "MLX").
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
+from specsheet.compiled import NamedTuple
 from specsheet.errors import SpecError
 from specsheet.model.spec import ModelSpec
 from specsheet.quant.tensors import model_tensors

@@ -11,8 +11,8 @@ the tensors to one GPU's share under it. Errors carry the argument they are abou
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import NamedTuple
 
+from specsheet.compiled import NamedTuple
 from specsheet.errors import SpecError
 from specsheet.model.spec import ModelSpec
 

@@ -9,8 +9,8 @@ peak x MFU)). docs/serving.md has every formula; ``assumptions`` states them in 
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
 
+from specsheet.compiled import NamedTuple
 from specsheet.figures import Report
 from specsheet.model.flops import forward_flops
 from specsheet.model.spec import ModelSpec

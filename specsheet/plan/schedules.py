@@ -29,8 +29,8 @@
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import NamedTuple
 
+from specsheet.compiled import NamedTuple
 from specsheet.model.spec import ModelSpec
 from specsheet.plan.parallel import Parallel, pp_partition
 

@@ -12,8 +12,8 @@ the price, and change nothing per GPU.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
 
+from specsheet.compiled import NamedTuple
 from specsheet.errors import SpecError
 from specsheet.model.spec import Model, ModelSpec
 from specsheet.plan.parallel import Parallel, check_parallel

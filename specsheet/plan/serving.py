@@ -17,8 +17,9 @@ estimates (``plan/roofline.py``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
+from specsheet.compiled import NamedTuple
 from specsheet.errors import SpecError
 from specsheet.figures import Report
 from specsheet.hardware.catalog import Accelerator

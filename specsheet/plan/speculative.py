@@ -29,8 +29,7 @@ The rules, read in ``vllm-project/vllm``:
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
+from specsheet.compiled import NamedTuple
 from specsheet.errors import SpecError, did_you_mean
 from specsheet.model.memory import DTYPE_BITS, bytes_for
 from specsheet.model.spec import ModelSpec

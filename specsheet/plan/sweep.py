@@ -19,8 +19,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from itertools import product
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from specsheet.compiled import NamedTuple
 from specsheet.errors import SpecError, TokensOverContext
 from specsheet.figures import Axis, Point, Report, build_report
 from specsheet.model.flops import attention_context_flops, ssm_forward_per_token

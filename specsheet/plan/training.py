@@ -17,8 +17,9 @@ Everything here is arithmetic on a spec and the choices of a run; nothing prints
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
+from specsheet.compiled import NamedTuple
 from specsheet.errors import SpecError
 from specsheet.hardware.catalog import Accelerator
 from specsheet.model.flops import (

@@ -18,8 +18,7 @@ FlashInfer, Hopper (SM90) Triton, the others (Ampere, Ada: no native FP4) Marlin
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
+from specsheet.compiled import NamedTuple
 from specsheet.errors import SpecError
 from specsheet.hardware.catalog import Accelerator
 from specsheet.model.spec import ModelSpec

@@ -13,9 +13,12 @@ int4 values.
 
 from __future__ import annotations
 
-from typing import Literal, NamedTuple
+from typing import Literal
 
-from specsheet.compiled import dataclass  # dataclasses' own, its methods compiled once
+from specsheet.compiled import (
+    NamedTuple,
+    dataclass,  # dataclasses' own, its methods compiled once
+)
 from specsheet.errors import SpecError, did_you_mean
 
 

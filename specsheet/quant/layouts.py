@@ -25,8 +25,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from math import prod
-from typing import NamedTuple
 
+from specsheet.compiled import NamedTuple
 from specsheet.errors import SpecError
 from specsheet.model.params import COMPONENTS, count_params
 from specsheet.model.spec import ModelSpec

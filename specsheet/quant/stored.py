@@ -9,8 +9,9 @@ from safetensors and GGUF headers) and the comparison with the config
 from __future__ import annotations
 
 from math import prod
-from typing import Literal, NamedTuple
+from typing import Literal
 
+from specsheet.compiled import NamedTuple
 from specsheet.model.params import COMPONENTS
 from specsheet.model.spec import Model
 

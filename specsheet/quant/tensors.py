@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from math import prod
-from typing import NamedTuple
 
+from specsheet.compiled import NamedTuple
 from specsheet.errors import SpecError
 from specsheet.model.spec import STATE_KINDS, ModelSpec
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Callable, Mapping
-from typing import Any, Literal, NamedTuple, Protocol
+from typing import Any, Literal, Protocol
 
+from specsheet.compiled import NamedTuple
 from specsheet.errors import SpecError, did_you_mean
 from specsheet.model.spec import (
     FIELD_DOCS,

@@ -8,8 +8,8 @@ offline and fast. The Hub's settings (HF_ENDPOINT, HF_TOKEN, HF_HUB_OFFLINE) are
 from __future__ import annotations
 
 from pathlib import Path
-from typing import NamedTuple
 
+from specsheet.compiled import NamedTuple
 from specsheet.errors import SpecError
 from specsheet.sources import DEFAULT_TIMEOUT, FILE_SUFFIXES
 from specsheet.sources.hf_cache import download_hint, find_cached_config, repo_folder

@@ -24,9 +24,10 @@ from collections.abc import Callable
 from email.message import Message
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import NamedTuple, TypeVar
+from typing import TypeVar
 from urllib.parse import quote, urljoin, urlsplit
 
+from specsheet.compiled import NamedTuple
 from specsheet.errors import SpecError, did_you_mean
 from specsheet.sources import DEFAULT_TIMEOUT
 from specsheet.sources.files import MAX_FILE_BYTES

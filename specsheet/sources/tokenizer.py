@@ -10,8 +10,8 @@ what would give one; the CLI names its options.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import NamedTuple
 
+from specsheet.compiled import NamedTuple
 from specsheet.errors import SpecError
 from specsheet.model.spec import Model
 from specsheet.sources import DEFAULT_TIMEOUT

@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
+from specsheet.compiled import NamedTuple
 from specsheet.figures import Axis, Point
 from specsheet.units import exact, human_bytes
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Mapping
 from fractions import Fraction
-from typing import Literal, NamedTuple, TypeVar
+from typing import Literal, TypeVar
 
+from specsheet.compiled import NamedTuple
 from specsheet.units import exact
 
 K = TypeVar("K", bound=Hashable)

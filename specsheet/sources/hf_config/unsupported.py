@@ -9,7 +9,7 @@ Reasons marked "(from its modeling code)" were read from the modules transformer
 model from (its modular file's bases), not yet from a published checkpoint.
 """
 
-from typing import NamedTuple
+from specsheet.compiled import NamedTuple
 
 
 class Unsupported(NamedTuple):

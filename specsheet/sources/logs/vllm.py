@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import NamedTuple
 
+from specsheet.compiled import NamedTuple
 from specsheet.errors import SpecError
 
 _NUM = r"(-?[0-9][0-9,]*(?:\.[0-9]+)?)"

@@ -5,8 +5,9 @@ components (checkpoint.py)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
+from specsheet.compiled import NamedTuple
 from specsheet.quant.stored import Format, TensorInfo
 
 INDEX = "model.safetensors.index.json"  # a sharded checkpoint's map of tensors to shards

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import struct
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol
+from typing import Any, Protocol
 
+from specsheet.compiled import NamedTuple
 from specsheet.errors import SpecError
 from specsheet.quant.stored import TensorInfo
 from specsheet.sources.weights.tensor import check_overlaps, check_tensor_count

@@ -10,8 +10,7 @@ rows), so the parts' rows of the same length take the fused tensor's bytes betwe
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
+from specsheet.compiled import NamedTuple
 from specsheet.model.spec import ModelSpec
 from specsheet.quant.formats import FORMATS, GGML_TYPES
 from specsheet.quant.layouts import gguf_types

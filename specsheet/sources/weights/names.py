@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import re
 from math import prod
-from typing import NamedTuple
 
+from specsheet.compiled import NamedTuple
 from specsheet.quant.stored import OTHER, Named, TensorInfo
 
 _LAYER = re.compile(r"(?:^|\.)(?:layers|layer|h|blocks|block|blk)\.(\d+)(?=\.|$)")

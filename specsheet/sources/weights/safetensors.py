@@ -12,8 +12,9 @@ from __future__ import annotations
 import json
 from math import prod
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
+from specsheet.compiled import NamedTuple
 from specsheet.errors import SpecError, did_you_mean
 from specsheet.quant.stored import TensorInfo
 from specsheet.sources.weights.tensor import check_overlaps, check_tensor_count
