@@ -5,14 +5,17 @@ One Report feeds every document and table (views/), so JSON, CSV, Markdown and t
 always agree. No CLI words here: errors state facts, the CLI phrases the advice.
 """
 
+from typing import TYPE_CHECKING
 
 from specsheet.compiled import NamedTuple
 from specsheet.errors import SpecError, TokensOverContext
 from specsheet.model.flops import ForwardFlops, forward_flops, two_n_estimate
-from specsheet.model.images import Images
 from specsheet.model.memory import DEFAULT_DTYPE, KVCache, bytes_for, check_dtype, kv_cache
 from specsheet.model.params import ParamBreakdown, count_params
 from specsheet.model.spec import Model
+
+if TYPE_CHECKING:  # a request's images: model/images.py, imported when it has some
+    from specsheet.model.images import Images
 
 # safetensors' names for the plain element types
 TENSOR_TYPE = {"fp32": "F32", "fp16": "F16", "bf16": "BF16", "fp8": "F8_E4M3", "int8": "I8",
@@ -68,7 +71,7 @@ class Report(NamedTuple):
     flops: ForwardFlops
     flops_2n: int  # the 2N rule's estimate of flops.total (an approximation)
     # the request's images (None: text only); their tokens are in kv.tokens and flops.tokens
-    images: Images | None = None
+    images: "Images | None" = None
 
     @property
     def text_tokens(self) -> int:
@@ -93,7 +96,7 @@ def build_report(
     kv_dtype: str = DEFAULT_DTYPE,
     quant: str | None = None,
     group_size: int | None = None,
-    images: Images | None = None,
+    images: "Images | None" = None,
 ) -> Report:
     """Compute every figure of ``model`` for a request of ``tokens`` tokens (default: context).
 

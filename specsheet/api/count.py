@@ -11,13 +11,15 @@ the line the CLI prints.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from specsheet import figures as _figures
-from specsheet.model.images import Images
 from specsheet.model.memory import DEFAULT_DTYPE, DTYPE_BITS
 from specsheet.model.spec import Model
 from specsheet.sources.resolve import resolve
+
+if TYPE_CHECKING:
+    from specsheet.model.images import Images
 
 __all__ = ["DEFAULT_DTYPE", "DTYPE_BITS", "Model", "Report", "load", "presets", "report"]
 
@@ -72,12 +74,13 @@ def images_of(model: Model, images: int | None,
     """The images of a request to ``model`` (None: none). A size without images is refused:
     it would change nothing, and is more likely a forgotten count than a wish."""
     from specsheet.errors import SpecError
-    from specsheet.model.images import parse_size, request_images
 
     if images is None:
         if image_size is not None:
             raise SpecError("used only with --images", field="image_size", value=image_size)
         return None
+    from specsheet.model.images import parse_size, request_images  # a request with images alone
+
     size = parse_size(image_size) if isinstance(image_size, str) else image_size
     if model.images is None and model.origin.startswith("preset "):
         raise SpecError(f"the preset {model.name} describes a language model alone, without a "

@@ -18,11 +18,13 @@ ratio), so that the sizes come out as they do: these are exact emulations, not e
 from __future__ import annotations
 
 import math
-from typing import Literal, get_args
+from typing import TYPE_CHECKING, Literal, get_args
 
 from specsheet.compiled import NamedTuple
 from specsheet.errors import SpecError
-from specsheet.model.vision import VisionTower
+
+if TYPE_CHECKING:
+    from specsheet.model.vision import VisionTower
 
 ImageFamily = Literal["gemma3", "qwen2_vl", "pixtral"]
 IMAGE_FAMILIES: tuple[str, ...] = get_args(ImageFamily)

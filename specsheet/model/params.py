@@ -10,7 +10,6 @@ Totals are always sums of the named parts below.
 
 from specsheet.compiled import NamedTuple
 from specsheet.model.spec import STATE_KINDS, ModelSpec
-from specsheet.model.vision import TOWER_COMPONENTS, tower_params
 
 COMPONENTS = (
     "token_embedding", "position_embedding", "embedding_projections", "attention", "ssm", "mlp",
@@ -222,7 +221,11 @@ class ParamBreakdown(NamedTuple):
     def components(self) -> dict[str, int]:
         """The eight components by name, in a fixed order, then vision and projector for a
         multimodal checkpoint."""
-        names = (*COMPONENTS, *TOWER_COMPONENTS) if self.multimodal else COMPONENTS
+        if not self.multimodal:
+            return {name: getattr(self, name) for name in COMPONENTS}
+        from specsheet.model.vision import TOWER_COMPONENTS  # a multimodal checkpoint's alone
+
+        names = (*COMPONENTS, *TOWER_COMPONENTS)
         return {name: getattr(self, name) for name in names}
 
     @property
@@ -301,6 +304,8 @@ def count_params(spec: ModelSpec) -> ParamBreakdown:
         active=0,
     )
     if spec.vision is not None:
+        from specsheet.model.vision import tower_params  # a multimodal checkpoint's alone
+
         tower = tower_params(spec.vision)
         breakdown = breakdown._replace(multimodal=True, vision=tower["vision"],
                                        projector=tower["projector"])

@@ -9,15 +9,17 @@ their fields are given.
 
 from collections.abc import Callable
 from dataclasses import fields
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from specsheet.compiled import (
     NamedTuple,
     dataclass,  # dataclasses' own, its methods compiled once
 )
 from specsheet.errors import SpecError, did_you_mean
-from specsheet.model.images import ImageProcessor
-from specsheet.model.vision import VisionTower
+
+if TYPE_CHECKING:  # a multimodal config's alone: imported when a source builds one
+    from specsheet.model.images import ImageProcessor
+    from specsheet.model.vision import VisionTower
 
 MLPKind = Literal["plain", "gated"]
 NormKind = Literal["layernorm", "rmsnorm", "none"]
@@ -221,7 +223,7 @@ class ModelSpec:
     linear_value_dim: int = 0  # gated DeltaNet: value head size
     # a multimodal checkpoint's image encoder and projector (model/vision.py); not a preset
     # field: a config.json's vision_config gives it, and as_dict leaves it out
-    vision: VisionTower | None = None
+    vision: "VisionTower | None" = None
 
     @classmethod
     def create(cls, **given: Any) -> "ModelSpec":
@@ -499,7 +501,7 @@ class Model(NamedTuple):
     # pairs, lists as tuples (``specsheet train`` applies it; empty: none)
     training: tuple[tuple[str, Any], ...] = ()
     # the image processor of a multimodal config (None: no vision tower), model/images.py
-    images: ImageProcessor | None = None
+    images: "ImageProcessor | None" = None
     # the checkpoint's multi-token-prediction layers beyond ``spec.layers`` (DeepSeek-V3's
     # num_nextn_predict_layers): not counted in the spec; vLLM loads them only as the draft of
     # speculative method mtp (plan/speculative.py)

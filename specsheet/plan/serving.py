@@ -23,7 +23,6 @@ from specsheet.compiled import NamedTuple
 from specsheet.errors import SpecError
 from specsheet.figures import Report
 from specsheet.hardware.catalog import Accelerator
-from specsheet.model.images import Images
 from specsheet.model.memory import DTYPE_BITS
 from specsheet.model.spec import STATE_KINDS, ModelSpec
 from specsheet.plan.kv_blocks import (
@@ -45,6 +44,7 @@ from specsheet.plan.vllm_layout import lora_slot_bytes, rotary_cache_bytes
 from specsheet.quant.tensors import Tensor, layer_tensors
 
 if TYPE_CHECKING:
+    from specsheet.model.images import Images
     from specsheet.plan.speculative import Draft, DraftMemory
 
 DEFAULT_MEMORY_UTILIZATION = "0.9"  # CacheConfig.gpu_memory_utilization

@@ -30,7 +30,6 @@ from specsheet.compiled import NamedTuple
 from specsheet.errors import SpecError
 from specsheet.model.params import COMPONENTS, count_params
 from specsheet.model.spec import ModelSpec
-from specsheet.model.vision import TOWER_COMPONENTS
 from specsheet.quant.formats import (
     DYNAMIC_MAP_VALUES,
     FP8_BLOCK,
@@ -492,7 +491,9 @@ def summarize(format_name: str, params: int, stored: list[StoredTensor]) -> Quan
     """Totals of ``stored``: all bytes, overhead, by component and by element type."""
     by_component = dict.fromkeys(COMPONENTS, 0)
     types: dict[str, int] = {}
-    if any(s.component in TOWER_COMPONENTS for s in stored):
+    if any(s.component in ("vision", "projector") for s in stored):
+        from specsheet.model.vision import TOWER_COMPONENTS  # a multimodal checkpoint's alone
+
         by_component.update(dict.fromkeys(TOWER_COMPONENTS, 0))
     for s in stored:
         by_component[s.component] += s.nbytes
