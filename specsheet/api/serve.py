@@ -160,7 +160,6 @@ def _price(price: float | str | None) -> float | None:
 
 def check_request(request: ServeRequest) -> None:
     """The settings that need no model, checked before any model is read."""
-    from specsheet.api.speculative import check_speculation
     from specsheet.plan.kv_blocks import MAMBA_CACHE_MODES
     from specsheet.plan.vllm_layout import check_moe_kernel
 
@@ -170,7 +169,10 @@ def check_request(request: ServeRequest) -> None:
         raise SpecError(f"unknown mamba cache mode {mode!r}; expected one of "
                         f"{', '.join(MAMBA_CACHE_MODES)}", field="mamba_cache_mode", value=mode)
     _kv_offload(request.kv_offload)
-    check_speculation(_speculative(request))
+    if _speculates(request):
+        from specsheet.api.speculative import check_speculation
+
+        check_speculation(_speculative(request))
     block = request.block_size
     if block is not None and (isinstance(block, bool) or not isinstance(block, int)
                               or block < 1 or block % 16):
@@ -260,6 +262,13 @@ def _plan_serve(report: Report, request: ServeRequest, group_size: int | None = 
     return Serving(plan, *estimates_of(plan, request))
 
 
+def _speculates(request: ServeRequest) -> bool:
+    """Whether ``request`` asks for speculative decoding (api/speculative.py, imported only
+    then)."""
+    return (request.draft, request.speculative_tokens, request.speculative_method) != (
+        None, None, None)
+
+
 def _speculative(request: ServeRequest) -> Any:
     from specsheet.api.speculative import Speculative
 
@@ -267,6 +276,8 @@ def _speculative(request: ServeRequest) -> Any:
 
 
 def _draft(report: Report, request: ServeRequest, layout: Any) -> Any:
+    if not _speculates(request):
+        return None
     from specsheet.api.speculative import draft_of
 
     return draft_of(report, _speculative(request), layout, request.timeout)

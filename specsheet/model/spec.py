@@ -156,6 +156,9 @@ FIELDS: dict[str, FieldDoc] = {f.name: f for f in FIELD_DOCS}
 _STORED = tuple(f for f in FIELD_DOCS if f.name not in INPUT_ONLY_FIELDS)
 _OF_TYPE: dict[str, tuple[FieldDoc, ...]] = {
     kind: tuple(f for f in _STORED if f.type == kind) for kind in get_args(FieldType)}
+# the int and count fields with their least value, and the first size with too many digits
+_SIZED = tuple((f, 1 if f.type == "int" else 0) for f in (*_OF_TYPE["int"], *_OF_TYPE["count"]))
+_TOO_LONG = 10**MAX_DIGITS
 
 
 @dataclass(frozen=True)
@@ -269,10 +272,19 @@ class ModelSpec:
         return cls(**values)
 
     def __post_init__(self) -> None:
-        for doc in (*_OF_TYPE["int"], *_OF_TYPE["count"]):
-            _check_size(doc, getattr(self, doc.name))
-        for doc in (*_OF_TYPE["choice"], *_OF_TYPE["bool"]):
-            check_type(doc, getattr(self, doc.name))
+        # each value that plainly fits passes at once (an int in range, a bool, a str among the
+        # choices); any other goes to the one check, which says what is wrong or lets it pass
+        for doc, least in _SIZED:
+            value = getattr(self, doc.name)
+            if type(value) is not int or not least <= value < _TOO_LONG:
+                _check_size(doc, value)
+        for doc in _OF_TYPE["choice"]:
+            value = getattr(self, doc.name)
+            if type(value) is not str or value not in doc.choices:
+                check_type(doc, value)
+        for doc in _OF_TYPE["bool"]:
+            if type(getattr(self, doc.name)) is not bool:
+                check_type(doc, getattr(self, doc.name))
         if self.heads % self.kv_heads:
             raise SpecError(f"{self.kv_heads} does not divide heads {self.heads}; each "
                             "key/value head must serve a whole group of query heads",

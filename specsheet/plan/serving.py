@@ -45,7 +45,7 @@ from specsheet.quant.tensors import Tensor, layer_tensors
 
 if TYPE_CHECKING:
     from specsheet.model.images import Images
-    from specsheet.plan.speculative import Draft, DraftMemory
+    from specsheet.plan.speculative import Draft
 
 DEFAULT_MEMORY_UTILIZATION = "0.9"  # CacheConfig.gpu_memory_utilization
 OVERHEAD_BYTES = 2**30  # an estimate: CUDA context, NCCL buffers, CUDA graphs (docs/serving.md)
@@ -254,14 +254,15 @@ def stage_memory(report: Report, hardware: Accelerator, layout: Parallel, stage:
     attention = attention_layers(spec, layers)
     token_bits = FP8_DS_MLA_TOKEN_BYTES * 8 if kv_layout else values * DTYPE_BITS[kv_dtype]
     page = -(-block * token_bits // 8) if spec.attention_layers else state_page
-    drafted = _draft(report, draft, layout, block, token_bits, quant, group_size)
-    buffers += drafted.weights_bytes  # loaded with the weights, out of the pool
-    pool = pool if kv_memory is not None else max(0, pool - drafted.weights_bytes)
+    draft_bytes, draft_block, draft_per_token = _draft(report, draft, layout, block, token_bits,
+                                                       quant, group_size)
+    buffers += draft_bytes  # loaded with the weights, out of the pool
+    pool = pool if kv_memory is not None else max(0, pool - draft_bytes)
     groups = tuple(kv_groups(spec, layers))
     per_group = max((g.layers for g in groups), default=0)
     num_blocks = pool // page // per_group if per_group else 0
-    if drafted.block_bytes and per_group:  # one type of full attention: pages summed
-        num_blocks = pool // (page * per_group + drafted.block_bytes)
+    if draft_block and per_group:  # one type of full attention: pages summed
+        num_blocks = pool // (page * per_group + draft_block)
     blocks = sum(group_blocks(g, max_model_len, batched_tokens, block * layout.dcp, mamba_mode)
                  for g in groups)  # the lookahead stops at max_model_len
     per_token = token_bits * len(attention) // 8
@@ -275,18 +276,20 @@ def stage_memory(report: Report, hardware: Accelerator, layout: Parallel, stage:
         dcp=layout.dcp, lora_bytes=lora_bytes, allocator_bytes=tails,
         mamba_cache_mode=mamba_mode,
         state_pages=state_pages(mamba_mode, max_model_len, block * layout.dcp),
-        draft_bytes=drafted.weights_bytes,
-        draft_block_bytes=drafted.block_bytes, draft_bytes_per_token=drafted.bytes_per_token,
+        draft_bytes=draft_bytes, draft_block_bytes=draft_block,
+        draft_bytes_per_token=draft_per_token,
         lookahead=draft.lookahead if draft else 0, max_model_len=max_model_len)
 
 
 def _draft(report: Report, draft: Draft | None, layout: Parallel, block: int,
-           token_bits: int, quant: str | None, group_size: int | None) -> DraftMemory:
-    """The draft's weights and KV on one GPU (none without speculative decoding)."""
-    from specsheet.plan.speculative import DraftMemory, draft_memory
-
+           token_bits: int, quant: str | None, group_size: int | None
+           ) -> tuple[int, int, int]:
+    """The draft's weights and KV on one GPU, a ``DraftMemory`` (zeros without speculative
+    decoding, whose module is then not imported)."""
     if draft is None:
-        return DraftMemory(0, 0, 0)
+        return 0, 0, 0
+    from specsheet.plan.speculative import draft_memory
+
     w = report.weights
     return draft_memory(report.model.spec, draft, layout, block, token_bits, report.kv.dtype,
                         report.dtype, quant, group_size, w.keep, w.match, w.router_score_bias)

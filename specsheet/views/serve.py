@@ -64,6 +64,8 @@ def images_entry(plan: ServePlan) -> dict[str, Any]:
 
 
 def _speculative(plan: ServePlan) -> dict[str, Any] | None:
+    if plan.request.draft is None:  # no speculative decoding: views/speculative.py not read
+        return None
     from specsheet.views.speculative import speculative_section
 
     return speculative_section(plan)
