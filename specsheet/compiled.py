@@ -44,11 +44,12 @@ CACHE = Path(__file__).with_name(f"dataclasses.{sys.implementation.cache_tag}.ma
 # a file apart, so that the commands that never make that import never read its entry
 IMPORTS = Path(__file__).with_name(f"imports.{sys.implementation.cache_tag}.marshal")
 
-# class (module.qualname) -> {source text: code object}, as read from CACHE
-_cache: dict[str, dict[str, CodeType]] | None = None
+# class (module.qualname) -> its entry, {source text: code object}, marshalled on its own: a
+# run reads the file's entries as bytes and unmarshals the entries of the classes it builds
+_cache: dict[str, bytes] | None = None
 
 
-def _read(path: Path) -> dict[str, dict[str, CodeType]]:
+def _read(path: Path) -> dict[str, bytes]:
     try:
         loaded = marshal.loads(path.read_bytes())
     except (OSError, EOFError, ValueError, TypeError):  # none yet, or not ours to read
@@ -56,7 +57,16 @@ def _read(path: Path) -> dict[str, dict[str, CodeType]]:
     return loaded if isinstance(loaded, dict) else {}
 
 
-def _write(path: Path, entries: dict[str, dict[str, CodeType]]) -> None:
+def _entry(data: object) -> dict[str, CodeType]:
+    """A class's entry from its bytes ({} for anything else: a damaged or foreign file)."""
+    try:
+        entry = marshal.loads(data) if isinstance(data, bytes) else {}
+    except (EOFError, ValueError, TypeError):
+        entry = {}
+    return entry if isinstance(entry, dict) else {}
+
+
+def _write(path: Path, entries: dict[str, bytes]) -> None:
     """Write ``entries`` to ``path`` whole or not at all, unless bytecode writing is off."""
     if sys.dont_write_bytecode:
         return
@@ -71,7 +81,7 @@ def _write(path: Path, entries: dict[str, dict[str, CodeType]]) -> None:
             pass
 
 
-def _load() -> dict[str, dict[str, CodeType]]:
+def _load() -> dict[str, bytes]:
     global _cache
     if _cache is None:
         _cache = _read(CACHE)
@@ -82,7 +92,7 @@ def _store(key: str, texts: dict[str, CodeType]) -> None:
     """Keep ``texts`` as the class's entry (replacing texts it no longer compiles), whole or not
     at all."""
     cache = _load()
-    cache[key] = texts
+    cache[key] = marshal.dumps(texts)
     _write(CACHE, cache)
 
 
@@ -113,7 +123,7 @@ def _kept(key: str, file: Path | None, module: Any, builtin: str) -> Iterator[No
         yield
         return
     entries = _load() if file is None else _read(file)
-    known = entries.get(key, {})
+    known = _entry(entries.get(key))
     used: dict[str, CodeType] = {}
     missed = False
     run = getattr(builtins, builtin)
@@ -139,7 +149,7 @@ def _kept(key: str, file: Path | None, module: Any, builtin: str) -> Iterator[No
     if file is None:
         _store(key, used)
     else:
-        entries[key] = used
+        entries[key] = marshal.dumps(used)
         _write(file, entries)
 
 
