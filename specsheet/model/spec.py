@@ -266,7 +266,7 @@ class ModelSpec:
         for doc in (*_OF_TYPE["layers"], *_OF_TYPE["kinds"]):
             if doc.name in values and not isinstance(values[doc.name], tuple):
                 values[doc.name] = tuple(values[doc.name])
-        unknown = set(values) - {f.name for f in fields(cls)}
+        unknown = set(values) - _FIELD_NAMES
         if unknown:
             raise SpecError("not a spec field", field=sorted(unknown)[0])
         return cls(**values)
@@ -425,6 +425,9 @@ class ModelSpec:
         """Every field by name, in declaration order (layer lists as lists)."""
         return {f.name: (list(v) if isinstance(v := getattr(self, f.name), tuple) else v)
                 for f in fields(self) if f.name != "vision"}
+
+
+_FIELD_NAMES = frozenset(f.name for f in fields(ModelSpec))
 
 
 def _all_layers(layers: int) -> tuple[int, ...]:

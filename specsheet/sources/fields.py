@@ -76,6 +76,10 @@ def with_source(e: SpecError, source: str) -> SpecError:
 def check_field(doc: FieldDoc, value: object) -> Any:
     """Return ``value`` if it has the type of field ``doc``, else raise FieldError: the spec's
     one type check (``check_type``), the value shown as a file writes it; layer lists here."""
+    kind, of = type(value), doc.type
+    if kind is int and of in ("int", "count") or kind is bool and of == "bool" or \
+            kind is str and of == "choice" and value in doc.choices:  # plainly of its type
+        return value  # (a size's range is ModelSpec's to check)
     if doc.type == "layers":
         if value != "all" and not (isinstance(value, list) and all(
                 isinstance(i, int) and not isinstance(i, bool) for i in value)):

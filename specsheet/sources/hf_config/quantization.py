@@ -174,9 +174,12 @@ def shipped_of(data: Mapping[str, Any], spec: ModelSpec, origin: str) -> Shipped
     if shipped is None or not shipped.keep:
         return shipped
     from specsheet.quant.modules import unmatched
-    from specsheet.quant.tensors import model_tensors
+    from specsheet.quant.tensors import layer_tensors, model_tensors
 
-    if unmatched(model_tensors(spec), shipped.keep, shipped.match):
+    # the first block's tensors first: a list that names one of them names a module of the
+    # model, and the model's every tensor is listed only when none does
+    if unmatched(layer_tensors(spec, 0), shipped.keep, shipped.match) and \
+            unmatched(model_tensors(spec), shipped.keep, shipped.match):
         raise _fail(f"the modules left unquantized ({', '.join(shipped.keep[:3])}"
                     f"{', ...' if len(shipped.keep) > 3 else ''}) name no module of this "
                     "model", origin, shipped.keep[0])
