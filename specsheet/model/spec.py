@@ -423,11 +423,12 @@ class ModelSpec:
 
     def as_dict(self) -> dict[str, Any]:
         """Every field by name, in declaration order (layer lists as lists)."""
-        return {f.name: (list(v) if isinstance(v := getattr(self, f.name), tuple) else v)
-                for f in fields(self) if f.name != "vision"}
+        return {name: (list(v) if isinstance(v := getattr(self, name), tuple) else v)
+                for name in _DICT_FIELDS}
 
 
 _FIELD_NAMES = frozenset(f.name for f in fields(ModelSpec))
+_DICT_FIELDS = tuple(f.name for f in fields(ModelSpec) if f.name != "vision")  # as_dict's
 
 
 def _all_layers(layers: int) -> tuple[int, ...]:
