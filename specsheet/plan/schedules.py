@@ -28,11 +28,14 @@
 
 from __future__ import annotations
 
-from fractions import Fraction
+from typing import TYPE_CHECKING
 
 from specsheet.compiled import NamedTuple
 from specsheet.model.spec import ModelSpec
 from specsheet.plan.parallel import Parallel, pp_partition
+
+if TYPE_CHECKING:  # fractions (and its import of decimal) only where a share is not whole
+    from fractions import Fraction
 
 
 def in_flight_stages(spec: ModelSpec, layout: Parallel) -> list[list[tuple[range, int]]] | None:
@@ -51,14 +54,16 @@ def in_flight_stages(spec: ModelSpec, layout: Parallel) -> list[list[tuple[range
     return [[(layers, pp - i)] for i, layers in enumerate(stages)]
 
 
-def in_flight_layers(spec: ModelSpec, layout: Parallel) -> Fraction:
+def in_flight_layers(spec: ModelSpec, layout: Parallel) -> int | Fraction:
     """Layers' worth of activations the busiest GPU holds at its peak (a layer of one
-    micro-batch each)."""
+    micro-batch each): a whole number, or the interleaved schedule's average, a Fraction."""
     L, pp = spec.layers, layout.pp
     stages = in_flight_stages(spec, layout)
     if stages is None:
+        from fractions import Fraction
+
         return L * (1 + Fraction(pp - 1, pp * layout.vpp))
-    return Fraction(max(sum(len(layers) * count for layers, count in gpu) for gpu in stages))
+    return max(sum(len(layers) * count for layers, count in gpu) for gpu in stages)
 
 
 def held_stages(layout: Parallel) -> list[tuple[int, ...]]:
@@ -102,6 +107,8 @@ def traffic(spec: ModelSpec, layout: Parallel, seq: int, micro_batch: int,
     if layout.ep > 1:  # DualPipe: half the micro-batches through each of a rank's two stages
         moe = [sum(1 for layer in layers if is_moe_layer(spec, layer)) for layers in stages]
         held = [(sum(moe[i] for i in gpu), len(gpu)) for gpu in held_stages(layout)]
+        from fractions import Fraction
+
         layers, share = max(held, key=lambda h: Fraction(*h))
         a2a = tokens * layers * 4 * spec.experts_per_token * spec.d_model * 2 \
             * (layout.ep - 1) // (layout.ep * share)
