@@ -1,7 +1,5 @@
 """``specsheet check``: budgets for CI; exit 0 when every limit holds, 1 when one is exceeded."""
 
-from __future__ import annotations
-
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -169,7 +167,7 @@ def check(
         checked = check(computed, limits, request, serve_limits, group_size)
     document = checked.to_dict()
 
-    def views() -> list[TableView]:
+    def views() -> "list[TableView]":
         from specsheet.views.check import check_view, serve_check_view
 
         tables = []

@@ -1,8 +1,6 @@
 """``specsheet fit``: will a GGUF run on this machine with llama.cpp, layer by layer, GPU and
 host memory (docs/local.md)."""
 
-from __future__ import annotations
-
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -180,7 +178,7 @@ def fit(
         result = run_fit(src.placed(model), request)
     document = result.to_dict()
 
-    def views() -> list[TableView]:
+    def views() -> "list[TableView]":
         from specsheet.views.fit import fit_views
 
         return fit_views(result)

@@ -1,7 +1,5 @@
 """``specsheet train``: training FLOPs, tokens, GPU-hours and cost, and memory per GPU."""
 
-from __future__ import annotations
-
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -201,7 +199,7 @@ def train(
             streams.say(f"specsheet: note: {note}")
     document = training.to_dict()
 
-    def views() -> list[TableView]:
+    def views() -> "list[TableView]":
         from specsheet.views.train import train_views
 
         return train_views(training.model, training.plan, training.suggestions)
