@@ -1,7 +1,5 @@
 """``specsheet compare``: models side by side, with ratios to the first."""
 
-from __future__ import annotations
-
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -119,7 +117,7 @@ def compare(
         result = compare(compared, request, group_size)
     document = result.to_dict()
 
-    def views() -> list[TableView]:
+    def views() -> "list[TableView]":
         from specsheet.views.compare import compare_view
 
         return [compare_view(compared, None if result.served is None

@@ -1,7 +1,5 @@
 """``specsheet count``: one model's parameters, memory, KV cache and FLOPs."""
 
-from __future__ import annotations
-
 from typing import TYPE_CHECKING
 
 from specsheet.api.spec import DEFAULT_DTYPE
@@ -60,7 +58,7 @@ def count(
                         src.timeout, images, image_size)
     document = count_document(report)
 
-    def views() -> list[TableView]:
+    def views() -> "list[TableView]":
         from specsheet.views.count import count_views
 
         return count_views(report)

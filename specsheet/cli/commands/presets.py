@@ -1,7 +1,5 @@
 """``specsheet presets``: the built-in presets."""
 
-from __future__ import annotations
-
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -31,7 +29,7 @@ def presets(fmt: FormatOpt = None, json_: JsonOpt = False, long: LongOpt = False
     listed.sort(key=lambda r: (r.model.name.split("-")[0], r.params.total))
     document = presets_document(listed)
 
-    def views() -> list[TableView]:
+    def views() -> "list[TableView]":
         from specsheet.views.catalog import presets_list, presets_view
 
         return [presets_view(listed) if long else presets_list(listed, "specsheet presets --long")]

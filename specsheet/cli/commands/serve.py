@@ -1,8 +1,6 @@
 """``specsheet serve``: does a model fit on these GPUs, how many requests at once, how fast and at
 what cost (docs/serving.md)."""
 
-from __future__ import annotations
-
 from typing import TYPE_CHECKING, Any
 
 from specsheet.api.serve import (
@@ -164,7 +162,7 @@ def serve(
                     f"the first: {unread[0]!r}")
     document = served.to_dict()
 
-    def views() -> list[TableView]:
+    def views() -> "list[TableView]":
         from specsheet.views.serve import serve_views
 
         return serve_views(*served, OPTION_NAMES)
