@@ -109,11 +109,21 @@ def stage_tensors(spec: ModelSpec, layout: Parallel, stage: int) -> tuple[Tensor
     layers = pp_partition(spec.layers, layout.pp)[stage]
     first, last = stage == 0, stage == layout.pp - 1
     held: list[Tensor] = []
+    # a block's tensor is cut once for the blocks that hold the same one: its name in the
+    # block, shape, role and the block's mixer are all that ``shard`` reads of it
+    cuts: dict[tuple[str, tuple[int, ...], str, str], tuple[int, ...]] = {}
     for t in model_tensors(spec):
         if t.role in TOWER_ROLES:  # every stage builds the vision tower (vllm_builds)
             keep = vllm_builds(spec, t.name)
         elif t.layer is not None:
-            keep = t.layer in layers
+            if t.layer in layers:
+                same = (t.name.split(".", 2)[2], t.shape, t.role, layer_kind(spec, t.layer))
+                shape = cuts.get(same)
+                if shape is None:
+                    shape = cuts[same] = shard(spec, t, layout).shape
+                held.append(t if shape == t.shape else
+                            Tensor(t.name, shape, t.component, t.role, t.layer))
+            continue
         elif t.name.startswith(("token_embd", "position_embd", "project_in")):
             keep = first
             if last and not first and t.name == "token_embd.weight" and spec.tied_embeddings:
