@@ -9,6 +9,9 @@ import io
 import json
 import re
 from collections.abc import Sequence
+from itertools import compress, repeat
+from math import isfinite
+from operator import is_, is_not
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -144,7 +147,7 @@ def _csv_cell(value: Scalar | list[Any]) -> Scalar:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, list):
-        return json.dumps(value)
+        return _dumps(value)
     return "" if value is None else value
 
 
@@ -153,7 +156,8 @@ def to_csv(rows: list[dict[str, Any]]) -> str:
     columns are the union of every row's leaves, in the order they first appear (the first
     row's, then each a later row adds), free-text columns last, so no row loses a field; a
     row without a column has an empty cell. Lists are written as JSON ([0, 2, 4]), booleans
-    as true and false, null as an empty cell: what csv.writer writes of the cells.
+    as true and false, null as an empty cell: what csv.writer writes of the cells. A number
+    that is not finite raises ValueError, as in JSON (``_dumps``), never written as inf.
 
     A section or value that a row shares with the row before it (the same object at the same
     key) has its cells written once (the one optimisation, above): csv.writer quotes a cell by
@@ -167,41 +171,60 @@ def to_csv(rows: list[dict[str, Any]]) -> str:
     writer = csv.writer(out, lineterminator="\n")
     values: list[Any] = []  # every section's leaves, in turn, to be written as cells
     made: list[list[Any]] = []  # every section, in the order the rows first hold them:
-    # [its columns, its first cell among values, the cell after its last, the cells' texts]
+    # [its columns, its first cell among values, the cell after its last, the cells' texts,
+    # its shape (_leaves)]
     columns_of: dict[Any, tuple[str, ...]] = {}  # by (key's type, key, shape): one tuple each
-    before: dict[Any, tuple[Any, Any, list[Any], Any]] = {}  # the row before's by key:
-    # its value, the key, its section, its shape
+    before: dict[Any, tuple[Any, Any, list[Any]]] = {}  # a row's before by key: its value,
+    # the key, its section (kept by the rows laid out otherwise than the row before them)
     layouts: dict[tuple[int, ...], list[int]] = {}  # the rows by their sections' columns
     held: list[list[list[Any]]] = []  # each row's sections
     first_row = 0  # the cells of the first row's sections
+    keys_before: list[Any] = []
+    values_before: list[Any] = []
+    sections: list[list[Any]] = []
+    group: list[int] = []
     for row in rows:
-        sections = []
-        for key, value in row.items():
-            last = before.get(key)
-            if last is not None and last[0] is value and last[1] is key:
-                sections.append(last[2])
-                continue
-            start = len(values)
-            if isinstance(value, dict):
-                shape: Any = _leaves(value, values)
-            else:
-                values.append(value)
-                shape = _LEAF
-            if last is not None and last[1] is key and last[3] == shape:
-                columns = last[2][0]
-            else:
-                columns = columns_of.get((type(key), key, shape))
-                if columns is None:
-                    columns = columns_of[type(key), key, shape] = tuple(
-                        _paths(value, f"{key}.") if shape is not _LEAF else [f"{key}"])
-            section = [columns, start, len(values), None]
-            before[key] = (value, key, section, shape)
-            made.append(section)
-            sections.append(section)
-        layouts.setdefault(tuple([id(s[0]) for s in sections]), []).append(len(held))
+        keys = list(row)
+        entries = list(row.values())
+        if held and len(keys) == len(keys_before) and all(map(is_, keys, keys_before)):
+            # the keys of the row before (the same objects): the values that are not its
+            fresh = list(compress(range(len(keys)), map(is_not, entries, values_before)))
+            relaid = False
+            if fresh:
+                sections = sections.copy()
+                for i in fresh:
+                    last = sections[i]
+                    section = sections[i] = _section(keys[i], entries[i], last, values,
+                                                     columns_of)
+                    made.append(section)
+                    relaid = relaid or section[0] is not last[0]
+        else:
+            if held:
+                for key, value, section in zip(keys_before, values_before, sections,
+                                               strict=True):
+                    before[key] = (value, key, section)
+            sections = []
+            for key, value in zip(keys, entries, strict=True):
+                known = before.get(key)
+                if known is not None and known[1] is key:
+                    if known[0] is value:
+                        sections.append(known[2])
+                        continue
+                    section = _section(key, value, known[2], values, columns_of)
+                else:
+                    section = _section(key, value, None, values, columns_of)
+                made.append(section)
+                sections.append(section)
+            relaid = True
+        if relaid:
+            group = layouts.setdefault(tuple([id(s[0]) for s in sections]), [])
+        group.append(len(held))
         if not held:
             first_row = len(values)
         held.append(sections)
+        keys_before, values_before = keys, entries
+    if not all(map(isfinite, compress(values, map(isinstance, values, repeat(float))))):
+        raise ValueError("Out of range float values are not CSV compliant")
     cells = [v if type(v) in _PLAIN else _csv_cell(v) for v in values]
     # the first row's texts apart: a line of free text (quoted cells) is split more slowly
     texts = _cell_texts(cells[:first_row], writer, out) + _cell_texts(cells[first_row:],
@@ -222,6 +245,27 @@ def to_csv(rows: list[dict[str, Any]]) -> str:
     for group in layouts.values():
         _lines(header, held, group, lines)
     return "".join(lines)
+
+
+def _section(key: Any, value: Any, last: list[Any] | None, values: list[Any],
+             columns_of: dict[Any, tuple[str, ...]]) -> list[Any]:
+    """A row's value at ``key``, its leaves put in ``values``; ``last``: the section a row
+    before held at that key (the same key object), whose columns it takes if it has its
+    shape. ``columns_of``: the columns by key and shape, one tuple each."""
+    start = len(values)
+    if isinstance(value, dict):
+        shape: Any = _leaves(value, values)
+    else:
+        values.append(value)
+        shape = _LEAF
+    if last is not None and last[4] == shape:
+        columns = last[0]
+    else:
+        columns = columns_of.get((type(key), key, shape))
+        if columns is None:
+            columns = columns_of[type(key), key, shape] = tuple(
+                _paths(value, f"{key}.") if shape is not _LEAF else [f"{key}"])
+    return [columns, start, len(values), None, shape]
 
 
 _LEAF = object()  # the shape of a value that is not a dict
