@@ -357,9 +357,9 @@ def _lines(header: list[str], held: list[list[list[Any]]], group: list[int],
 def _cell_texts(cells: list[Scalar], writer: Any, out: io.StringIO) -> list[str]:
     """Each cell as csv.writer writes it in a line of several: the line of them all (written
     by ``writer`` to ``out``) split at its commas when no cell in it is quoted (a cell holding
-    a comma would be), else split into its fields as csv.writer writes them (``_FIELD``: a
-    field quoted whole, its quotes doubled, or one without a comma or a quote), or cell by
-    cell should that not account for every character of the line."""
+    a comma would be), else split into its fields as csv.writer writes them (a field quoted
+    whole, its quotes doubled, or one without a comma or a quote), or cell by cell should
+    that not account for every character of the line."""
     if not cells:
         return []
     out.seek(0)
@@ -368,8 +368,9 @@ def _cell_texts(cells: list[Scalar], writer: Any, out: io.StringIO) -> list[str]
     line = out.getvalue()[:-1]
     if '"' not in line:
         return line.split(",")
-    if len(cells) > 1:
-        texts: list[str] = _FIELD.findall(line + ",")
+    if len(cells) > 1:  # a field of csv.writer's line, and its comma (compiled here: the
+        # JSON paths import this module)
+        texts: list[str] = re.findall(r'((?:"[^"]*")+|[^,"]*),', line + ",")
         if len(texts) == len(cells) and sum(map(len, texts)) + len(texts) == len(line) + 1:
             return texts
     texts = []
@@ -383,8 +384,6 @@ def _cell_texts(cells: list[Scalar], writer: Any, out: io.StringIO) -> list[str]
         texts.append(out.getvalue()[:-1])
     return texts
 
-
-_FIELD = re.compile(r'((?:"[^"]*")+|[^,"]*),')  # a field of csv.writer's line, and its comma
 
 
 def _md_cell(text: str) -> str:
