@@ -178,7 +178,7 @@ def to_csv(rows: list[dict[str, Any]]) -> str:
     # the key, its section (kept by the rows laid out otherwise than the row before them)
     layouts: dict[tuple[int, ...], list[int]] = {}  # the rows by their sections' columns
     held: list[list[list[Any]]] = []  # each row's sections
-    first_row = 0  # the cells of the first row's sections
+    first_row = 0  # the sections of the first row
     keys_before: list[Any] = []
     values_before: list[Any] = []
     sections: list[list[Any]] = []
@@ -220,15 +220,17 @@ def to_csv(rows: list[dict[str, Any]]) -> str:
             group = layouts.setdefault(tuple([id(s[0]) for s in sections]), [])
         group.append(len(held))
         if not held:
-            first_row = len(values)
+            first_row = len(made)
         held.append(sections)
         keys_before, values_before = keys, entries
     if not all(map(isfinite, compress(values, map(isinstance, values, repeat(float))))):
         raise ValueError("Out of range float values are not CSV compliant")
     cells = [v if type(v) in _PLAIN else _csv_cell(v) for v in values]
-    # the first row's texts apart: a line of free text (quoted cells) is split more slowly
-    texts = _cell_texts(cells[:first_row], writer, out) + _cell_texts(cells[first_row:],
-                                                                      writer, out)
+    # the first row's texts section by section (its free text is quoted), then the rest's
+    texts = []
+    for section in made[:first_row]:
+        texts += _cell_texts(cells[section[1]:section[2]], writer, out)
+    texts += _cell_texts(cells[len(texts):], writer, out)
     for section in made:
         section[3] = texts[section[1]:section[2]]
     union: dict[str, None] = {}
