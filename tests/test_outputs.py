@@ -86,6 +86,50 @@ def test_a_result_that_is_not_finite_is_an_error_naming_its_option(args: list[st
     assert args[-2] in line, line
 
 
+def _swept(where: str, value: float) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A sweep's document of two points and its CSV rows (as the sweep command makes them),
+    with ``value`` at ``where``: a point's report (points.1.report.flops.share), the
+    document's head (gpu.share) or a list in a point (points.0.report.list)."""
+    shared = {"total": 10, "name": "x"}
+    points = [{"at": {"tokens": t}, "report": {"spec": shared, "list": [1.5, 2],
+                                                 "flops": {"tokens": t, "share": 0.5}}}
+              for t in (1, 2)]
+    document: dict[str, Any] = {"schema_version": 1, "gpu": {"share": 0.5}, "points": points}
+    if where == "points.1.report.flops.share":
+        points[1]["report"]["flops"]["share"] = value
+    elif where == "gpu.share":
+        document["gpu"]["share"] = value
+    else:
+        points[0]["report"]["list"] = [value]
+    rows = [{"at": p["at"], "batch": 1, **p["report"]} for p in points]
+    return document, rows
+
+
+@pytest.mark.parametrize("where", ["points.1.report.flops.share", "gpu.share",
+                                   "points.0.report.list.0"])
+@pytest.mark.parametrize("value", [math.inf, -math.inf, math.nan])
+def test_a_sweeps_csv_that_is_not_finite_is_an_error_naming_its_figure(
+        where: str, value: float, capsys: pytest.CaptureFixture[str]) -> None:
+    """CSV checks a sweep's points as it writes their rows (render.text.to_csv refuses a
+    number that is not finite) and the rest of the document before: the same error as a
+    walk of the whole document, nothing written."""
+    from specsheet.cli.options import emit
+    from specsheet.errors import SpecError
+
+    document, rows = _swept(where, value)
+    with pytest.raises(SpecError) as raised:
+        emit("csv", document, rows, list, lines_of="points", inputs={"--x": "1e308"})
+    kind = "not a number" if math.isnan(value) else "infinite"
+    assert str(raised.value).startswith(f"{where} comes out {kind} with --x 1e308: ")
+    assert capsys.readouterr().out == ""
+    finite, rows = _swept(where, 0.25)
+    emit("csv", finite, rows, list, lines_of="points")
+    assert capsys.readouterr().out.splitlines() == [
+        "at.tokens,batch,spec.total,spec.name,list,flops.tokens,flops.share",
+        "1,1,10,x," + ("[0.25]" if where.endswith("list.0") else '"[1.5, 2]"') + ",1,0.5",
+        "2,1,10,x,\"[1.5, 2]\",2," + ("0.25" if where.startswith("points.1") else "0.5")]
+
+
 def _under_1gb(*args: str) -> Any:
     """specsheet in a real process that may not map more than 1 GB."""
     import resource

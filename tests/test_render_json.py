@@ -1,15 +1,19 @@
 """The text writers' one optimisation (render.text: a section consecutive items share is
-written once) writes what plain json.dumps writes (an item per line, each compact, the rest
-indented by 2), and what a plain flatten and csv.writer write."""
+written once, and in CSV the text that rows laid out alike share is joined once) writes what
+plain json.dumps writes (an item per line, each compact, the rest indented by 2), and what a
+plain flatten and csv.writer write, for the documents below and for random ones."""
 
 from __future__ import annotations
 
 import csv
 import io
 import json
+import math
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from specsheet.render.text import FREE_TEXT, flatten, to_csv, to_json
 
@@ -72,10 +76,21 @@ def test_a_sweeps_document_is_written_as_json_dumps_writes_it() -> None:
     assert to_json(document, "points") == plain(document, "points")
 
 
+def plain_flatten(document: dict[Any, Any], prefix: str = "") -> dict[str, Any]:
+    """The leaves of a document by dotted path, written here apart from render/text.py."""
+    leaves: dict[str, Any] = {}
+    for key, value in document.items():
+        if isinstance(value, dict):
+            leaves.update(plain_flatten(value, f"{prefix}{key}."))
+        else:
+            leaves[f"{prefix}{key}"] = value
+    return leaves
+
+
 def plain_csv(rows: list[dict[str, Any]]) -> str:
     """The reference: each row flattened, the union of their columns (free text last), a
     cell by csv.writer."""
-    flat = [flatten(row) for row in rows]
+    flat = [plain_flatten(row) for row in rows]
     columns = list(dict.fromkeys(key for row in flat for key in row))
     header = [c for c in columns if c.rsplit(".", 1)[-1] not in FREE_TEXT]
     header += [c for c in columns if c.rsplit(".", 1)[-1] in FREE_TEXT]
@@ -123,3 +138,70 @@ def test_a_sweeps_rows_are_written_as_a_plain_csv_writer_writes_them() -> None:
     text = to_csv(rows)
     assert text == plain_csv(rows)
     assert text.splitlines()[1].startswith("128,1,1,1,gpt2-small,124439808,")
+
+
+def test_the_flatten_of_render_text_is_the_plain_one() -> None:
+    document = {"a": {"b": 1, "c": {"d": [1]}, 2: None}, "e": {}, "a.b": "x", True: 1.5}
+    assert flatten(document) == plain_flatten(document) == {
+        "a.b": "x", "a.c.d": [1], "a.2": None, "True": 1.5}
+
+
+# Random rows: keys that collide (as dotted paths, 1 and True, free-text names), values with
+# commas, quotes, percent signs, line breaks, empty strings, -0.0, NaN, lists; sections drawn
+# from a pool, so that rows share them (the same objects) in turn, in runs and out of order.
+KEYS = st.sampled_from(["a", "b", "a.b", "description", "x.origin", "reference", "%s", "",
+                        "é", 0, 1, True, False])
+SCALARS = st.one_of(
+    st.integers(min_value=-10**20, max_value=10**20), st.floats(), st.booleans(), st.none(),
+    st.text(alphabet=' a1,"%\n\r.é', max_size=6),
+    st.lists(st.one_of(st.integers(0, 9), st.floats()), max_size=3))
+VALUES = st.recursive(SCALARS, lambda inner: st.dictionaries(KEYS, inner, max_size=4),
+                      max_leaves=8)
+
+
+@st.composite
+def shared_rows(draw: st.DrawFn) -> list[dict[Any, Any]]:
+    pool = draw(st.lists(VALUES, min_size=1, max_size=6))
+    layouts = draw(st.lists(st.lists(st.tuples(KEYS, st.integers(0, 5)), max_size=5),
+                            min_size=1, max_size=4))
+    rows = []
+    for n in draw(st.lists(st.integers(0, 3), max_size=12)):
+        picks = layouts[n % len(layouts)]
+        shift = draw(st.integers(0, 2))  # the same layout over other sections of the pool
+        rows.append({key: pool[(i + shift) % len(pool)] for key, i in picks})
+    return rows
+
+
+def finite(value: Any) -> bool:
+    """Every float in ``value`` (a row, a list, a leaf) is finite."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, dict):
+        return all(finite(v) for v in value.values())
+    if isinstance(value, list):
+        return all(finite(v) for v in value)
+    return True
+
+
+def written_as_plain(rows: list[dict[Any, Any]]) -> None:
+    """to_csv writes what plain_csv writes, or refuses (as JSON does) a number that is not
+    finite, in a cell or a list."""
+    if all(finite(row) for row in rows):
+        assert to_csv(rows) == plain_csv(rows)
+    else:
+        with pytest.raises(ValueError):
+            to_csv(rows)
+
+
+@settings(max_examples=400, deadline=None)
+@given(shared_rows())
+def test_random_rows_are_written_as_a_plain_csv_writer_writes_them(
+        rows: list[dict[Any, Any]]) -> None:
+    written_as_plain(rows)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.dictionaries(KEYS, VALUES, max_size=5), max_size=6))
+def test_random_unshared_rows_are_written_as_a_plain_csv_writer_writes_them(
+        rows: list[dict[Any, Any]]) -> None:
+    written_as_plain(rows)

@@ -9,11 +9,9 @@
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
+from specsheet.api.collection import no_cyclic_collection
 from specsheet.errors import SpecError
 from specsheet.plan import MAX_WALKED_LAYERS
 from specsheet.plan import inspection as _inspection
@@ -50,17 +48,3 @@ def inspect(ref: str) -> Inspection:
                             f"{MAX_WALKED_LAYERS:,} (count answers any number)", source=ref,
                             field="layers", value=model.spec.layers)
         return Inspection._make(_inspection.inspect_checkpoint(checkpoint))
-
-
-@contextmanager
-def no_cyclic_collection() -> Iterator[None]:
-    """The cyclic garbage collector paused, then restored: a 90,000-tensor checkpoint is
-    read into 180,000 small tuples that hold no cycles, and the collections their creation
-    would set off (each traversing every tuple made so far) took a third of the time."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()

@@ -168,11 +168,18 @@ def emit(fmt: str, document: dict[str, Any], rows: list[dict[str, Any]],
 
     A document holding a number that is not finite (an estimate divided by a share of 5e-324)
     is bad input, never ``Infinity`` in JSON nor an internal error in a table: the line names
-    the figure and ``inputs``, the command's real-valued options as the user gave them."""
+    the figure and ``inputs``, the command's real-valued options as the user gave them. The
+    JSON and CSV writers refuse such a number themselves; ``rows`` hold every leaf of the
+    items of ``lines_of`` (a sweep's rows are its points), so CSV checks those as it writes
+    them, and the rest of the document first."""
     from specsheet.cli import streams
 
-    if fmt != "json" or svg is not None or html is not None:
-        not_finite(document, inputs or {})  # JSON alone: its writer refuses one itself
+    if svg is not None or html is not None or fmt not in ("json", "csv"):
+        not_finite(document, inputs or {})
+    elif fmt == "csv":  # the rest in the writer
+        not_finite(document if lines_of is None else
+                   {key: value for key, value in document.items() if key != lines_of},
+                   inputs or {})
 
     shown: list[TableView | ChartView] = []
 
@@ -211,7 +218,11 @@ def emit(fmt: str, document: dict[str, Any], rows: list[dict[str, Any]],
     elif fmt == "csv":
         from specsheet.render.text import to_csv
 
-        out = to_csv(rows)
+        try:
+            out = to_csv(rows)
+        except ValueError:  # a number that is not finite: name it and the inputs
+            not_finite(document, inputs or {})
+            raise
     else:
         from specsheet.render.text import to_ascii, to_markdown
 

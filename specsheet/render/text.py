@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from collections.abc import Sequence
+from itertools import compress, repeat
+from math import isfinite
+from operator import is_, is_not
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -143,7 +147,7 @@ def _csv_cell(value: Scalar | list[Any]) -> Scalar:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, list):
-        return json.dumps(value)
+        return _dumps(value)
     return "" if value is None else value
 
 
@@ -152,72 +156,212 @@ def to_csv(rows: list[dict[str, Any]]) -> str:
     columns are the union of every row's leaves, in the order they first appear (the first
     row's, then each a later row adds), free-text columns last, so no row loses a field; a
     row without a column has an empty cell. Lists are written as JSON ([0, 2, 4]), booleans
-    as true and false, null as an empty cell: what csv.writer writes of the cells.
+    as true and false, null as an empty cell: what csv.writer writes of the cells. A number
+    that is not finite raises ValueError, as in JSON (``_dumps``), never written as inf.
 
     A section or value that a row shares with the row before it (the same object at the same
     key) has its cells written once (the one optimisation, above): csv.writer quotes a cell by
-    what it holds alone, so a line is the join of its cells' texts, each written once."""
+    what it holds alone, so a line is the join of its cells' texts, each written once. Rows
+    laid out alike (the same columns at the same keys) whose section at a key is one object
+    in all of them have its cells joined once, into the text between the cells that vary: a
+    sweep's line is its place, KV cache and FLOPs put into the text its points share."""
     import csv  # lazy: the CSV path alone needs it, and every JSON path imports this module
 
-    rows_texts: list[list[dict[str, str]]] = []  # each row's sections' cells' texts by column
-    before: dict[str, tuple[Any, dict[str, str]]] = {}  # the row before's section by key
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
+    values: list[Any] = []  # every section's leaves, in turn, to be written as cells
+    made: list[list[Any]] = []  # every section, in the order the rows first hold them:
+    # [its columns, its first cell among values, the cell after its last, the cells' texts,
+    # its shape (_leaves)]
+    columns_of: dict[Any, tuple[str, ...]] = {}  # by (key's type, key, shape): one tuple each
+    before: dict[Any, tuple[Any, Any, list[Any]]] = {}  # a row's before by key: its value,
+    # the key, its section (kept by the rows laid out otherwise than the row before them)
+    layouts: dict[tuple[int, ...], list[int]] = {}  # the rows by their sections' columns
+    held: list[list[list[Any]]] = []  # each row's sections
+    first_row = 0  # the sections of the first row
+    keys_before: list[Any] = []
+    values_before: list[Any] = []
+    sections: list[list[Any]] = []
+    group: list[int] = []
     for row in rows:
-        parts: list[Any] = []  # by key in order: a value's texts, or its leaves to write
-        fresh: list[Any] = []
-        for key, value in row.items():
-            last = before.get(key)
-            if last is not None and last[0] is value:
-                parts.append(last[1])
-                continue
-            leaves = flatten(value, f"{key}.") if isinstance(value, dict) else {key: value}
-            parts.append((key, value, leaves))
-            fresh.extend(_csv_cell(leaf) for leaf in leaves.values())
-        written = iter(_cell_texts(fresh, writer, out))
-        for n, part in enumerate(parts):
-            if type(part) is not dict:
-                key, value, leaves = part
-                section = before[key] = (value, dict(zip(leaves, written, strict=False)))
-                parts[n] = section[1]  # the cells in turn
-        rows_texts.append(parts)
-    columns: dict[str, None] = {}
-    seen: set[int] = set()  # a section seen in a row before adds no column
-    for parts in rows_texts:
-        for part in parts:
-            if id(part) not in seen:
-                seen.add(id(part))
-                columns.update(dict.fromkeys(part))
-    header = [c for c in columns if c.rsplit(".", 1)[-1] not in FREE_TEXT]
-    header += [c for c in columns if c.rsplit(".", 1)[-1] in FREE_TEXT]
+        keys = list(row)
+        entries = list(row.values())
+        if held and len(keys) == len(keys_before) and all(map(is_, keys, keys_before)):
+            # the keys of the row before (the same objects): the values that are not its
+            fresh = list(compress(range(len(keys)), map(is_not, entries, values_before)))
+            relaid = False
+            if fresh:
+                sections = sections.copy()
+                for i in fresh:
+                    last = sections[i]
+                    section = sections[i] = _section(keys[i], entries[i], last, values,
+                                                     columns_of)
+                    made.append(section)
+                    relaid = relaid or section[0] is not last[0]
+        else:
+            if held:
+                for key, value, section in zip(keys_before, values_before, sections,
+                                               strict=True):
+                    before[key] = (value, key, section)
+            sections = []
+            for key, value in zip(keys, entries, strict=True):
+                known = before.get(key)
+                if known is not None and known[1] is key:
+                    if known[0] is value:
+                        sections.append(known[2])
+                        continue
+                    section = _section(key, value, known[2], values, columns_of)
+                else:
+                    section = _section(key, value, None, values, columns_of)
+                made.append(section)
+                sections.append(section)
+            relaid = True
+        if relaid:
+            group = layouts.setdefault(tuple([id(s[0]) for s in sections]), [])
+        group.append(len(held))
+        if not held:
+            first_row = len(made)
+        held.append(sections)
+        keys_before, values_before = keys, entries
+    if not all(map(isfinite, compress(values, map(isinstance, values, repeat(float))))):
+        raise ValueError("Out of range float values are not CSV compliant")
+    cells = [v if type(v) in _PLAIN else _csv_cell(v) for v in values]
+    # the first row's texts section by section (its free text is quoted), then the rest's
+    texts = []
+    for section in made[:first_row]:
+        texts += _cell_texts(cells[section[1]:section[2]], writer, out)
+    texts += _cell_texts(cells[len(texts):], writer, out)
+    for section in made:
+        section[3] = texts[section[1]:section[2]]
+    union: dict[str, None] = {}
+    for group in layouts.values():
+        for section in held[group[0]]:
+            union.update(dict.fromkeys(section[0]))
+    header = [c for c in union if c.rsplit(".", 1)[-1] not in FREE_TEXT]
+    header += [c for c in union if c.rsplit(".", 1)[-1] in FREE_TEXT]
     out.seek(0)
     out.truncate()
     writer.writerow(header)
-    if len(header) == 1:  # a line of one empty cell is written "", not as nothing
-        writer.writerows([_merged(parts).get(header[0], "")] for parts in rows_texts)
-        return out.getvalue()
-    empty = dict.fromkeys(header, "")
-    width = len(header)
-    lines = [out.getvalue()]
-    for parts in rows_texts:
-        cells = _merged(parts)
-        lines.append(",".join(map((cells if len(cells) == width else {**empty, **cells})
-                                  .__getitem__, header)))
-        lines.append("\n")
+    lines = [""] * (len(held) + 1)
+    lines[0] = out.getvalue()
+    for group in layouts.values():
+        _lines(header, held, group, lines)
     return "".join(lines)
 
 
-def _merged(parts: list[dict[str, str]]) -> dict[str, str]:
-    cells: dict[str, str] = {}
-    for part in parts:
-        cells.update(part)
-    return cells
+def _section(key: Any, value: Any, last: list[Any] | None, values: list[Any],
+             columns_of: dict[Any, tuple[str, ...]]) -> list[Any]:
+    """A row's value at ``key``, its leaves put in ``values``; ``last``: the section a row
+    before held at that key (the same key object), whose columns it takes if it has its
+    shape. ``columns_of``: the columns by key and shape, one tuple each."""
+    start = len(values)
+    if isinstance(value, dict):
+        shape: Any = _leaves(value, values)
+    else:
+        values.append(value)
+        shape = _LEAF
+    if last is not None and last[4] == shape:
+        columns = last[0]
+    else:
+        columns = columns_of.get((type(key), key, shape))
+        if columns is None:
+            columns = columns_of[type(key), key, shape] = tuple(
+                _paths(value, f"{key}.") if shape is not _LEAF else [f"{key}"])
+    return [columns, start, len(values), None, shape]
+
+
+_LEAF = object()  # the shape of a value that is not a dict
+_PLAIN = frozenset({int, float, str})  # values that are their own cells
+_FLAT = frozenset({int, float, str, bool, type(None), list})  # no dict among them
+_STR = frozenset({str})
+
+
+def _leaves(value: dict[Any, Any], values: list[Any]) -> tuple[Any, ...]:
+    """Put the leaves of ``value`` in ``values`` in the order ``flatten`` takes them, and
+    return its shape: its keys in order and each dict's within it, with the keys' types when
+    one is not a string (1 and True are equal keys but not one column), from which ``flatten``
+    names its columns."""
+    if set(map(type, value.values())) <= _FLAT and set(map(type, value)) <= _STR:
+        values.extend(value.values())
+        return tuple(value)
+    shape: list[Any] = []
+    for key, entry in value.items():
+        if isinstance(entry, dict):
+            shape.append((_LEAF, type(key), key, _leaves(entry, values)))
+        else:
+            values.append(entry)
+            shape.append(key if type(key) is str else (type(key), key))
+    return tuple(shape)
+
+
+def _paths(value: dict[Any, Any], prefix: str) -> list[str]:
+    """The dotted path of each leaf of ``value`` in turn, as ``flatten`` names them (a path
+    that two leaves share is there twice: ``flatten`` keeps the later leaf)."""
+    paths = []
+    for key, entry in value.items():
+        if isinstance(entry, dict):
+            paths += _paths(entry, f"{prefix}{key}.")
+        else:
+            paths.append(f"{prefix}{key}")
+    return paths
+
+
+def _lines(header: list[str], held: list[list[list[Any]]], group: list[int],
+           lines: list[str]) -> None:
+    """The lines of the rows ``group`` (indices into ``held``, rows laid out alike), each at
+    its place in ``lines`` (after the header). The text of the cells that every row of the
+    group holds in one section (the same object), and of the columns that none holds, is
+    joined once; a row's line is its other cells put into that text."""
+    first = held[group[0]]
+    shared = [len({id(s) for s in slot}) == 1
+              for slot in zip(*[held[r] for r in group], strict=True)] if first else []
+    where = {column: (i, j) for i, section in enumerate(first)
+             for j, column in enumerate(section[0])}
+    varying = [i for i, same in enumerate(shared) if not same]
+    offset = {}  # a varying section's first cell among the row's varying cells
+    count = 0
+    for i in varying:
+        offset[i] = count
+        count += len(first[i][0])
+    pieces = []
+    order = []  # the varying cells in the header's order, by their place among the row's
+    for column in header:
+        place = where.get(column)
+        if place is None:
+            pieces.append("")
+        elif shared[place[0]]:
+            pieces.append(first[place[0]][3][place[1]].replace("%", "%%"))
+        else:
+            pieces.append("%s")
+            order.append(offset[place[0]] + place[1])
+    if len(header) == 1 and not order:  # a line of one empty cell is written "", not as nothing
+        pieces = [pieces[0] or '""']
+    template = ",".join(pieces) + "\n"
+    if not order:
+        line = template % ()
+        for r in group:
+            lines[r + 1] = line
+        return
+    pick = None if order == list(range(count)) else order
+    for r in group:
+        sections = held[r]
+        cells: list[str] = []
+        for i in varying:
+            cells += sections[i][3]
+        if pick is not None:
+            cells = [cells[k] for k in pick]
+        if len(header) == 1 and not cells[0]:
+            lines[r + 1] = '""\n'
+            continue
+        lines[r + 1] = template % tuple(cells)
 
 
 def _cell_texts(cells: list[Scalar], writer: Any, out: io.StringIO) -> list[str]:
-    """Each cell as csv.writer writes it in a line of several: the line of them all split at
-    its commas when no cell is quoted (a cell holding a comma would be), else one by one
-    (``writer`` writes to ``out``)."""
+    """Each cell as csv.writer writes it in a line of several: the line of them all (written
+    by ``writer`` to ``out``) split at its commas when no cell in it is quoted (a cell holding
+    a comma would be), else split into its fields as csv.writer writes them (a field quoted
+    whole, its quotes doubled, or one without a comma or a quote), or cell by cell should
+    that not account for every character of the line."""
     if not cells:
         return []
     out.seek(0)
@@ -226,6 +370,11 @@ def _cell_texts(cells: list[Scalar], writer: Any, out: io.StringIO) -> list[str]
     line = out.getvalue()[:-1]
     if '"' not in line:
         return line.split(",")
+    if len(cells) > 1:  # a field of csv.writer's line, and its comma (compiled here: the
+        # JSON paths import this module)
+        texts: list[str] = re.findall(r'((?:"[^"]*")+|[^,"]*),', line + ",")
+        if len(texts) == len(cells) and sum(map(len, texts)) + len(texts) == len(line) + 1:
+            return texts
     texts = []
     for cell in cells:
         if cell == "":
@@ -236,6 +385,7 @@ def _cell_texts(cells: list[Scalar], writer: Any, out: io.StringIO) -> list[str]
         writer.writerow([cell])
         texts.append(out.getvalue()[:-1])
     return texts
+
 
 
 def _md_cell(text: str) -> str:

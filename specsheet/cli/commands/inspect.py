@@ -41,7 +41,7 @@ def inspect(
     # it while it reads: the tuples of a large checkpoint (DeepSeek-V3's index: some 300,000)
     # are freed by their reference counts when _written returns, before any collection walks
     # them (resumed after specsheet.api.inspect, the first one took about 50 ms).
-    from specsheet.api.inspect import no_cyclic_collection
+    from specsheet.api.collection import no_cyclic_collection
 
     with no_cyclic_collection():
         matches = _written(path, check, output)

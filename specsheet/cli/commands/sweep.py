@@ -154,7 +154,7 @@ def sweep(
     candidates, fixed, by_set = _axes(tokens, batch, quant, dtype, kv_dtype, named, settings,
                                       {"attn_bias": attn_bias, "mlp_bias": mlp_bias,
                                        "tied": tied})
-    from specsheet.api.sweep import finish, grid, order_axes
+    from specsheet.api.sweep import order_axes
 
     axes = order_axes(candidates, by_set)
     with as_options():
@@ -164,6 +164,23 @@ def sweep(
     tokens_axis = any(a.name == "tokens" for a in axes)
     advice = ("lower the stop of --tokens or raise the context with --context" if tokens_axis
               else "lower --tokens or raise the context with --context")
+    # The cyclic collector paused through the grid, the document and its text: a sweep of
+    # 1,000 points makes some 100,000 small objects that hold no cycles (api.collection).
+    from specsheet.api.collection import no_cyclic_collection
+
+    with no_cyclic_collection():
+        _swept(model, hf, axes, single, fixed, group_size, timeout, by_set, advice, gpu,
+               request, tp, output, svg, html)
+
+
+def _swept(model: str | None, hf: str | None, axes: list[Axis], single: dict[str, Any],
+           fixed: Overrides, group_size: int | None, timeout: float, by_set: set[str],
+           advice: str, gpu: str | None, request: ServeRequest | None, tp: int | None,
+           output: str, svg: str | None, html: str | None) -> None:
+    """The grid of ``sweep``, its document and its output (the options as ``sweep`` read
+    them)."""
+    from specsheet.api.sweep import finish, grid
+
     notes: list[str] = []
     try:
         with option_errors(advice):
