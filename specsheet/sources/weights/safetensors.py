@@ -24,6 +24,7 @@ DTYPE_BITS: dict[str, int] = {
     "F8_E4M3": 8, "F8_E8M0": 8, "I16": 16, "U16": 16, "F16": 16, "BF16": 16, "I32": 32,
     "U32": 32, "F32": 32, "C64": 64, "F64": 64, "I64": 64, "U64": 64,
 }
+_DTYPES = {name: (name, bits) for name, bits in DTYPE_BITS.items()}
 MAX_HEADER_BYTES = 100 * 10**6  # the safetensors library refuses headers over 100 MB
 MAX_DIMS = 64  # no tensor has more; a longer shape is a damaged header
 
@@ -114,16 +115,20 @@ def _tensors(header: dict[str, Any], origin: str) -> list[TensorInfo]:
     once; any other goes through ``_tensor``, which names the fault or accepts it alike."""
     tensors: list[TensorInfo] = []
     append = tensors.append
-    bits_of = DTYPE_BITS
+    dtypes = _DTYPES
+    # one tuple for each shape and one str for each dtype, however many tensors have it:
+    # grouping the tensors by them (names.py) then compares objects, not their contents
+    shapes: dict[tuple[int, ...], tuple[int, ...]] = {}
+    same = shapes.setdefault
     new = tuple.__new__  # TensorInfo(...) without TensorInfo._make's Python frame
     for name, entry in header.items():
         try:
-            dtype, shape, (begin, end) = entry["dtype"], entry["shape"], entry["data_offsets"]
-            bits = bits_of[dtype]
+            shape, (begin, end) = entry["shape"], entry["data_offsets"]
+            dtype, bits = dtypes[entry["dtype"]]
         except (TypeError, KeyError, ValueError):  # not a mapping, a key missing, ...
             append(_tensor(name, entry, origin))
             continue
-        if type(entry) is dict and type(dtype) is str and type(shape) is list \
+        if type(entry) is dict and type(shape) is list \
                 and len(shape) <= MAX_DIMS and type(entry["data_offsets"]) is list \
                 and type(begin) is int and type(end) is int and 0 <= begin <= end:
             for n in shape:
@@ -132,8 +137,9 @@ def _tensors(header: dict[str, Any], origin: str) -> list[TensorInfo]:
                 bits *= n
             else:
                 if not bits % 8 and bits // 8 == end - begin:
+                    dims = tuple(shape)
                     append(new(TensorInfo,
-                               (name, dtype, tuple(shape), end - begin, origin, begin)))
+                               (name, dtype, same(dims, dims), end - begin, origin, begin)))
                     continue
         append(_tensor(name, entry, origin))
     return tensors

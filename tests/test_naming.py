@@ -1,0 +1,136 @@
+"""The two ways of naming a checkpoint's tensors give one answer: name pattern by name pattern
+(``names._by_pattern``: the names' digits written ``#`` and the tensors counted by pattern,
+layer, type and shape) and module by module (``names._by_module``: each tensor looked at).
+Checkpoints as transformers saves them (tests/data/shapes), quantized as AutoGPTQ, AutoAWQ and
+DeepSeek-V3 store them, and copies tampered where grouping by pattern could go wrong."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from checkpoints import (
+    DATA,
+    Shapes,
+    awq,
+    fp8_block,
+    gptq,
+    hf_tensors,
+    spec_of,
+    transformers_checkpoint,
+    write_safetensors,
+)
+
+from specsheet.quant.stored import TensorInfo
+from specsheet.sources.weights.names import _by_module, _by_pattern, name_tensors
+from specsheet.sources.weights.safetensors import read_safetensors
+
+# the families whose names differ by whole numbers alone; the others have a digit inside a
+# part (GPT-2's ln_1, Mixtral's w1, Pythia's dense_h_to_4h) and go module by module
+BY_PATTERN = ["llama-3.2-1b", "qwen2.5-0.5b", "qwen3-0.6b", "gemma-2-2b", "mistral-7b-v0.1",
+              "qwen3-30b-a3b", "qwen1.5-moe-a2.7b", "deepseek-v2-lite", "olmo-2-7b",
+              "starcoder2-3b", "phi-3-mini-4k"]
+BY_MODULE = ["mixtral-8x7b", "gpt2", "pythia-160m"]
+
+
+def read(shapes: Shapes, tmp_path: Path) -> list[TensorInfo]:
+    """The tensors of ``shapes`` as the safetensors reader reads them from a file."""
+    return read_safetensors(write_safetensors(tmp_path / "model.safetensors", shapes)).tensors
+
+
+def assert_one_answer(tensors: list[TensorInfo], layers: int | None) -> None:
+    """name_tensors' answer is _by_module's, tensor by tensor."""
+    answer, module = name_tensors(tensors, layers), _by_module(tensors, layers)
+    assert answer.named.named() == module.named.named()
+    assert list(answer.layouts.items()) == list(module.layouts.items())
+    assert list(answer.group_sizes.items()) == list(module.group_sizes.items())
+    assert len(answer.named) == len(tensors)
+
+
+@pytest.mark.parametrize("name", BY_PATTERN + BY_MODULE)
+def test_a_family_is_named_alike_both_ways(name: str, tmp_path: Path) -> None:
+    config, shapes = transformers_checkpoint(name, dtype="BF16")
+    tensors = read(shapes, tmp_path)
+    layers = spec_of(config).layers
+    assert (_by_pattern(tensors, layers) is not None) == (name in BY_PATTERN)
+    assert_one_answer(tensors, layers)
+    assert_one_answer(tensors, 1)  # the layers past the first go to other
+    assert_one_answer(tensors, None)
+
+
+QUANTIZED = {"gptq-int4 g32": lambda s: gptq(s, 32), "gptq-int8 g64": lambda s: gptq(s, 64, 8),
+             "awq-int4 g64": lambda s: awq(s, 64), "fp8-block": fp8_block}
+
+
+@pytest.mark.parametrize("layout", QUANTIZED)
+def test_a_quantized_checkpoint_is_named_alike_both_ways(layout: str, tmp_path: Path) -> None:
+    config, shapes = transformers_checkpoint("qwen3-30b-a3b", dtype="F16")
+    tensors = read(QUANTIZED[layout](shapes), tmp_path)
+    answer = _by_pattern(tensors, spec_of(config).layers)
+    assert answer is not None
+    assert list(answer.layouts) == [layout.split()[0]]
+    assert_one_answer(tensors, spec_of(config).layers)
+
+
+def deepseek_v3() -> tuple[int, Shapes]:
+    """DeepSeek-V3's published tensors (its config.json in tests/data), in FP8 with a
+    weight_scale_inv per Linear: 90,369 tensors in 61 layers."""
+    config = json.loads((DATA / "deepseek-v3.json").read_text())
+    return config["num_hidden_layers"], fp8_block(hf_tensors("deepseek_v2", spec_of(config)))
+
+
+def test_deepseek_v3_is_named_by_its_patterns(tmp_path: Path) -> None:
+    layers, shapes = deepseek_v3()
+    tensors = read(shapes, tmp_path)
+    answer = _by_pattern(tensors, layers)
+    assert answer is not None
+    assert len(answer.named) == 90_369
+    # every Linear of the blocks in fp8-block: attention's 5 in each of 61 layers, 3 dense
+    # MLPs of 3, and 58 MoE layers of 256 experts and a shared expert (3 Linears each)
+    assert answer.layouts == {"fp8-block": 61 * 5 + 3 * 3 + 58 * (256 + 1) * 3}
+    assert len(answer.named.groups) < len(tensors) // 30
+    assert_one_answer(tensors, layers)
+
+
+def test_modules_of_one_pattern_that_store_different_tensors(tmp_path: Path) -> None:
+    """An expert without its scale and another without its weight: as many weights as scales
+    in the layer, but two modules that are not fp8-block."""
+    layers, shapes = deepseek_v3()
+    del shapes["model.layers.5.mlp.experts.17.down_proj.weight_scale_inv"]
+    del shapes["model.layers.5.mlp.experts.18.down_proj.weight"]
+    tensors = read(shapes, tmp_path)
+    assert _by_pattern(tensors, layers) is None
+    answer = name_tensors(tensors, layers)
+    assert answer.layouts == {"fp8-block": 61 * 5 + 3 * 3 + 58 * (256 + 1) * 3 - 2, "fp8": 1}
+    assert_one_answer(tensors, layers)
+
+
+def test_a_module_of_a_pattern_shaped_otherwise(tmp_path: Path) -> None:
+    layers, shapes = deepseek_v3()
+    name = "model.layers.7.mlp.experts.200.up_proj.weight_scale_inv"
+    shapes[name] = ("F32", (1, 1))  # per tensor, not per block: still fp8-block (the name)
+    shapes["model.layers.7.mlp.experts.201.up_proj.weight"] = ("BF16", (2048, 7168))
+    tensors = read(shapes, tmp_path)
+    assert _by_pattern(tensors, layers) is None
+    assert name_tensors(tensors, layers).layouts == {
+        "fp8-block": 61 * 5 + 3 * 3 + 58 * (256 + 1) * 3 - 1}
+    assert_one_answer(tensors, layers)
+
+
+@pytest.mark.parametrize("names", [
+    ["model.layers.0.mlp.weight", "model.layers.0.mlp\n.weight"],  # a line break
+    ["model.layers.0.mlp.weight", "lonely"],  # no dot
+    ["model.layers.0.mlp.weight", "model.layers.0.mlp.weight.absmax"],  # bitsandbytes
+    ["model.layers.0.mlp.weight", "model.layers.0.mlp.experts_blocks"],  # gpt-oss
+    ["model.layers.0.mlp.weight", "model.layers.0.mlp.fc1.weight"],  # a digit in a part
+    ["model.layers.0.mlp.weight", "model.layers.0.mlp.0"],  # a digit in what it stores
+    ["model.layers.0.mlp.weight", "model.layers.1.mlp.weight"],  # whole numbers: by pattern
+    ["model.layers.\u0663.mlp.weight", "model.layers.3.mlp.weight"],  # Arabic-Indic three
+])
+def test_names_outside_the_patterns(names: list[str], tmp_path: Path) -> None:
+    tensors = read(dict.fromkeys(names, ("BF16", (4, 4))), tmp_path)
+    by_pattern = "model.layers.1.mlp.weight" in names or "\u0663" in names[0]
+    assert (_by_pattern(tensors, 2) is not None) == by_pattern
+    assert_one_answer(tensors, 2)
+    assert_one_answer(tensors, None)
