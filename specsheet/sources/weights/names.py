@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from itertools import repeat
 from math import prod
 from operator import getitem, itemgetter
 from typing import NamedTuple
@@ -209,7 +208,6 @@ def name_tensors(tensors: list[TensorInfo], layers: int | None = None) -> Layout
 _DIGITS = bytes.maketrans(b"0123456789", b"#" * 10)
 _NO_LAYER = slice(0, 0)  # a name without a layer's number: its layer's text is ""
 _DTYPE, _SHAPE, _NBYTES = itemgetter(1), itemgetter(2), itemgetter(3)  # TensorInfo's
-_FIRST = itemgetter(0)  # a name's module, of its rpartition(".")
 
 
 def _by_pattern(tensors: list[TensorInfo], layers: int | None) -> Layouts | None:
@@ -270,8 +268,10 @@ def _by_pattern(tensors: list[TensorInfo], layers: int | None) -> Layouts | None
         check = check or (len(stored) > 1 and module.count("#") > len(layer_text))
     # each name once: a module's tensors of one pattern and layer are as many as the modules,
     # and every module holds one of each when the modules are no more
-    if check and len(set(map(_FIRST, map(str.rpartition, names, repeat("."))))) != held:
-        return None
+    if check:  # each name's module: the name without its last part
+        cut = {pattern: slice(0, -1 - len(stores)) for pattern, (_, _, stores) in where.items()}
+        if len(set(map(getitem, names, map(cut.__getitem__, patterns)))) != held:
+            return None
     layouts: dict[str, int] = {}
     group_sizes: dict[int, int] = {}
     found: dict[tuple[str, str], tuple[str | None, str | None, int]] = {}

@@ -84,8 +84,9 @@ def parse_header(raw: bytes, length: int, size: int, origin: str) -> Safetensors
     elif not isinstance(metadata, dict):
         raise SpecError(f"{origin}: __metadata__ is not a mapping of text to text")
     data_bytes = size - 8 - length
-    tensors = _tensors(header, origin)
-    check_overlaps(tensors, data_bytes, origin)
+    tensors, end = _tensors(header, origin)
+    if end is None or end > data_bytes:  # not back to back from 0, or past the end
+        check_overlaps(tensors, data_bytes, origin)
     return SafetensorsHeader(tensors, metadata, data_bytes)
 
 
@@ -109,10 +110,15 @@ def _parse(raw: bytes, origin: str) -> dict[str, Any]:
     return header
 
 
-def _tensors(header: dict[str, Any], origin: str) -> list[TensorInfo]:
-    """Every entry of the header as a TensorInfo. An entry that is plainly well formed (JSON
-    gives ints, never subclasses, so ``type(n) is int`` is ``_tensor``'s test) is taken at
-    once; any other goes through ``_tensor``, which names the fault or accepts it alike."""
+def _tensors(header: dict[str, Any], origin: str) -> tuple[list[TensorInfo], int | None]:
+    """Every entry of the header as a TensorInfo; and where the last one's data end when
+    each one's begin where the one before it ends, from 0 (as the safetensors library writes
+    them: then none overlaps), else None.
+
+    An entry that is plainly well formed (JSON gives ints, never subclasses, so ``type(n) is
+    int`` is ``_tensor``'s test; an entry that is not a mapping, or offsets that are not a
+    list, fail the subscripts or the type tests) is taken at once; any other goes through
+    ``_tensor``, which names the fault or accepts it alike."""
     tensors: list[TensorInfo] = []
     append = tensors.append
     dtypes = _DTYPES
@@ -121,28 +127,31 @@ def _tensors(header: dict[str, Any], origin: str) -> list[TensorInfo]:
     shapes: dict[tuple[int, ...], tuple[int, ...]] = {}
     same = shapes.setdefault
     new = tuple.__new__  # TensorInfo(...) without TensorInfo._make's Python frame
+    last: int | None = 0  # where the data so far end, while they are back to back
     for name, entry in header.items():
         try:
             shape, (begin, end) = entry["shape"], entry["data_offsets"]
             dtype, bits = dtypes[entry["dtype"]]
         except (TypeError, KeyError, ValueError):  # not a mapping, a key missing, ...
             append(_tensor(name, entry, origin))
+            last = None
             continue
-        if type(entry) is dict and type(shape) is list \
-                and len(shape) <= MAX_DIMS and type(entry["data_offsets"]) is list \
-                and type(begin) is int and type(end) is int and 0 <= begin <= end:
+        if type(shape) is list and len(shape) <= MAX_DIMS and type(begin) is int \
+                and type(end) is int and 0 <= begin <= end:
             for n in shape:
                 if type(n) is not int or n < 0:
                     break
                 bits *= n
             else:
-                if not bits % 8 and bits // 8 == end - begin:
+                if bits == 8 * (end - begin):
                     dims = tuple(shape)
                     append(new(TensorInfo,
                                (name, dtype, same(dims, dims), end - begin, origin, begin)))
+                    last = end if begin == last else None
                     continue
         append(_tensor(name, entry, origin))
-    return tensors
+        last = None
+    return tensors, last
 
 
 def _tensor(name: str, entry: object, origin: str) -> TensorInfo:
