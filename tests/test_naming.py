@@ -19,10 +19,11 @@ from checkpoints import (
     hf_tensors,
     spec_of,
     transformers_checkpoint,
+    write_checkpoint,
     write_safetensors,
 )
 
-from specsheet.quant.stored import TensorInfo
+from specsheet.quant.stored import Named, TensorInfo
 from specsheet.sources.weights.names import _by_module, _by_pattern, name_tensors
 from specsheet.sources.weights.safetensors import read_safetensors
 
@@ -134,3 +135,24 @@ def test_names_outside_the_patterns(names: list[str], tmp_path: Path) -> None:
     assert (_by_pattern(tensors, 2) is not None) == by_pattern
     assert_one_answer(tensors, 2)
     assert_one_answer(tensors, None)
+
+
+def test_the_api_lists_each_tensor_named(tmp_path: Path) -> None:
+    """``Inspection.named``: a list of every tensor in the file's order with its component,
+    whose parameters add up to count's components (transformers' tensors of Qwen3-30B-A3B
+    made small, in fp8-block)."""
+    import specsheet
+
+    config, shapes = transformers_checkpoint("qwen3-30b-a3b", dtype="BF16")
+    folder = write_checkpoint(tmp_path / "qwen3", config, fp8_block(shapes))
+    inspection = specsheet.inspect(str(folder))
+    named = inspection.named
+    assert isinstance(named, list) and all(isinstance(n, Named) for n in named)
+    assert [n.tensor.name for n in named] == list(fp8_block(shapes))
+    params: dict[str, int] = {}
+    for n in named:
+        params[n.component] = params.get(n.component, 0) + n.params
+    components = specsheet.report(specsheet.load(str(folder))).params.components()
+    assert params == {c: v for c, v in components.items() if v}
+    assert {n.layout for n in named if n.tensor.name.endswith("proj.weight")} == {"fp8-block"}
+    assert named == inspection.named  # made anew, the same values
