@@ -7,6 +7,7 @@ DeepSeek-V3 store them, and copies tampered where grouping by pattern could go w
 from __future__ import annotations
 
 import json
+from math import prod
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,8 @@ from checkpoints import (
     write_checkpoint,
     write_safetensors,
 )
+from hypothesis import given
+from hypothesis import strategies as st
 
 from specsheet.quant.stored import Named, TensorInfo
 from specsheet.sources.weights.names import _by_module, _by_pattern, name_tensors
@@ -156,3 +159,37 @@ def test_the_api_lists_each_tensor_named(tmp_path: Path) -> None:
     assert params == {c: v for c, v in components.items() if v}
     assert {n.layout for n in named if n.tensor.name.endswith("proj.weight")} == {"fp8-block"}
     assert named == inspection.named  # made anew, the same values
+
+
+# names as checkpoints spell them: a block's prefix and number, modules with an expert's
+# number or a digit in a part, what a quantized Linear stores beside its weight
+_PREFIXES = ["model.layers.", "blk.", "transformer.h.", "model.decoder.layers.", "model."]
+_MODULES = ["self_attn.q_proj", "self_attn.o_proj", "mlp.experts.{e}.down_proj",
+            "mlp.experts.{e}.gate_proj", "mlp.gate", "input_layernorm", "mlp.fc1", "ln_1",
+            "attn.c_attn", "vision_tower.blocks.{e}.proj", "embed_tokens", "lm_head", "norm"]
+_STORES = ["weight", "bias", "weight_scale_inv", "weight_scale", "qweight", "qzeros", "scales",
+           "g_idx", "input_scale"]
+_KINDS = [("BF16", (8, 4)), ("BF16", (8,)), ("F8_E4M3", (8, 4)), ("F32", (1, 1)),
+          ("I32", (1, 8)), ("F16", (1, 8)), ("I8", (8, 4)), ("F32", ())]
+
+
+@st.composite
+def checkpoints(draw: st.DrawFn) -> list[TensorInfo]:
+    names = draw(st.lists(st.builds(
+        lambda prefix, layer, module, expert, stores: (
+            f"{prefix}{layer}.{module.format(e=expert)}.{stores}"),
+        st.sampled_from(_PREFIXES), st.sampled_from(["0", "1", "2", "10", "11", "03"]),
+        st.sampled_from(_MODULES), st.sampled_from(["0", "1", "7", "12"]),
+        st.sampled_from(_STORES)), min_size=1, max_size=40, unique=True))
+    tensors = []
+    for name in names:
+        dtype, shape = draw(st.sampled_from(_KINDS))
+        nbytes = prod(shape) * {"BF16": 2, "F16": 2, "F32": 4, "I32": 4}.get(dtype, 1)
+        tensors.append(TensorInfo(name, dtype, shape, nbytes, "model.safetensors", 0))
+    return tensors
+
+
+@given(checkpoints(), st.sampled_from([None, 0, 1, 2, 11, 12]))
+def test_any_names_are_named_alike_both_ways(tensors: list[TensorInfo],
+                                             layers: int | None) -> None:
+    assert_one_answer(tensors, layers)
