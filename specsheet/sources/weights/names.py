@@ -225,11 +225,10 @@ def _by_pattern(tensors: list[TensorInfo], layers: int | None) -> Layouts | None
     if not tensors:
         return None
     names = list(map(_NAME, tensors))
-    joined = "\n".join(names)
-    if joined.count("\n") != len(names) - 1:  # a name with a line break
-        return None
-    patterns = joined.encode("utf-8", "surrogatepass").translate(_DIGITS).decode(
+    patterns = "\n".join(names).encode("utf-8", "surrogatepass").translate(_DIGITS).decode(
         "utf-8", "surrogatepass").split("\n")
+    if len(patterns) != len(names):  # a name with a line break
+        return None
     examples = dict(zip(patterns, names, strict=True))  # a name of each pattern
     where: dict[str, tuple[slice, str, str]] = {}  # -> (its layer's text, module, stores)
     for pattern, name in examples.items():
