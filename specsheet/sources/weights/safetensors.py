@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 
 from specsheet.errors import SpecError, did_you_mean
 from specsheet.quant.stored import TensorInfo
-from specsheet.sources.weights.tensor import check_overlaps, check_tensor_count
+from specsheet.sources.weights.tensor import MAX_TENSORS, check_overlaps, check_tensor_count
 
 # bits of one element, by the dtype names of safetensors' Dtype enum (safetensors/src/tensor.rs)
 DTYPE_BITS: dict[str, int] = {
@@ -25,6 +25,7 @@ DTYPE_BITS: dict[str, int] = {
     "U32": 32, "F32": 32, "C64": 64, "F64": 64, "I64": 64, "U64": 64,
 }
 _DTYPES = {name: (name, bits) for name, bits in DTYPE_BITS.items()}
+_KEY = b'"data_offsets"'  # once in each tensor's entry
 MAX_HEADER_BYTES = 100 * 10**6  # the safetensors library refuses headers over 100 MB
 MAX_DIMS = 64  # no tensor has more; a longer shape is a damaged header
 
@@ -75,8 +76,10 @@ def parse_header(raw: bytes, length: int, size: int, origin: str) -> Safetensors
     if len(raw) < length:
         raise SpecError(f"{origin}: truncated while reading the header")
     # each tensor's entry has one "data_offsets" key (inside a name or a metadata string the
-    # quotes are escaped): the count is known before the JSON is parsed
-    check_tensor_count(raw.count(b'"data_offsets"'), origin)
+    # quotes are escaped): the count is known before the JSON is parsed, and a header shorter
+    # than MAX_TENSORS + 1 of those 14 bytes holds too few to count
+    if len(raw) >= len(_KEY) * (MAX_TENSORS + 1):
+        check_tensor_count(raw.count(_KEY), origin)
     header = _parse(raw, origin)
     metadata = header.pop("__metadata__", None)
     if metadata is None:
