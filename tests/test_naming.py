@@ -178,8 +178,8 @@ def checkpoints(draw: st.DrawFn) -> list[TensorInfo]:
     names = draw(st.lists(st.builds(
         lambda prefix, layer, module, expert, stores: (
             f"{prefix}{layer}.{module.format(e=expert)}.{stores}"),
-        st.sampled_from(_PREFIXES), st.sampled_from(["0", "1", "2", "10", "11", "03"]),
-        st.sampled_from(_MODULES), st.sampled_from(["0", "1", "7", "12"]),
+        st.sampled_from(_PREFIXES), st.sampled_from(["0", "1", "2", "10", "11", "03", "\u0663"]),
+        st.sampled_from(_MODULES), st.sampled_from(["0", "1", "7", "12", "\u0667"]),
         st.sampled_from(_STORES)), min_size=1, max_size=40, unique=True))
     tensors = []
     for name in names:
@@ -193,3 +193,15 @@ def checkpoints(draw: st.DrawFn) -> list[TensorInfo]:
 def test_any_names_are_named_alike_both_ways(tensors: list[TensorInfo],
                                              layers: int | None) -> None:
     assert_one_answer(tensors, layers)
+
+
+@pytest.mark.parametrize("layer", ["3", "\u0663"])  # an ASCII three, an Arabic-Indic three
+def test_an_experts_weight_and_another_experts_scale(layer: str, tmp_path: Path) -> None:
+    """One expert's weight and another's scale: one tensor of each kind in the pattern and
+    layer, but two modules, neither of them fp8-block."""
+    tensors = read({f"model.layers.{layer}.mlp.experts.7.down_proj.weight": ("F8_E4M3", (8, 4)),
+                    f"model.layers.{layer}.mlp.experts.1.down_proj.weight_scale_inv": (
+                        "F32", (1, 1))}, tmp_path)
+    assert _by_pattern(tensors, 4) is None
+    assert name_tensors(tensors, 4).layouts == {"fp8": 1}
+    assert_one_answer(tensors, 4)

@@ -258,14 +258,15 @@ def _by_pattern(tensors: list[TensorInfo], layers: int | None) -> Layouts | None
             return None
         stored[stores] = (dtype, shape, nbytes, count)
     held = 0  # modules, if each module of a pattern and layer stores the same tensors
-    check = False  # whether two modules of a pattern and layer could store different ones
-    for (module, layer_text), stored in modules.items():
+    check = False  # whether the modules of a pattern and layer store more than one kind
+    for stored in modules.values():
         counts_of = {count for _, _, _, count in stored.values()}
         if len(counts_of) > 1:
             return None
         held += counts_of.pop()
-        check = check or (len(stored) > 1 and module.count("#") > len(layer_text))
-    # each name once: a module's tensors of one pattern and layer are as many as the modules,
+        check = check or len(stored) > 1
+    # each name once: a module's tensors of one kind in a pattern and layer are as many as the
+    # modules (an expert's weight in one and its scale in another: one of each, two modules),
     # and every module holds one of each when the modules are no more
     if check:  # each name's module: the name without its last part
         cut = {pattern: slice(0, -1 - len(stores)) for pattern, (_, _, stores) in where.items()}
