@@ -26,7 +26,7 @@ from checkpoints import (
 from hypothesis import given
 from hypothesis import strategies as st
 
-from specsheet.quant.stored import Named, TensorInfo
+from specsheet.quant.stored import Named, NamedTensors, TensorInfo
 from specsheet.sources.weights.names import _by_module, _by_pattern, name_tensors
 from specsheet.sources.weights.safetensors import read_safetensors
 
@@ -159,6 +159,11 @@ def test_the_api_lists_each_tensor_named(tmp_path: Path) -> None:
     assert params == {c: v for c, v in components.items() if v}
     assert {n.layout for n in named if n.tensor.name.endswith("proj.weight")} == {"fp8-block"}
     assert named == inspection.named  # made anew, the same values
+    # two inspections of one checkpoint are equal, its tensors grouped by pattern or not
+    again = specsheet.inspect(str(folder))
+    assert again == inspection and again.tensors is not inspection.tensors
+    assert inspection.tensors == NamedTensors.of(named)
+    assert inspection.tensors != NamedTensors.of(named[1:] + named[:1])
 
 
 # names as checkpoints spell them: a block's prefix and number, modules with an expert's

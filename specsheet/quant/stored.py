@@ -92,6 +92,17 @@ class NamedTensors:
     def __len__(self) -> int:
         return len(self.tensors)
 
+    def __eq__(self, other: object) -> bool:
+        """The same tensors named alike, however they are grouped."""
+        if not isinstance(other, NamedTensors):
+            return NotImplemented
+        return self.tensors == other.tensors and self.named() == other.named()
+
+    __hash__ = None  # type: ignore[assignment]  # as a list's
+
+    def __repr__(self) -> str:
+        return f"NamedTensors({len(self.tensors):,} tensors in {len(self.groups):,} groups)"
+
     def named(self) -> list[Named]:
         """Each tensor with its component, layer, parameters and layout, in the files'
         order."""
