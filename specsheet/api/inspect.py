@@ -20,10 +20,12 @@ from specsheet.sources.weights.checkpoint import read_checkpoint
 
 class Inspection(_inspection.Inspection):
     """A checkpoint's tensors by component, their bytes, the format they match, and the check
-    against its config. Fields: ``format``, ``files``, ``named`` (each tensor with its
-    component), ``params``, ``bytes_by_dtype``, ``bytes_by_component``, ``data_bytes``,
-    ``quant``, ``layouts``, ``group_size``, ``predicted_bytes``, ``check`` (None without a
-    config), ``note`` (why there is no check)."""
+    against its config. Fields: ``format``, ``files``, ``tensors`` (every tensor with its
+    component, held as groups of tensors alike: ``tensors.groups``), ``params``,
+    ``bytes_by_dtype``, ``bytes_by_component``, ``data_bytes``, ``quant``, ``layouts``,
+    ``group_size``, ``predicted_bytes``, ``check`` (None without a config), ``note`` (why
+    there is no check); ``named``, the list of each tensor with its component, is made from
+    ``tensors`` on each access."""
 
     __slots__ = ()
 

@@ -18,7 +18,14 @@ from specsheet.model.vision import TOWER_COMPONENTS, tower_tensors
 from specsheet.quant.formats import FORMATS
 from specsheet.quant.formats import GGUF_FILE_TYPES as _FILE_TYPES  # for a file without a spec
 from specsheet.quant.layouts import gguf_types, model_tensors, quantized_bytes
-from specsheet.quant.stored import ALL_COMPONENTS, OTHER, Checkpoint, Format, Named
+from specsheet.quant.stored import (
+    ALL_COMPONENTS,
+    OTHER,
+    Checkpoint,
+    Format,
+    Named,
+    NamedTensors,
+)
 
 _UNQUANTIZED = {"F32": "fp32", "F16": "fp16", "BF16": "bf16"}
 _BYTES = {"F32": 4, "F16": 2, "BF16": 2}
@@ -55,7 +62,7 @@ class Inspection(NamedTuple):
 
     format: Format
     files: list[str]
-    named: list[Named]
+    tensors: NamedTensors  # every tensor with its component, by groups of tensors alike
     params: dict[str, int]  # by component, "other" last
     bytes_by_dtype: dict[str, int]  # largest first
     bytes_by_component: dict[str, int]
@@ -66,6 +73,12 @@ class Inspection(NamedTuple):
     predicted_bytes: int | None  # specsheet's bytes of the tensors count knows
     check: Check | None
     note: str  # why there is no check, or ""
+
+    @property
+    def named(self) -> list[Named]:
+        """Each tensor with its component, layer, parameters and layout, in the files' order
+        (made anew from ``tensors`` on each access)."""
+        return self.tensors.named()
 
     @property
     def known_bytes(self) -> int:
@@ -130,24 +143,25 @@ def _claim_tower(named: list[Named], spec: ModelSpec) -> tuple[list[Named], list
     return claimed, at_fault
 
 
-def _tally(named: list[Named], components: tuple[str, ...] = ALL_COMPONENTS) -> _Tally:
-    """The sums of ``named``, gathered by (component, dtype, layer) in one pass and then
-    summed into their pairs and groups (each key first found where its first tensor is)."""
+def _tally(named: NamedTensors, components: tuple[str, ...] = ALL_COMPONENTS) -> _Tally:
+    """The sums of ``named``, gathered by (component, dtype, layer) over its groups of tensors
+    alike and then summed into their pairs and groups (each key first found where its first
+    tensor is)."""
     sums: dict[tuple[str, str, int | None], list[int]] = {}  # -> [parameters, bytes]
     vector_types: set[str] = set()
     embedding = None
-    for tensor, component, layer, count, _ in named:
-        key = (component, tensor.dtype, layer)
+    for component, layer, dtype, shape, nbytes, each, _, tensors in named.groups.values():
+        key = (component, dtype, layer)
         found = sums.get(key)
         if found is None:
-            sums[key] = [count, tensor.nbytes]
+            sums[key] = [each * tensors, nbytes * tensors]
             if component == "token_embedding" and embedding is None:
-                embedding = tensor.dtype
+                embedding = dtype
         else:
-            found[0] += count
-            found[1] += tensor.nbytes
-        if component == "norms" and len(tensor.shape) == 1:
-            vector_types.add(tensor.dtype)
+            found[0] += each * tensors
+            found[1] += nbytes * tensors
+        if component == "norms" and len(shape) == 1:
+            vector_types.add(dtype)
     params = dict.fromkeys(components, 0)
     by_pair: dict[tuple[str, str], int] = {}
     by_group: dict[tuple[str, int | None], int] = {}
@@ -171,7 +185,8 @@ def inspect_checkpoint(checkpoint: Checkpoint) -> Inspection:
     components: tuple[str, ...] = ALL_COMPONENTS
     at_fault: list[str] = []
     if model is not None and model.spec.vision is not None:  # a multimodal checkpoint
-        named, at_fault = _claim_tower(named, model.spec)
+        claimed, at_fault = _claim_tower(named.named(), model.spec)
+        named = NamedTensors.of(claimed)
         components = (*COMPONENTS, *TOWER_COMPONENTS, OTHER)
     tally = _tally(named, components)
     by_dtype: dict[str, int] = {}
@@ -185,7 +200,7 @@ def inspect_checkpoint(checkpoint: Checkpoint) -> Inspection:
     else:
         quant = max(layouts, key=lambda q: layouts[q]) if layouts else None
     inspection = Inspection(
-        format=checkpoint.format, files=checkpoint.files, named=named, params=tally.params,
+        format=checkpoint.format, files=checkpoint.files, tensors=named, params=tally.params,
         bytes_by_dtype=by_dtype, bytes_by_component=tally.by_component,
         data_bytes=sum(tally.by_component.values()), quant=quant, layouts=layouts,
         group_size=group, predicted_bytes=None,
@@ -197,17 +212,18 @@ def inspect_checkpoint(checkpoint: Checkpoint) -> Inspection:
     return inspection
 
 
-def _gguf_format(file_type: int | None, model: Model | None, named: list[Named]) -> str | None:
+def _gguf_format(file_type: int | None, model: Model | None, tensors: NamedTensors
+                 ) -> str | None:
     """The GGUF file type whose every tensor type is the file's (a fused tensor's type taken
     for each of its parts); without a spec, the one general.file_type names."""
     if model is None:
         return _FILE_TYPES.get(file_type) if file_type is not None else None
-    types = {n.tensor.name: n.tensor.dtype for n in named}
-    for n in named:  # a fused tensor stands for the parts a file without them would hold
-        parts = n.tensor.name.split(".")
+    types = {t.name: t.dtype for t in tensors.tensors}
+    for t in tensors.tensors:  # a fused tensor stands for the parts a file without them holds
+        parts = t.name.split(".")
         if len(parts) == 4 and parts[0] == "blk" and parts[2] in _FUSED:
             for part in _FUSED[parts[2]]:
-                types.setdefault(".".join((parts[0], parts[1], part, parts[3])), n.tensor.dtype)
+                types.setdefault(".".join((parts[0], parts[1], part, parts[3])), t.dtype)
     vectors = {types.get(t.name) for t in model_tensors(model.spec) if len(t.shape) == 1}
     for name, fmt in FORMATS.items():
         if fmt.family != "gguf":
@@ -256,7 +272,7 @@ def _pattern(name: str) -> str:
     return _LAYER_PART.sub(lambda m: m.group(0).replace(m.group(1), "N"), name, count=1)
 
 
-def _compare(model: Model, named: list[Named], tally: _Tally,
+def _compare(model: Model, named: NamedTensors, tally: _Tally,
              names: tuple[str, ...] = ALL_COMPONENTS, tower_at_fault: list[str] | None = None
              ) -> Check:
     """The file's parameters against the config's: by component, and by component and layer,
@@ -272,7 +288,7 @@ def _compare(model: Model, named: list[Named], tally: _Tally,
                  if found.get(key, 0) != expected.get(key, 0)]
     groups: dict[tuple[str, int | None], list[Named]] = {}
     if differing:  # the tensors by group, to name those at fault
-        for n in named:
+        for n in named.named():
             groups.setdefault((n.component, n.layer if n.component != OTHER else None),
                               []).append(n)
     tower = list(tower_at_fault or ())

@@ -33,7 +33,7 @@ def inspect_document(inspection: Inspection) -> dict[str, Any]:
         "schema_version": SCHEMA_VERSION,
         "format": inspection.format,
         "files": inspection.files,
-        "tensors": len(inspection.named),
+        "tensors": len(inspection.tensors),
         "params": {"total": sum(inspection.params.values()),
                    "components": inspection.params},
         "bytes": {
@@ -47,7 +47,7 @@ def inspect_document(inspection: Inspection) -> dict[str, Any]:
         "quant": inspection.quant,
         "quant_layouts": inspection.layouts,
         "group_size": inspection.group_size,
-        "other_tensors": [n.tensor.name for n in inspection.named if n.component == "other"],
+        "other_tensors": inspection.tensors.names_in("other"),
         "check": checked,
         "note": inspection.note,
     }
@@ -125,26 +125,26 @@ def inspect_views(inspection: Inspection, options: Mapping[str, str]) -> list[Ta
     if check is not None:
         headers += ("From the config", "Match")
         numeric += (True, False)
-    view = TableView(title=f"{name}: {exact(len(inspection.named))} tensors, "
+    view = TableView(title=f"{name}: {exact(len(inspection.tensors))} tensors, "
                            f"{exact(total)} parameters", headers=headers, numeric=numeric)
     for component, label in COMPONENT_LABELS.items():
         if component not in inspection.params:  # vision and projector: a multimodal config's
             continue
-        tensors = [n for n in inspection.named if n.component == component]
+        types: dict[str, int] = {}  # in the order of each type's first tensor
+        for group in inspection.tensors.groups.values():
+            if group.component == component:
+                types[group.dtype] = types.get(group.dtype, 0) + group.tensors
         params = inspection.params[component]
-        if not tensors and (check is None or not check.components[component][1]):
+        if not types and (check is None or not check.components[component][1]):
             continue
-        types: dict[str, int] = {}
-        for n in tensors:
-            types[n.tensor.dtype] = types.get(n.tensor.dtype, 0) + 1
-        cells = [label, exact(len(tensors)),
+        cells = [label, exact(sum(types.values())),
                  ", ".join(f"{t} × {c}" for t, c in types.items()),
                  exact(params), exact(inspection.bytes_by_component[component])]
         if check is not None:
             file, computed = check.components[component]
             cells += [exact(computed), "ok" if file == computed else "DIFFERS"]
         view.add(*cells)
-    cells = ["Total", exact(len(inspection.named)), "", exact(total),
+    cells = ["Total", exact(len(inspection.tensors)), "", exact(total),
              exact(inspection.data_bytes)]
     if check is not None:
         computed_total = sum(c for _, c in check.components.values())

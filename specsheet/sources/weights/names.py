@@ -15,11 +15,21 @@ audio tower, and buffers that are not parameters (rotary ``inv_freq``, GPT-2's c
 from __future__ import annotations
 
 import re
+from collections import Counter
 from math import prod
+from operator import getitem, itemgetter
 
 from specsheet.compiled import NamedTuple
-from specsheet.quant.stored import OTHER, Named, TensorInfo
+from specsheet.quant.stored import (
+    OTHER,
+    GroupKey,
+    Named,
+    NamedTensors,
+    TensorGroup,
+    TensorInfo,
+)
 
+_NAME = itemgetter(0)  # TensorInfo's name
 _LAYER = re.compile(r"(?:^|\.)(?:layers|layer|h|blocks|block|blk)\.(\d+)(?=\.|$)")
 _PREFIXES = ("model.layers.", "blk.")  # where _LAYER's first match is the name's start
 _TOWERS = {"vision_tower", "vision_model", "visual", "vision", "multi_modal_projector",
@@ -179,13 +189,130 @@ def _layout(stored: dict[str, TensorInfo]) -> tuple[str | None, str | None, int,
 
 
 class Layouts(NamedTuple):
-    named: list[Named]
+    named: NamedTensors
     layouts: dict[str, int]  # quantized layout -> modules stored in it
     group_sizes: dict[int, int]  # group size -> modules (GPTQ, AWQ, w4a16)
 
 
 def name_tensors(tensors: list[TensorInfo], layers: int | None = None) -> Layouts:
-    """Every tensor with its component, layer and the parameters it stands for.
+    """Every tensor with its component, layer and the parameters it stands for. The names
+    are unique (every reader checks).
+
+    A checkpoint whose names differ by whole numbers alone (a layer's, an expert's) is named
+    pattern by pattern (``_by_pattern``); any other is taken module by module (``_by_module``),
+    with the same answer."""
+    return _by_pattern(tensors, layers) or _by_module(tensors, layers)
+
+
+# ASCII digits written "#", byte for byte: a name's pattern, as long as the name
+_DIGITS = bytes.maketrans(b"0123456789", b"#" * 10)
+_NO_LAYER = slice(0, 0)  # a name without a layer's number: its layer's text is ""
+_DTYPE, _SHAPE, _NBYTES = itemgetter(1), itemgetter(2), itemgetter(3)  # TensorInfo's
+
+
+def _by_pattern(tensors: list[TensorInfo], layers: int | None) -> Layouts | None:
+    """``name_tensors`` by name pattern, at C speed per tensor: each name with its digits
+    written ``#`` (the names joined and translated as bytes), the tensors counted by (pattern,
+    layer, dtype, shape, bytes), and the component, the parameters and each module's layout
+    found once per pattern and layer.
+
+    Names alike but for the digits of whole parts (a layer's, an expert's number) have the same
+    component, since no rule reads such a part, and their layer's number in the same place.
+    None (name them module by module) when a pattern's digits are in a part that also holds
+    letters (GPT-2's ``ln_1``, Mixtral's ``w1``: a rule could read them) or in what a module
+    stores, when a name has ``.weight.``, a gpt-oss suffix or no dot, or when the modules of
+    one pattern and layer do not all store the same tensors alike."""
+    if not tensors:
+        return None
+    names = list(map(_NAME, tensors))
+    patterns = "\n".join(names).encode("utf-8", "surrogatepass").translate(_DIGITS).decode(
+        "utf-8", "surrogatepass").split("\n")
+    if len(patterns) != len(names):  # a name with a line break
+        return None
+    examples = dict(zip(patterns, names, strict=True))  # a name of each pattern
+    where: dict[str, tuple[slice, str, str]] = {}  # -> (its layer's text, module, stores)
+    for pattern, name in examples.items():
+        module, dot, stores = pattern.rpartition(".")
+        if not dot or "#" in stores or ".weight." in pattern or pattern.endswith(_SUFFIXES) \
+                or any("#" in part and part.strip("#") for part in module.split(".")):
+            return None
+        # the first match is in the same place in every name of the pattern: the names
+        # differ in ASCII digits alone, which \d matches and nothing else in _LAYER does
+        match = _LAYER.search(name)
+        where[pattern] = (slice(match.start(1), match.end(1)) if match else _NO_LAYER,
+                          module, stores)
+    # one str for each pattern: the keys' comparisons are of objects, not of their text
+    patterns = list(map({pattern: pattern for pattern in where}.__getitem__, patterns))
+    slices = {pattern: found[0] for pattern, found in where.items()}
+    layer_texts = map(getitem, names, map(slices.__getitem__, patterns))
+    keys: list[GroupKey] = list(zip(patterns, layer_texts, map(_DTYPE, tensors),
+                                    map(_SHAPE, tensors), map(_NBYTES, tensors), strict=True))
+    counts = Counter(keys)  # in the order of each key's first tensor
+    # the modules of each (pattern, layer): what they store -> (dtype, shape, bytes, tensors)
+    modules: dict[tuple[str, str], dict[str, tuple[str, tuple[int, ...], int, int]]] = {}
+    for key, count in counts.items():
+        pattern, layer_text, dtype, shape, nbytes = key
+        _, module, stores = where[pattern]
+        stored = modules.setdefault((module, layer_text), {})
+        if stores in stored:  # two kinds of one tensor among the pattern's modules
+            return None
+        stored[stores] = (dtype, shape, nbytes, count)
+    held = 0  # modules, if each module of a pattern and layer stores the same tensors
+    check = False  # whether the modules of a pattern and layer store more than one kind
+    for stored in modules.values():
+        counts_of = {count for _, _, _, count in stored.values()}
+        if len(counts_of) > 1:
+            return None
+        held += counts_of.pop()
+        check = check or len(stored) > 1
+    # each name once: a module's tensors of one kind in a pattern and layer are as many as the
+    # modules (an expert's weight in one and its scale in another: one of each, two modules),
+    # and every module holds one of each when the modules are no more
+    if check:  # each name's module: the name without its last part
+        cut = {pattern: slice(0, -1 - len(stores)) for pattern, (_, _, stores) in where.items()}
+        if len(set(map(getitem, names, map(cut.__getitem__, patterns)))) != held:
+            return None
+    layouts: dict[str, int] = {}
+    group_sizes: dict[int, int] = {}
+    found: dict[tuple[str, str], tuple[str | None, str | None, int]] = {}
+    for (module, layer_text), stored in modules.items():  # in the order of their first tensor
+        layout, holder, count, group = _layout({
+            stores: TensorInfo("", dtype, shape, nbytes, "", 0)
+            for stores, (dtype, shape, nbytes, _) in stored.items()})
+        found[module, layer_text] = layout, holder, count
+        if layout is not None:
+            n = next(iter(stored.values()))[3]
+            layouts[layout] = layouts.get(layout, 0) + n
+            if group is not None:
+                group_sizes[group] = group_sizes.get(group, 0) + n
+    kinds: dict[tuple[str, bool], str] = {}
+    groups: dict[GroupKey, TensorGroup] = {}
+    for key, count in counts.items():
+        pattern, layer_text, dtype, shape, nbytes = key
+        _, module, stores = where[pattern]
+        layout, holder, params = found[module, layer_text]
+        if layout is None:
+            params, t_layout = prod(shape), None
+        elif stores == holder:
+            t_layout = layout
+        elif stores in _METADATA or stores.startswith("weight."):
+            params, t_layout = 0, layout
+        else:
+            params, t_layout = prod(shape), None
+        layer = int(layer_text) if layer_text else None
+        if layer is not None and layers is not None and layer >= layers:
+            component = OTHER
+        else:
+            kind = (pattern, layer is not None)
+            component = kinds.get(kind) or kinds.setdefault(
+                kind, _kind(examples[pattern], layer is not None))
+        groups[key] = TensorGroup(component, layer, dtype, shape, nbytes, params, t_layout,
+                                  count)
+    return Layouts(NamedTensors(tensors, keys, groups), layouts, group_sizes)
+
+
+def _by_module(tensors: list[TensorInfo], layers: int | None) -> Layouts:
+    """``name_tensors`` module by module.
 
     The tensors are taken module by module (a Linear's weight beside its scales): the layout
     and the layer once per module, the component once per name pattern (the name with its
@@ -244,9 +371,9 @@ def name_tensors(tensors: list[TensorInfo], layers: int | None = None) -> Layout
                 t_layer = layer
             named[i] = new(Named, (t, component, t_layer, params, t_layout))
     if joined and None not in named:
-        return Layouts(named, layouts, groups)  # type: ignore[arg-type]  # every one is Named
+        return Layouts(NamedTensors.of(named), layouts, groups)  # type: ignore[arg-type]
     # names that repeat, or that two spellings make the same module's: one by one
-    return Layouts(_one_by_one(tensors, layers), layouts, groups)
+    return Layouts(NamedTensors.of(_one_by_one(tensors, layers)), layouts, groups)
 
 
 class _Kinds:

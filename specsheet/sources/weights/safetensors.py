@@ -17,7 +17,7 @@ from typing import Any
 from specsheet.compiled import NamedTuple
 from specsheet.errors import SpecError, did_you_mean
 from specsheet.quant.stored import TensorInfo
-from specsheet.sources.weights.tensor import check_overlaps, check_tensor_count
+from specsheet.sources.weights.tensor import MAX_TENSORS, check_overlaps, check_tensor_count
 
 # bits of one element, by the dtype names of safetensors' Dtype enum (safetensors/src/tensor.rs)
 DTYPE_BITS: dict[str, int] = {
@@ -25,6 +25,8 @@ DTYPE_BITS: dict[str, int] = {
     "F8_E4M3": 8, "F8_E8M0": 8, "I16": 16, "U16": 16, "F16": 16, "BF16": 16, "I32": 32,
     "U32": 32, "F32": 32, "C64": 64, "F64": 64, "I64": 64, "U64": 64,
 }
+_DTYPES = {name: (name, bits) for name, bits in DTYPE_BITS.items()}
+_KEY = b'"data_offsets"'  # once in each tensor's entry
 MAX_HEADER_BYTES = 100 * 10**6  # the safetensors library refuses headers over 100 MB
 MAX_DIMS = 64  # no tensor has more; a longer shape is a damaged header
 
@@ -75,8 +77,10 @@ def parse_header(raw: bytes, length: int, size: int, origin: str) -> Safetensors
     if len(raw) < length:
         raise SpecError(f"{origin}: truncated while reading the header")
     # each tensor's entry has one "data_offsets" key (inside a name or a metadata string the
-    # quotes are escaped): the count is known before the JSON is parsed
-    check_tensor_count(raw.count(b'"data_offsets"'), origin)
+    # quotes are escaped): the count is known before the JSON is parsed, and a header shorter
+    # than MAX_TENSORS + 1 of those 14 bytes holds too few to count
+    if len(raw) >= len(_KEY) * (MAX_TENSORS + 1):
+        check_tensor_count(raw.count(_KEY), origin)
     header = _parse(raw, origin)
     metadata = header.pop("__metadata__", None)
     if metadata is None:
@@ -84,8 +88,9 @@ def parse_header(raw: bytes, length: int, size: int, origin: str) -> Safetensors
     elif not isinstance(metadata, dict):
         raise SpecError(f"{origin}: __metadata__ is not a mapping of text to text")
     data_bytes = size - 8 - length
-    tensors = _tensors(header, origin)
-    check_overlaps(tensors, data_bytes, origin)
+    tensors, end = _tensors(header, origin)
+    if end is None or end > data_bytes:  # not back to back from 0, or past the end
+        check_overlaps(tensors, data_bytes, origin)
     return SafetensorsHeader(tensors, metadata, data_bytes)
 
 
@@ -109,35 +114,48 @@ def _parse(raw: bytes, origin: str) -> dict[str, Any]:
     return header
 
 
-def _tensors(header: dict[str, Any], origin: str) -> list[TensorInfo]:
-    """Every entry of the header as a TensorInfo. An entry that is plainly well formed (JSON
-    gives ints, never subclasses, so ``type(n) is int`` is ``_tensor``'s test) is taken at
-    once; any other goes through ``_tensor``, which names the fault or accepts it alike."""
+def _tensors(header: dict[str, Any], origin: str) -> tuple[list[TensorInfo], int | None]:
+    """Every entry of the header as a TensorInfo; and where the last one's data end when
+    each one's begin where the one before it ends, from 0 (as the safetensors library writes
+    them: then none overlaps), else None.
+
+    An entry that is plainly well formed (JSON gives ints, never subclasses, so ``type(n) is
+    int`` is ``_tensor``'s test; an entry that is not a mapping, or offsets that are not a
+    list, fail the subscripts or the type tests) is taken at once; any other goes through
+    ``_tensor``, which names the fault or accepts it alike."""
     tensors: list[TensorInfo] = []
     append = tensors.append
-    bits_of = DTYPE_BITS
+    dtypes = _DTYPES
+    # one tuple for each shape and one str for each dtype, however many tensors have it:
+    # grouping the tensors by them (names.py) then compares objects, not their contents
+    shapes: dict[tuple[int, ...], tuple[int, ...]] = {}
+    same = shapes.setdefault
     new = tuple.__new__  # TensorInfo(...) without TensorInfo._make's Python frame
+    last: int | None = 0  # where the data so far end, while they are back to back
     for name, entry in header.items():
         try:
-            dtype, shape, (begin, end) = entry["dtype"], entry["shape"], entry["data_offsets"]
-            bits = bits_of[dtype]
+            shape, (begin, end) = entry["shape"], entry["data_offsets"]
+            dtype, bits = dtypes[entry["dtype"]]
         except (TypeError, KeyError, ValueError):  # not a mapping, a key missing, ...
             append(_tensor(name, entry, origin))
+            last = None
             continue
-        if type(entry) is dict and type(dtype) is str and type(shape) is list \
-                and len(shape) <= MAX_DIMS and type(entry["data_offsets"]) is list \
-                and type(begin) is int and type(end) is int and 0 <= begin <= end:
+        if type(shape) is list and len(shape) <= MAX_DIMS and type(begin) is int \
+                and type(end) is int and 0 <= begin <= end:
             for n in shape:
                 if type(n) is not int or n < 0:
                     break
                 bits *= n
             else:
-                if not bits % 8 and bits // 8 == end - begin:
+                if bits == 8 * (end - begin):
+                    dims = tuple(shape)
                     append(new(TensorInfo,
-                               (name, dtype, tuple(shape), end - begin, origin, begin)))
+                               (name, dtype, same(dims, dims), end - begin, origin, begin)))
+                    last = end if begin == last else None
                     continue
         append(_tensor(name, entry, origin))
-    return tensors
+        last = None
+    return tensors, last
 
 
 def _tensor(name: str, entry: object, origin: str) -> TensorInfo:
