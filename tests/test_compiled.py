@@ -190,6 +190,7 @@ if sys.argv[1] == "ssl first":
     import ssl
 from specsheet.cli.commands.explore import import_app
 import_app()
+print("textual.widgets._checkbox" in sys.modules, "textual.widgets._input" in sys.modules)
 import asyncio
 import asyncio.base_events, asyncio.selector_events, asyncio.sslproto
 print("ssl" in sys.modules)
@@ -205,9 +206,11 @@ print(ssl.PROTOCOL_TLS_CLIENT.name)
 def test_the_explorer_imports_asyncio_without_ssl(case: str) -> None:
     """The explorer's import of Textual (and asyncio) leaves ssl out: asyncio takes it as
     optional; the event loop runs; a later ``import ssl`` gets the real module. A process that
-    imported ssl before keeps asyncio's ssl as it is."""
+    imported ssl before keeps asyncio's ssl as it is. And the switches' widget (Checkbox) is
+    imported with the details, after the first frame (Input comes with Textual's app)."""
     out = subprocess.run([sys.executable, "-c", SSL_SCRIPT, case], capture_output=True,
                          text=True, check=True).stdout.splitlines()
+    assert out.pop(0) == "False True"
     if case == "fresh":
         assert out[:2] == ["False", "['asyncio.base_events', 'asyncio.selector_events', "
                                     "'asyncio.sslproto']"]
