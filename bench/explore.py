@@ -15,13 +15,19 @@ bench/startup.py: ``bytecode`` (Python may cache the package's bytecode) or ``ed
 (PYTHONDONTWRITEBYTECODE=1, the package compiled as hatch_build.py compiles it).
 
 ``--floor`` adds, to each round, the least Textual app after the same command line and report:
-one Static with the total, nothing else (its first frame as the explorer's is timed); its ratio
-to count is what no Textual first frame can go below.
+one Static with the total, nothing else (its first frame as the explorer's is timed), Textual
+imported as the explorer imports it (its dataclasses' compiled methods kept, asyncio without
+ssl: specsheet.cli.commands.explore.import_app); its ratio to count is what no Textual first
+frame can go below.
 
-``--phases`` says where the time goes instead: both commands run in the terminal under a
+``--phases`` says where the time goes instead: the commands run in the terminal under a
 wrapper that reads the process's CPU time (time.process_time, which a busy machine disturbs
 less than the wall clock) at the end of each phase, up to count's exit and up to the moment the
-explorer writes its first screen; it prints the medians, phase by phase.
+explorer writes its first screen; it prints the medians, phase by phase. With ``--floor`` the
+least Textual app's phases too.
+
+The runs start in a tmux server of their own, whose environment is this one without
+PYTHONDONTWRITEBYTECODE (``--kind editable`` sets it for each run).
 
     python bench/explore.py [--rounds N] [--kind bytecode|editable] [--floor] [--phases]
 """
@@ -30,11 +36,13 @@ from __future__ import annotations
 
 import argparse
 import compileall
+import os
 import shlex
 import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -73,7 +81,8 @@ def timed(server: str, command: str, shown: tuple[str, ...], quit_keys: list[str
 
 
 # Run in the terminal by --phases: the command, with the CPU time read at the end of each phase
-# (marks patched onto the functions that end them) and written to the file given.
+# (marks patched onto the functions that end them) and written to the file given. "floor" runs
+# the least Textual app (FLOOR_APP) instead of a command.
 WRAPPER = r"""
 import os, sys, time
 marks = [("python start", time.process_time())]
@@ -82,14 +91,56 @@ def mark(name):
     marks.append((name, time.process_time()))
 SPENT = []
 def done():
-    mark("first screen" if sys.argv[1] == "explore" else "table")
+    mark("table" if sys.argv[1] == "count" else "first screen")
     for spent in SPENT:
         marks.extend((label, -value) for label, value in spent.items())
     with open(OUT, "a") as f:
         f.write(repr(marks) + "\n")
     _exit(0)
+def instrument():
+    # Textual's start: its CSS parsing, styling, layout and painting timed; the end of the
+    # first screen (the frame with the total) ends the run
+    from textual.app import App
+    from textual.css.stylesheet import Stylesheet
+    from textual.drivers.linux_driver import LinuxDriver
+    from textual._compositor import Compositor
+    _run, _write = App.run, LinuxDriver.write
+    spent = {}
+    busy = set()
+    def timed(cls, method, label):
+        inner = getattr(cls, method)
+        def wrapped(*a, **k):
+            if label in busy:
+                return inner(*a, **k)
+            busy.add(label)
+            start = time.process_time()
+            try:
+                return inner(*a, **k)
+            finally:
+                busy.discard(label)
+                spent[label] = spent.get(label, 0) + time.process_time() - start
+        setattr(cls, method, wrapped)
+    timed(Stylesheet, "parse", "  of which: parsing CSS")
+    timed(Stylesheet, "apply", "  of which: styling the widgets")
+    timed(Compositor, "reflow", "  of which: layout (the tables drawn)")
+    timed(Compositor, "render_update", "  of which: painting the frame")
+    SPENT.append(spent)
+    def run(self, *a, **k):
+        mark("app built")
+        return _run(self, *a, **k)
+    def write(self, data):
+        result = _write(self, data)
+        if "total 124,439,808" in data:
+            done()
+        return result
+    App.run, LinuxDriver.write = run, write
 import specsheet.cli.app as cli
 mark("specsheet's CLI imported")
+if sys.argv[1] == "floor":
+    from specsheet.api import count as api
+    total = api.report(api.load("gpt2-small")).params.total
+    mark("model and report")
+    exec(FLOOR_APP)
 import specsheet.cli.commands.count as count_command
 import specsheet.cli.commands.explore as explore_command
 import specsheet.cli.options as options
@@ -112,81 +163,84 @@ if sys.argv[1] == "explore":
         if name == "specsheet.cli.explore.app" and not hasattr(traced, "seen"):
             traced.seen = True
             mark("Textual and the explorer imported")
-            from textual.app import App
-            from textual.css.stylesheet import Stylesheet
-            from textual.drivers.linux_driver import LinuxDriver
-            from textual._compositor import Compositor
-            _run, _write = App.run, LinuxDriver.write
-            spent = {}
-            def timed(cls, method, label):
-                inner = getattr(cls, method)
-                def wrapped(*a, **k):
-                    if label in busy:
-                        return inner(*a, **k)
-                    busy.add(label)
-                    start = time.process_time()
-                    try:
-                        return inner(*a, **k)
-                    finally:
-                        busy.discard(label)
-                        spent[label] = spent.get(label, 0) + time.process_time() - start
-                setattr(cls, method, wrapped)
-            busy = set()
-            timed(Stylesheet, "parse", "  of which: parsing CSS")
-            timed(Stylesheet, "apply", "  of which: styling the widgets")
-            timed(Compositor, "reflow", "  of which: layout (the tables drawn)")
-            timed(Compositor, "render_update", "  of which: painting the frame")
-            SPENT.append(spent)
-            def run(self, *a, **k):
-                mark("app built")
-                return _run(self, *a, **k)
-            def write(self, data):
-                result = _write(self, data)
-                if "total 124,439,808" in data:
-                    done()
-                return result
-            App.run, LinuxDriver.write = run, write
+            instrument()
         return module
     builtins.__import__ = traced
 cli.main()
 """
 
 
-# Run in the terminal by --floor: the command line's imports and the report, as `specsheet
-# explore` makes them, then the least Textual app showing the total
-FLOOR = r"""
+# The least Textual app showing the total (``total``), Textual imported as the explorer imports
+# it (specsheet.cli.commands.explore.import_app: its dataclasses' compiled methods kept, here in
+# a file of the floor's own, FLOOR_FILE, and asyncio without ssl; the collector off); marks and
+# instrument() are the phases' (no-ops otherwise)
+FLOOR_APP = r"""
 import gc
-import specsheet.cli.app
-from specsheet.api import count as api
-total = api.report(api.load("gpt2-small")).params.total
+from pathlib import Path
+from specsheet.cli.commands.explore import without_ssl
+from specsheet.compiled import kept_compiles
 gc.disable()
-from textual.app import App
+with kept_compiles("floor", Path(FLOOR_FILE)), without_ssl():
+    from textual.app import App
+mark("Textual imported (textual.app)")
 from textual.widgets import Static
 class Floor(App[None]):
     def compose(self):
         yield Static(f"total {total:,} parameters")
+mark("Textual and the explorer imported")
+instrument()
 Floor().run()
 """
 
 
-def phases(rounds: int, specsheet: Path, env: dict[str, str]) -> None:
-    """Median CPU milliseconds of each phase of count (to its exit) and of explore (to its first
-    screen), in turn in the terminal."""
+# Run in the terminal by --floor: the command line's imports and the report, as `specsheet
+# explore` makes them, then the least Textual app showing the total
+FLOOR = r"""
+import specsheet.cli.app
+from specsheet.api import count as api
+total = api.report(api.load("gpt2-small")).params.total
+def mark(name):
+    pass
+def instrument():
+    pass
+exec(FLOOR_APP)
+"""
+
+
+def server_environment() -> dict[str, str]:
+    """The environment of the tmux server the runs start in: this one, without
+    PYTHONDONTWRITEBYTECODE (--kind editable sets it for each run), so that a bytecode run
+    may cache what it compiles whatever the shell that started the bench has set."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def floor_script(folder: Path, body: str) -> str:
+    """``body`` (FLOOR or WRAPPER) with what it needs: FLOOR_APP, and its file of kept
+    compiles in ``folder``."""
+    return (f"FLOOR_FILE = {str(folder / 'floor.marshal')!r}\nFLOOR_APP = {FLOOR_APP!r}\n"
+            f"{body}")
+
+
+def phases(rounds: int, specsheet: Path, env: dict[str, str], floor: bool) -> None:
+    """Median CPU milliseconds of each phase of count (to its exit), of explore (to its first
+    screen) and with ``floor`` of the least Textual app (to its first frame), in turn in the
+    terminal."""
     import ast
-    import tempfile
 
     assert TMUX is not None
     server = f"bench-{uuid.uuid4().hex[:8]}"
     subprocess.run([TMUX, "-L", server, "new-session", "-d", "-s", "keep", "sleep 600"],
-                   check=True)
-    found: dict[str, list[list[tuple[str, float]]]] = {"count": [], "explore": []}
+                   check=True, env=server_environment())
+    names = ("count", "explore", "floor") if floor else ("count", "explore")
+    found: dict[str, list[list[tuple[str, float]]]] = {name: [] for name in names}
     with tempfile.TemporaryDirectory() as folder:
         try:
             for index in range(rounds + 1):  # the first round warms the file cache
-                for name in ("count", "explore"):
+                for name in (names if index % 2 == 0 else names[::-1]):
                     out = Path(folder) / f"{name}.txt"
                     script = Path(folder) / "wrapper.py"
-                    script.write_text(f"OUT = {str(out)!r}\n{WRAPPER}", encoding="utf-8")
+                    script.write_text(floor_script(Path(folder), f"OUT = {str(out)!r}\n{WRAPPER}"),
+                                      encoding="utf-8")
                     python = specsheet.with_name("python")
                     before = len(out.read_text().splitlines()) if out.exists() else 0
                     command = f"{python} {script} {name} gpt2-small; sleep 30"
@@ -244,11 +298,13 @@ def main() -> None:
 
         compileall.compile_dir(str(Path(package.__file__).parent), quiet=1)
     if args.phases:
-        phases(args.rounds, specsheet, env)
+        phases(args.rounds, specsheet, env, args.floor)
         return
+    folder = tempfile.TemporaryDirectory()  # the floor's kept compiles
     count_command = f"{specsheet} count gpt2-small; echo EXIT=$?; sleep 30"
     explore_command = f"{specsheet} explore gpt2-small; sleep 30"
-    floor_command = f"{specsheet.with_name('python')} -c {shlex.quote(FLOOR)}; sleep 30"
+    floor_command = (f"{specsheet.with_name('python')} -c "
+                     f"{shlex.quote(floor_script(Path(folder.name), FLOOR))}; sleep 30")
     count: list[float] = []
     first: list[float] = []
     form: list[float] = []
@@ -256,10 +312,12 @@ def main() -> None:
     server = f"bench-{uuid.uuid4().hex[:8]}"  # one tmux server for every round
     assert TMUX is not None
     subprocess.run([TMUX, "-L", server, "new-session", "-d", "-s", "keep", "sleep 600"],
-                   check=True)
+                   check=True, env=server_environment())
     try:
         timed(server, explore_command, (TOTAL, FORM), ["C-q"], env)  # warm the file cache
         timed(server, count_command, ("EXIT=",), [], env)
+        if args.floor:
+            timed(server, floor_command, (TOTAL,), ["C-q"], env)
         runs = ("count", "explore", "floor") if args.floor else ("count", "explore")
         for index in range(args.rounds):
             for run in (runs if index % 2 == 0 else runs[::-1]):
@@ -273,6 +331,7 @@ def main() -> None:
                     form.append(whole)
     finally:
         subprocess.run([TMUX, "-L", server, "kill-server"], check=False)
+        folder.cleanup()
     ratios = [e / c for e, c in zip(first, count, strict=True)]
     forms = [f / c for f, c in zip(form, count, strict=True)]
     print(f"{args.rounds} rounds, {args.kind}; ms as min median max")

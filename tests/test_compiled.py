@@ -285,3 +285,36 @@ def test_a_named_tuple_statement_is_checked_as_typing_checks_it() -> None:
 
             def _asdict(self) -> dict[str, Any]:
                 return {}
+SSL_SCRIPT = """
+import sys
+if sys.argv[1] == "ssl first":
+    import ssl
+from specsheet.cli.commands.explore import import_app
+import_app()
+print("textual.widgets._checkbox" in sys.modules, "textual.widgets._input" in sys.modules)
+import asyncio
+import asyncio.base_events, asyncio.selector_events, asyncio.sslproto
+print("ssl" in sys.modules)
+print(sorted(m.__name__ for m in (asyncio.base_events, asyncio.selector_events,
+                                  asyncio.sslproto) if m.ssl is None))
+print(asyncio.run(asyncio.sleep(0, "loop ran")))
+import ssl
+print(ssl.PROTOCOL_TLS_CLIENT.name)
+"""
+
+
+@pytest.mark.parametrize("case", ["fresh", "ssl first"])
+def test_the_explorer_imports_asyncio_without_ssl(case: str) -> None:
+    """The explorer's import of Textual (and asyncio) leaves ssl out: asyncio takes it as
+    optional; the event loop runs; a later ``import ssl`` gets the real module. A process that
+    imported ssl before keeps asyncio's ssl as it is. And the switches' widget (Checkbox) is
+    imported with the details, after the first frame (Input comes with Textual's app)."""
+    out = subprocess.run([sys.executable, "-c", SSL_SCRIPT, case], capture_output=True,
+                         text=True, check=True).stdout.splitlines()
+    assert out.pop(0) == "False True"
+    if case == "fresh":
+        assert out[:2] == ["False", "['asyncio.base_events', 'asyncio.selector_events', "
+                                    "'asyncio.sslproto']"]
+    else:
+        assert out[:2] == ["True", "[]"]
+    assert out[2:] == ["loop ran", "PROTOCOL_TLS_CLIENT"]

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import gc
 import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -93,8 +96,6 @@ def explore(
         print_first_screen(start.model, tokens, dtype, kv_dtype, compare, gpu, gpus)
         return
     if web:
-        import sys
-
         from specsheet.cli.explore.web import serve
 
         serve(sys.argv[sys.argv.index("explore"):] if "explore" in sys.argv else ["explore"],
@@ -119,12 +120,34 @@ APP_KEY = "specsheet.cli.explore.app"  # its entry in compiled.IMPORTS
 
 def import_app() -> type[ExploreApp]:
     """The explorer's app class: Textual imported (about 0.1 s of CPU), its dataclasses' methods
-    compiled once and kept (specsheet.compiled.kept_compiles)."""
+    compiled once and kept (specsheet.compiled.kept_compiles), asyncio without ssl
+    (``without_ssl``)."""
     from specsheet.compiled import IMPORTS, kept_compiles
 
-    with kept_compiles(APP_KEY, IMPORTS):
+    with kept_compiles(APP_KEY, IMPORTS), without_ssl():
         from specsheet.cli.explore.app import ExploreApp
     return ExploreApp
+
+
+@contextmanager
+def without_ssl() -> Iterator[None]:
+    """Import asyncio (Textual's) without ssl: asyncio imports it for TLS connections, and
+    loads OpenSSL with it (about 28 million instructions, 2% of the explorer's start), but
+    takes it as optional (``try: import ssl except ImportError: ssl = None``, in base_events,
+    selector_events and sslproto). The explorer's process opens no connection through asyncio
+    (``--web``'s server runs in a process of its own, which does not come here; each of its
+    tabs runs this explorer and talks to it through its streams). Outside the block ``import
+    ssl`` works as ever (urllib's Hub requests import it themselves); asyncio's modules keep
+    ``ssl = None``. Nothing is changed when ssl or asyncio is already imported."""
+    if "ssl" in sys.modules or "asyncio" in sys.modules:
+        yield
+        return
+    sys.modules["ssl"] = None  # type: ignore[assignment]  # import ssl: ImportError
+    try:
+        yield
+    finally:
+        if "ssl" in sys.modules and sys.modules["ssl"] is None:
+            del sys.modules["ssl"]
 
 
 # the bar's fills where stdout takes ASCII only (render.text.to_ascii spells the others)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
@@ -21,7 +21,7 @@ from textual.dom import DOMNode
 from textual.events import DescendantFocus, ScreenResume
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Checkbox, Footer, Header, Input, Label, Select, Static
+from textual.widgets import Footer, Header, Input, Label, Select, Static
 
 from specsheet.api import count as api
 from specsheet.api.spec import DEFAULT_DTYPE, REQUIRED_FIELDS, Model, ModelSpec
@@ -43,6 +43,9 @@ from specsheet.cli.explore.design import (
     stepped,
 )
 from specsheet.errors import SpecError
+
+if TYPE_CHECKING:  # the switches: imported as the details are made, after the first frame
+    from textual.widgets import Checkbox
 
 W = TypeVar("W", bound=Widget)
 
@@ -246,6 +249,8 @@ class ExploreApp(App[None]):
     def _details(self) -> list[Widget]:
         """The form's details: the numbers after the five, the choices and the switches, as the
         design is when they are made."""
+        from textual.widgets import Checkbox  # here: the first frame has no switch
+
         spec, given = self.model.spec, self.design.fields
         widgets: list[Widget] = []
         for name in NUMBER_FIELDS[len(REQUIRED_FIELDS):]:
@@ -312,6 +317,8 @@ class ExploreApp(App[None]):
     def _fill_form(self) -> None:
         """Show the design's fields: given values in the inputs, derived ones as placeholders;
         choices and switches as the model has them. Nothing here changes the design."""
+        from textual.widgets import Checkbox
+
         spec, given = self.model.spec, self.design.fields
         with self.prevent(Input.Changed, Select.Changed, Checkbox.Changed):
             for name in NUMBER_FIELDS:
@@ -324,6 +331,8 @@ class ExploreApp(App[None]):
 
     def _fill_choices(self, spec: ModelSpec) -> None:
         """The choice and switch fields as ``spec`` has them (a switch says on or off)."""
+        from textual.widgets import Checkbox
+
         for name in CHOICE_FIELDS:
             for select in self._by_id(f"#{name}", Select):
                 select.value = getattr(spec, name)
