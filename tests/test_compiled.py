@@ -56,6 +56,11 @@ def _compiles(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return seen
 
 
+# the texts dataclasses compiles for a frozen class: one function per method, or from Python
+# 3.13 one function that makes them all (dataclasses._FuncBuilder)
+TEXTS = 1 if sys.version_info >= (3, 13) else 6
+
+
 def _same(ours: type, theirs: type) -> None:
     assert inspect.signature(ours) == inspect.signature(theirs)
     names = [f.name for f in dataclasses.fields(theirs)]
@@ -77,7 +82,7 @@ def test_a_class_is_the_one_dataclasses_builds(cache: Path,
     theirs = _record(dataclasses.dataclass)
     seen = _compiles(monkeypatch)
     first = _record(compiled.dataclass)
-    assert len(seen) == 6 and cache.is_file()  # compiled once, then kept
+    assert len(seen) == TEXTS and cache.is_file()  # compiled once, then kept
     _same(first, theirs)
     monkeypatch.setattr(compiled, "_cache", None)  # a new run reads the file
     seen.clear()
@@ -97,7 +102,7 @@ def test_a_changed_class_is_compiled_again(cache: Path, monkeypatch: pytest.Monk
     assert grown("a", 1).more == 0
     (entry,) = (marshal.loads(v) for k, v in marshal.loads(cache.read_bytes()).items()
                 if k.endswith("Record"))  # each entry marshalled on its own
-    assert len(entry) == 6 and all("more" in text for text in entry if "__init__" in text)
+    assert len(entry) == TEXTS and all("more" in text for text in entry if "__init__" in text)
 
 
 def test_a_damaged_or_foreign_file_is_ignored(cache: Path) -> None:
@@ -173,7 +178,7 @@ def test_an_import_keeps_the_compiles_of_every_dataclass_in_its_own_file(
     with compiled.kept_compiles("an import", file):
         first = _record(dataclasses.dataclass)
         mine = _record(compiled.dataclass)  # inside a block: the texts go to its entry
-    assert len(seen) == 6  # the same texts: compiled once
+    assert len(seen) == TEXTS  # the same texts: compiled once
     _same(first, theirs)
     _same(mine, theirs)
     assert "exec" not in vars(dataclasses)
@@ -203,7 +208,8 @@ def test_the_explorer_imports_textual_with_its_compiles_kept(tmp_path: Path) -> 
     out = subprocess.run([sys.executable, "-c", script, str(tmp_path / "i.marshal"),
                           str(tmp_path / "c.marshal")], capture_output=True, text=True,
                          check=True, env=env).stdout.split()
-    assert int(out[0]) == int(out[1]) >= 42  # each text a method dataclasses generated
+    # each text the methods dataclasses generated: 42 texts in 3.10 to 3.12, one a class (40) after
+    assert int(out[0]) == int(out[1]) >= (40 if sys.version_info >= (3, 13) else 42)
     assert out[2] == "False"
 
 
