@@ -37,7 +37,7 @@ from checkpoints import (
     write_safetensors,
 )
 from commands import ROOT, clean_env
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
@@ -529,6 +529,83 @@ def test_fuzz_the_safetensors_header(header: dict[str, Any], slack: int, data: i
     text = raw if use_raw else json.dumps(header).encode()
     length = max(len(text) + slack, 0)
     _parse(read_safetensors, length.to_bytes(8, "little") + text + bytes(data))
+
+
+def _header_file(path: Path, entries: list[tuple[str, Any]], data: int,
+                 metadata: dict[str, Any] | None = None) -> Path:
+    header: dict[str, Any] = {"__metadata__": metadata} if metadata is not None else {}
+    header.update(entries)
+    text = json.dumps(header).encode()
+    path.write_bytes(len(text).to_bytes(8, "little") + text + bytes(data))
+    return path
+
+
+def _read(path: Path) -> list[tuple[str, str, tuple[int, ...], int, int]] | str:
+    """The tensors of ``path`` (name, dtype, shape, bytes, begin), or the fault the reader
+    names, without the file's name."""
+    try:
+        tensors = read_safetensors(path).tensors
+    except SpecError as e:
+        return str(e).split(": ", 1)[1]
+    return [(t.name, t.dtype, t.shape, t.nbytes, t.begin) for t in tensors]
+
+
+def test_a_shape_equal_to_one_read_before_but_not_of_integers_is_refused(tmp_path: Path) -> None:
+    # the reader checks a dtype's shape once; True == 1 and 2.0 == 2 must not pass for it
+    for good, bad in (([2, 3], [2.0, 3]), ([1, 3], [True, 3]), ([0, 3], [False, 3]),
+                      ([2, 3], ["2", 3])):
+        entries = [("a", {"dtype": "F32", "shape": good, "data_offsets": [0, 4 * prod(good)]}),
+                   ("b", {"dtype": "F32", "shape": bad, "data_offsets": [4 * prod(good),
+                                                                          8 * prod(good)]})]
+        fault = _read(_header_file(tmp_path / "x.safetensors", entries, 8 * prod(good)))
+        assert fault == f"tensor 'b': shape {bad!r} is not a list of integers of 0 or more", bad
+    entries = [("a", {"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 24]}),
+               ("b", {"dtype": "F32", "shape": [2, 3], "data_offsets": [False, 24]})]
+    assert _read(_header_file(tmp_path / "x.safetensors", entries, 48)) == \
+        "tensor 'b': data_offsets [False, 24] is not [begin, end] with 0 <= begin <= end"
+    entries = [("a", {"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 24]}),
+               ("b", {"dtype": "BF16", "shape": [2, 3], "data_offsets": [24, 48]})]
+    assert _read(_header_file(tmp_path / "x.safetensors", entries, 48)) == \
+        "tensor 'b': BF16 [2, 3] takes 12 bytes but its data_offsets hold 24"
+    # a number with a fraction elsewhere (metadata is read, not checked): as before
+    entries = [("a", {"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 24]}),
+               ("b", {"dtype": "F32", "shape": [2, 3], "data_offsets": [24, 48]})]
+    assert _read(_header_file(tmp_path / "x.safetensors", entries, 48, {"x": 1.5})) == [
+        ("a", "F32", (2, 3), 24, 0), ("b", "F32", (2, 3), 24, 24)]
+
+
+# shapes alike in value (True == 1, 2.0 == 2) and not, the right number of bytes most often
+_POOL = st.sampled_from([[2, 3], [1, 3], [0, 3], [True, 3], [False, 3], [2.0, 3], ["2", 3]])
+
+
+@given(entries=st.lists(st.tuples(st.sampled_from(["F32", "BF16"]), _POOL,
+                                  st.sampled_from([0, 0, 0, -1, 1])), min_size=2, max_size=8))
+@example(entries=[("F32", [2, 3], 0), ("BF16", [2, 3], 0), ("F32", [2.0, 3], 0)])
+@example(entries=[("F32", [1, 3], 0), ("F32", [True, 3], 0)])
+@example(entries=[("F32", [0, 3], 0), ("F32", [False, 3], 0)])
+def test_a_header_reads_as_its_entries_read_alone(entries: list[tuple[str, list[Any], int]]
+                                                  ) -> None:
+    """Each entry read in a file of its own (where no shape was read before it) against the
+    whole header: the same tensors, or the fault of the first entry refused alone."""
+    bits = {"F32": 32, "BF16": 16}
+    header, begin = [], 0
+    for i, (dtype, shape, slack) in enumerate(entries):
+        try:
+            size = bits[dtype] * prod(shape) // 8 + slack
+        except TypeError:
+            size = 4
+        size = max(int(size), 0)
+        header.append((f"t{i}", {"dtype": dtype, "shape": shape,
+                                 "data_offsets": [begin, begin + size]}))
+        begin += size
+    with tempfile.TemporaryDirectory() as folder:
+        whole = _read(_header_file(Path(folder) / "whole", header, begin))
+        alone = [_read(_header_file(Path(folder) / "one", [entry], begin)) for entry in header]
+    faults = [one for one in alone if isinstance(one, str)]
+    if faults:
+        assert whole == faults[0]
+    else:
+        assert whole == [t for one in alone for t in one]
 
 
 def _small_gguf() -> bytes:

@@ -25,7 +25,6 @@ DTYPE_BITS: dict[str, int] = {
     "F8_E4M3": 8, "F8_E8M0": 8, "I16": 16, "U16": 16, "F16": 16, "BF16": 16, "I32": 32,
     "U32": 32, "F32": 32, "C64": 64, "F64": 64, "I64": 64, "U64": 64,
 }
-_DTYPES = {name: (name, bits) for name, bits in DTYPE_BITS.items()}
 _KEY = b'"data_offsets"'  # once in each tensor's entry
 MAX_HEADER_BYTES = 100 * 10**6  # the safetensors library refuses headers over 100 MB
 MAX_DIMS = 64  # no tensor has more; a longer shape is a damaged header
@@ -81,27 +80,41 @@ def parse_header(raw: bytes, length: int, size: int, origin: str) -> Safetensors
     # than MAX_TENSORS + 1 of those 14 bytes holds too few to count
     if len(raw) >= len(_KEY) * (MAX_TENSORS + 1):
         check_tensor_count(raw.count(_KEY), origin)
-    header = _parse(raw, origin)
+    header, floats = _parse(raw, origin)
     metadata = header.pop("__metadata__", None)
     if metadata is None:
         metadata = {}
     elif not isinstance(metadata, dict):
         raise SpecError(f"{origin}: __metadata__ is not a mapping of text to text")
     data_bytes = size - 8 - length
-    tensors, end = _tensors(header, origin)
+    tensors, end = _tensors(header, origin, floats)
     if end is None or end > data_bytes:  # not back to back from 0, or past the end
         check_overlaps(tensors, data_bytes, origin)
     return SafetensorsHeader(tensors, metadata, data_bytes)
 
 
-def _parse(raw: bytes, origin: str) -> dict[str, Any]:
+class _Float(Exception):
+    """A JSON number that is no integer: the header is read again, as JSON reads it."""
+
+
+def _no_float(text: str) -> float:
+    raise _Float
+
+
+def _parse(raw: bytes, origin: str) -> tuple[dict[str, Any], bool]:
+    """The header's JSON mapping, and whether it holds a number that is no integer (its
+    ``json.loads`` then taken again, with no hook)."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
         raise SpecError(f"{origin}: the header is not UTF-8 (byte {8 + e.start}); not a "
                         "safetensors file") from None
     try:
-        header = json.loads(text)
+        try:
+            header, floats = json.loads(text, parse_float=_no_float,
+                                        parse_constant=_no_float), False
+        except _Float:  # a number with a fraction or an exponent, NaN or Infinity
+            header, floats = json.loads(text), True
     except json.JSONDecodeError as e:
         raise SpecError(f"{origin}: the header is not valid JSON ({e.msg} at byte "
                         f"{8 + e.pos}); not a safetensors file") from None
@@ -111,10 +124,11 @@ def _parse(raw: bytes, origin: str) -> dict[str, Any]:
     if not isinstance(header, dict):
         raise SpecError(f"{origin}: the header is not a JSON mapping of tensor names; not a "
                         "safetensors file")
-    return header
+    return header, floats
 
 
-def _tensors(header: dict[str, Any], origin: str) -> tuple[list[TensorInfo], int | None]:
+def _tensors(header: dict[str, Any], origin: str, floats: bool = True
+             ) -> tuple[list[TensorInfo], int | None]:
     """Every entry of the header as a TensorInfo; and where the last one's data end when
     each one's begin where the one before it ends, from 0 (as the safetensors library writes
     them: then none overlaps), else None.
@@ -122,12 +136,22 @@ def _tensors(header: dict[str, Any], origin: str) -> tuple[list[TensorInfo], int
     An entry that is plainly well formed (JSON gives ints, never subclasses, so ``type(n) is
     int`` is ``_tensor``'s test; an entry that is not a mapping, or offsets that are not a
     list, fail the subscripts or the type tests) is taken at once; any other goes through
-    ``_tensor``, which names the fault or accepts it alike."""
+    ``_tensor``, which names the fault or accepts it alike.
+
+    A shape is checked element by element once per dtype: the next entry of that dtype and
+    shape (its shape's tuple equal to one checked) needs only its offsets checked against the
+    bytes found. Equal is not alike when the elements are bools or floats (``True == 1``,
+    ``2.0 == 2``): a header without a number that is no integer (``floats`` False: ``_parse``
+    tells) holds no float, and a shape of elements all 2 or more equals no shape with a bool,
+    so only such shapes are remembered, and none when ``floats``."""
     tensors: list[TensorInfo] = []
     append = tensors.append
-    dtypes = _DTYPES
-    # one tuple for each shape and one str for each dtype, however many tensors have it:
-    # grouping the tensors by them (names.py) then compares objects, not their contents
+    # by dtype: its name (one str, however many tensors have it), its bits, and the shapes
+    # of that dtype checked so far (their tuple -> the bytes of one tensor, the tuple kept)
+    dtypes: dict[str, tuple[str, int, dict[tuple[int, ...], tuple[int, tuple[int, ...]]]]] = {
+        name: (name, bits, {}) for name, bits in DTYPE_BITS.items()}
+    # one tuple for each shape, however many tensors have it: grouping the tensors by them
+    # (names.py) then compares objects, not their contents
     shapes: dict[tuple[int, ...], tuple[int, ...]] = {}
     same = shapes.setdefault
     new = tuple.__new__  # TensorInfo(...) without TensorInfo._make's Python frame
@@ -135,12 +159,19 @@ def _tensors(header: dict[str, Any], origin: str) -> tuple[list[TensorInfo], int
     for name, entry in header.items():
         try:
             shape, (begin, end) = entry["shape"], entry["data_offsets"]
-            dtype, bits = dtypes[entry["dtype"]]
+            dtype, bits, checked = dtypes[entry["dtype"]]
+            found = checked.get(tuple(shape))
         except (TypeError, KeyError, ValueError):  # not a mapping, a key missing, ...
             append(_tensor(name, entry, origin))
             last = None
             continue
-        if type(shape) is list and len(shape) <= MAX_DIMS and type(begin) is int \
+        if found is not None:  # a shape checked: its elements ints of 2 or more
+            nbytes, dims = found
+            if type(begin) is int is type(end) and 0 <= begin and end - begin == nbytes:
+                append(new(TensorInfo, (name, dtype, dims, nbytes, origin, begin)))
+                last = end if begin == last else None
+                continue
+        elif type(shape) is list and len(shape) <= MAX_DIMS and type(begin) is int \
                 and type(end) is int and 0 <= begin <= end:
             for n in shape:
                 if type(n) is not int or n < 0:
@@ -149,8 +180,11 @@ def _tensors(header: dict[str, Any], origin: str) -> tuple[list[TensorInfo], int
             else:
                 if bits == 8 * (end - begin):
                     dims = tuple(shape)
+                    dims = same(dims, dims)
+                    if not floats and 0 not in dims and 1 not in dims:
+                        checked[dims] = (end - begin, dims)
                     append(new(TensorInfo,
-                               (name, dtype, same(dims, dims), end - begin, origin, begin)))
+                               (name, dtype, dims, end - begin, origin, begin)))
                     last = end if begin == last else None
                     continue
         append(_tensor(name, entry, origin))
