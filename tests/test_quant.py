@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import struct
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -100,7 +101,7 @@ def test_llama31_8b_awq_is_the_5_73_gb_of_the_issue() -> None:
 # ---- one Linear by hand --------------------------------------------------------------------
 
 def _q_proj(fmt: str, **kwargs: object) -> dict[str, tuple[str, tuple[int, ...], int]]:
-    q = quantized_bytes(LLAMA31_8B, fmt, **kwargs)  # type: ignore[arg-type]
+    q = quantized_bytes(LLAMA31_8B, fmt, **kwargs)
     return {s.name.removeprefix("blk.0.attn_q."): (s.dtype, s.shape, s.nbytes)
             for s in q.tensors if s.name.startswith("blk.0.attn_q.")}
 
@@ -314,6 +315,40 @@ def test_a_layer_adds_the_same_bytes_each_time(layers: int, width: int, fmt: str
         return quantized_bytes(spec, fmt).weights_bytes
 
     assert size(layers + 2) - size(layers + 1) == size(layers + 1) - size(layers) > 0
+
+
+# the totals a report keeps (listed=False: each kind of tensor stored once) are the list's:
+# every preset, every safetensors format, with layer-by-layer keep entries, the router's
+# score-correction bias, an unquantized dtype and one group per row; a refusal names the same
+# tensor
+TOTALS_CASES: list[dict[str, Any]] = [
+    {},
+    {"keep": (r"re:model\.layers\.[02]\.", "lm_head", "model.layers.*.mlp.gate")},
+    {"keep": ("layers.1.", "shared_expert"), "match": "substring", "score_bias": True},
+    {"dtype_unquantized": "fp32", "score_bias": True},
+]
+
+
+@pytest.mark.parametrize("fmt", SAFETENSORS_FORMATS)
+def test_the_totals_alone_are_the_lists_totals(fmt: str) -> None:
+    group = {"group_size": -1} if FORMATS[fmt].group_size is not None else {}
+    stored = 0
+    for name in PRESETS:
+        spec = load_preset(name).spec
+        for case in TOTALS_CASES + ([{**TOTALS_CASES[0], **group}] if group else []):
+            try:
+                listed = quantized_bytes(spec, fmt, **case)
+            except SpecError as error:
+                with pytest.raises(SpecError) as alone:
+                    quantized_bytes(spec, fmt, listed=False, **case)
+                assert str(alone.value) == str(error)
+                continue
+            totals = quantized_bytes(spec, fmt, listed=False, **case)
+            assert totals == listed._replace(tensors=()), (name, case)
+            assert list(totals.by_component) == list(listed.by_component)
+            assert list(totals.tensor_types) == list(listed.tensor_types)
+            stored += 1
+    assert stored > len(PRESETS)  # most presets store in most formats
 
 
 # ---- bad input --------------------------------------------------------------------------------
