@@ -23,6 +23,7 @@ from specsheet.model.params import COMPONENTS, count_params
 from specsheet.model.spec import ModelSpec
 from specsheet.quant import FORMATS, gguf_types, model_tensors, quantized_bytes
 from specsheet.quant.layouts import nf4_quant_state_bytes
+from specsheet.quant.modules import keeper, kept
 from specsheet.sources.presets import preset_index
 from specsheet.sources.resolve import load_preset
 
@@ -349,6 +350,36 @@ def test_the_totals_alone_are_the_lists_totals(fmt: str) -> None:
             assert list(totals.tensor_types) == list(listed.tensor_types)
             stored += 1
     assert stored > len(PRESETS)  # most presets store in most formats
+
+
+# keeper (each entry's test made once) answers as kept (quant/modules.py) for every tensor:
+# the lists checkpoints ship (gpt-oss's globs, DeepSeek's, AWQ's substrings), regular
+# expressions good and bad, globs with ? and [], parents and whole names
+KEEP_LISTS: list[tuple[tuple[str, ...], str]] = [
+    (("model.layers.*.self_attn", "model.layers.*.mlp.router", "model.embed_tokens", "lm_head"),
+     "exact"),
+    (("lm_head", "model.layers.0", "model.layers.1.mlp.experts", "model.layers.3.mlp"), "exact"),
+    ((r"re:model\.layers\.[13]\.", "re:.*shared_expert", "re:(", "re:lm_hea", "re:^"), "exact"),
+    (("model.layers.?.mlp.*", "model.layers.[02].self_attn.*_proj", "*embed*", "*.gate"), "exact"),
+    (("visual", "lm_head", "layers.1.", "shared_expert", "experts", "q_proj", "re:.*gate$"),
+     "substring"),
+    (("model.layers", "model.layers.1", "model.layers.10", "self_attn", "model.layers.0.mlp.gate"),
+     "exact"),
+]
+
+
+@pytest.mark.parametrize("name", ["gpt-oss-20b", "deepseek-v2-lite", "qwen1.5-moe-a2.7b",
+                                  "llama3-8b", "gpt2-small"])
+def test_keeper_answers_as_kept(name: str) -> None:
+    spec = load_preset(name).spec
+    tensors = model_tensors(spec)
+    covered = 0
+    for keep, match in KEEP_LISTS:
+        test = keeper(keep, match)
+        answers = [test(t) for t in tensors]
+        assert answers == [kept(t, keep, match) for t in tensors], (keep, match)
+        covered += sum(answers)
+    assert 0 < covered < len(tensors) * len(KEEP_LISTS)
 
 
 # ---- bad input --------------------------------------------------------------------------------

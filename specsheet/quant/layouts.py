@@ -411,13 +411,14 @@ def _quantizes(fmt: QuantFormat, t: Tensor, moe: bool) -> bool:
 def _safetensors_stored(spec: ModelSpec, fmt: QuantFormat, g: int, unquantized: str,
                         tensors: tuple[Tensor, ...] | None = None, keep: tuple[str, ...] = (),
                         match: str = "exact") -> list[StoredTensor]:
-    from specsheet.quant.modules import kept
+    from specsheet.quant.modules import keeper
 
+    kept = keeper(keep, match)
     stored = []
     for t in model_tensors(spec) if tensors is None else tensors:
         if t.role == "buffer":  # score_bias_tensors: F32 whatever the format
             stored.append(_st(t.name, "F32", t.shape, t, False))
-        elif _quantizes(fmt, t, spec.experts > 0) and not (keep and kept(t, keep, match)):
+        elif _quantizes(fmt, t, spec.experts > 0) and not (keep and kept(t)):
             stored += _quantized_linear(t, fmt, g, unquantized)
         else:
             stored.append(_st(t.name, unquantized, t.shape, t, False))
@@ -434,15 +435,16 @@ def _safetensors_alike(spec: ModelSpec, fmt: QuantFormat, g: int, unquantized: s
     in those are stored alike: a block's tensors are stored once, not once a block. The
     first tensor of each kind is stored first, so a tensor the format cannot store is the
     one ``_safetensors_stored`` refuses."""
-    from specsheet.quant.modules import kept
+    from specsheet.quant.modules import keeper
 
+    kept = keeper(keep, match)
     moe = spec.experts > 0
     first: dict[tuple[tuple[int, ...], str, str, bool], list[int]] = {}  # -> its stored' index
     stored: list[StoredTensor] = []
     times: list[int] = []
     for t in model_tensors(spec) if tensors is None else tensors:
         quantized = (t.role != "buffer" and _quantizes(fmt, t, moe)
-                     and not (keep and kept(t, keep, match)))
+                     and not (keep and kept(t)))
         alike = (t.shape, t.component, t.role, quantized)
         at = first.get(alike)
         if at is not None:
