@@ -151,7 +151,8 @@ def build_report(
         score_bias = source == "config" and shipped is not None and shipped.router_score_bias
         stored = quantized_bytes(spec, quant, group_size, dtype, keep=keep, match=match,
                                  score_bias=score_bias,
-                                 file_types=dict(file_types) if file_types else None)
+                                 file_types=dict(file_types) if file_types else None,
+                                 listed=False)  # a report keeps the totals alone
         weights = Weights(format=stored.format, weights_bytes=stored.weights_bytes,
                           overhead_bytes=stored.overhead_bytes,
                           by_component=stored.by_component, tensor_types=stored.tensor_types,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import struct
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -22,6 +23,7 @@ from specsheet.model.params import COMPONENTS, count_params
 from specsheet.model.spec import ModelSpec
 from specsheet.quant import FORMATS, gguf_types, model_tensors, quantized_bytes
 from specsheet.quant.layouts import nf4_quant_state_bytes
+from specsheet.quant.modules import keeper, kept
 from specsheet.sources.presets import preset_index
 from specsheet.sources.resolve import load_preset
 
@@ -100,7 +102,7 @@ def test_llama31_8b_awq_is_the_5_73_gb_of_the_issue() -> None:
 # ---- one Linear by hand --------------------------------------------------------------------
 
 def _q_proj(fmt: str, **kwargs: object) -> dict[str, tuple[str, tuple[int, ...], int]]:
-    q = quantized_bytes(LLAMA31_8B, fmt, **kwargs)  # type: ignore[arg-type]
+    q = quantized_bytes(LLAMA31_8B, fmt, **kwargs)
     return {s.name.removeprefix("blk.0.attn_q."): (s.dtype, s.shape, s.nbytes)
             for s in q.tensors if s.name.startswith("blk.0.attn_q.")}
 
@@ -314,6 +316,70 @@ def test_a_layer_adds_the_same_bytes_each_time(layers: int, width: int, fmt: str
         return quantized_bytes(spec, fmt).weights_bytes
 
     assert size(layers + 2) - size(layers + 1) == size(layers + 1) - size(layers) > 0
+
+
+# the totals a report keeps (listed=False: each kind of tensor stored once) are the list's:
+# every preset, every safetensors format, with layer-by-layer keep entries, the router's
+# score-correction bias, an unquantized dtype and one group per row; a refusal names the same
+# tensor
+TOTALS_CASES: list[dict[str, Any]] = [
+    {},
+    {"keep": (r"re:model\.layers\.[02]\.", "lm_head", "model.layers.*.mlp.gate")},
+    {"keep": ("layers.1.", "shared_expert"), "match": "substring", "score_bias": True},
+    {"dtype_unquantized": "fp32", "score_bias": True},
+]
+
+
+@pytest.mark.parametrize("fmt", SAFETENSORS_FORMATS)
+def test_the_totals_alone_are_the_lists_totals(fmt: str) -> None:
+    group = {"group_size": -1} if FORMATS[fmt].group_size is not None else {}
+    stored = 0
+    for name in PRESETS:
+        spec = load_preset(name).spec
+        for case in TOTALS_CASES + ([{**TOTALS_CASES[0], **group}] if group else []):
+            try:
+                listed = quantized_bytes(spec, fmt, **case)
+            except SpecError as error:
+                with pytest.raises(SpecError) as alone:
+                    quantized_bytes(spec, fmt, listed=False, **case)
+                assert str(alone.value) == str(error)
+                continue
+            totals = quantized_bytes(spec, fmt, listed=False, **case)
+            assert totals == listed._replace(tensors=()), (name, case)
+            assert list(totals.by_component) == list(listed.by_component)
+            assert list(totals.tensor_types) == list(listed.tensor_types)
+            stored += 1
+    assert stored > len(PRESETS)  # most presets store in most formats
+
+
+# keeper (each entry's test made once) answers as kept (quant/modules.py) for every tensor:
+# the lists checkpoints ship (gpt-oss's globs, DeepSeek's, AWQ's substrings), regular
+# expressions good and bad, globs with ? and [], parents and whole names
+KEEP_LISTS: list[tuple[tuple[str, ...], str]] = [
+    (("model.layers.*.self_attn", "model.layers.*.mlp.router", "model.embed_tokens", "lm_head"),
+     "exact"),
+    (("lm_head", "model.layers.0", "model.layers.1.mlp.experts", "model.layers.3.mlp"), "exact"),
+    ((r"re:model\.layers\.[13]\.", "re:.*shared_expert", "re:(", "re:lm_hea", "re:^"), "exact"),
+    (("model.layers.?.mlp.*", "model.layers.[02].self_attn.*_proj", "*embed*", "*.gate"), "exact"),
+    (("visual", "lm_head", "layers.1.", "shared_expert", "experts", "q_proj", "re:.*gate$"),
+     "substring"),
+    (("model.layers", "model.layers.1", "model.layers.10", "self_attn", "model.layers.0.mlp.gate"),
+     "exact"),
+]
+
+
+@pytest.mark.parametrize("name", ["gpt-oss-20b", "deepseek-v2-lite", "qwen1.5-moe-a2.7b",
+                                  "llama3-8b", "gpt2-small"])
+def test_keeper_answers_as_kept(name: str) -> None:
+    spec = load_preset(name).spec
+    tensors = model_tensors(spec)
+    covered = 0
+    for keep, match in KEEP_LISTS:
+        test = keeper(keep, match)
+        answers = [test(t) for t in tensors]
+        assert answers == [kept(t, keep, match) for t in tensors], (keep, match)
+        covered += sum(answers)
+    assert 0 < covered < len(tensors) * len(KEEP_LISTS)
 
 
 # ---- bad input --------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ their fields are given.
 
 from collections.abc import Callable
 from dataclasses import fields
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from specsheet.compiled import (
@@ -423,12 +424,13 @@ class ModelSpec:
 
     def as_dict(self) -> dict[str, Any]:
         """Every field by name, in declaration order (layer lists as lists)."""
-        return {name: (list(v) if isinstance(v := getattr(self, name), tuple) else v)
-                for name in _DICT_FIELDS}
+        return {name: (list(v) if isinstance(v, tuple) else v)
+                for name, v in zip(_DICT_FIELDS, _dict_values(self), strict=True)}
 
 
 _FIELD_NAMES = frozenset(f.name for f in fields(ModelSpec))
 _DICT_FIELDS = tuple(f.name for f in fields(ModelSpec) if f.name != "vision")  # as_dict's
+_dict_values = attrgetter(*_DICT_FIELDS)  # their values, read in one call
 
 
 def _all_layers(layers: int) -> tuple[int, ...]:

@@ -172,7 +172,8 @@ def stored_bytes(spec: ModelSpec, tensors: tuple[Tensor, ...], dtype: str | None
     from specsheet.quant.layouts import quantized_bytes
 
     return quantized_bytes(spec, quant, group_size, dtype, tensors, keep, match,
-                           file_types=dict(file_types) if file_types else None).weights_bytes
+                           file_types=dict(file_types) if file_types else None,
+                           listed=False).weights_bytes
 
 
 class Cut:

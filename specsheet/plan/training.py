@@ -569,4 +569,4 @@ def _frozen_bytes(spec: ModelSpec, params: ParamBreakdown, base_format: str,
         return bytes_for(params.total, base_format)
     from specsheet.quant.layouts import quantized_bytes
 
-    return quantized_bytes(spec, base_format).weights_bytes
+    return quantized_bytes(spec, base_format, listed=False).weights_bytes

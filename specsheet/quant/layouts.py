@@ -411,17 +411,56 @@ def _quantizes(fmt: QuantFormat, t: Tensor, moe: bool) -> bool:
 def _safetensors_stored(spec: ModelSpec, fmt: QuantFormat, g: int, unquantized: str,
                         tensors: tuple[Tensor, ...] | None = None, keep: tuple[str, ...] = (),
                         match: str = "exact") -> list[StoredTensor]:
-    from specsheet.quant.modules import kept
+    from specsheet.quant.modules import keeper
 
+    kept = keeper(keep, match)
     stored = []
     for t in model_tensors(spec) if tensors is None else tensors:
         if t.role == "buffer":  # score_bias_tensors: F32 whatever the format
             stored.append(_st(t.name, "F32", t.shape, t, False))
-        elif _quantizes(fmt, t, spec.experts > 0) and not (keep and kept(t, keep, match)):
+        elif _quantizes(fmt, t, spec.experts > 0) and not (keep and kept(t)):
             stored += _quantized_linear(t, fmt, g, unquantized)
         else:
             stored.append(_st(t.name, unquantized, t.shape, t, False))
     return stored
+
+
+def _safetensors_alike(spec: ModelSpec, fmt: QuantFormat, g: int, unquantized: str,
+                       tensors: tuple[Tensor, ...] | None = None, keep: tuple[str, ...] = (),
+                       match: str = "exact") -> tuple[list[StoredTensor], list[int]]:
+    """What ``_safetensors_stored`` lists, each tensor's stored tensors once for all the
+    tensors stored alike, and how many tensors each of them stands for. A tensor's stored
+    sizes read its shape, component and role and whether it is quantized, never its name
+    (the name only names them, and which entry of ``keep`` covers it), so the tensors alike
+    in those are stored alike: a block's tensors are stored once, not once a block. The
+    first tensor of each kind is stored first, so a tensor the format cannot store is the
+    one ``_safetensors_stored`` refuses."""
+    from specsheet.quant.modules import keeper
+
+    kept = keeper(keep, match)
+    moe = spec.experts > 0
+    first: dict[tuple[tuple[int, ...], str, str, bool], list[int]] = {}  # -> its stored' index
+    stored: list[StoredTensor] = []
+    times: list[int] = []
+    for t in model_tensors(spec) if tensors is None else tensors:
+        quantized = (t.role != "buffer" and _quantizes(fmt, t, moe)
+                     and not (keep and kept(t)))
+        alike = (t.shape, t.component, t.role, quantized)
+        at = first.get(alike)
+        if at is not None:
+            for i in at:
+                times[i] += 1
+            continue
+        if t.role == "buffer":  # score_bias_tensors: F32 whatever the format
+            one = [_st(t.name, "F32", t.shape, t, False)]
+        elif quantized:
+            one = _quantized_linear(t, fmt, g, unquantized)
+        else:
+            one = [_st(t.name, unquantized, t.shape, t, False)]
+        first[alike] = list(range(len(stored), len(stored) + len(one)))
+        stored += one
+        times += [1] * len(one)
+    return stored, times
 
 
 # ---- the public entry ------------------------------------------------------------------------
@@ -445,7 +484,8 @@ def quantized_bytes(spec: ModelSpec, format_name: str, group_size: int | None = 
                     dtype_unquantized: str | None = None,
                     tensors: tuple[Tensor, ...] | None = None, keep: tuple[str, ...] = (),
                     match: str = "exact", score_bias: bool = False,
-                    file_types: Mapping[str, str] | None = None) -> QuantizedWeights:
+                    file_types: Mapping[str, str] | None = None, listed: bool = True
+                    ) -> QuantizedWeights:
     """Every tensor ``spec`` stores in ``format_name``, in exact bytes.
 
     ``tensors`` (default: ``model_tensors(spec)``) stores some of the model's tensors instead,
@@ -462,6 +502,9 @@ def quantized_bytes(spec: ModelSpec, format_name: str, group_size: int | None = 
     (``score_bias_tensors``, F32; with ``tensors`` given, list them there).
     ``file_types``: a GGUF file's own GGML type of every tensor (by model_tensors' name), as
     the file holds them, instead of llama-quantize's rule for ``format_name`` (a gguf-* one).
+    ``listed`` False: the same totals without the list of stored tensors (``tensors`` empty),
+    all a report keeps; a safetensors format then stores each kind of tensor once
+    (``_safetensors_alike``).
     """
     if spec.layer_types and set(spec.layer_types) != {"attention"}:
         raise SpecError(f"{format_name}: the tensors of state-space and linear-attention layers "
@@ -481,29 +524,46 @@ def quantized_bytes(spec: ModelSpec, format_name: str, group_size: int | None = 
     if fmt.family == "gguf":
         stored = _gguf_stored(spec, fmt.name.removeprefix("gguf-"), override, tensors,
                               file_types)
+    elif not listed:
+        stored, times = _safetensors_alike(spec, fmt, g, override or fmt.unquantized, tensors,
+                                           keep, match)
+        return summarize(fmt.name, count_params(spec).total, stored, times)
     else:
         stored = _safetensors_stored(spec, fmt, g, override or fmt.unquantized, tensors, keep,
                                      match)
     return summarize(fmt.name, count_params(spec).total, stored)
 
 
-def summarize(format_name: str, params: int, stored: list[StoredTensor]) -> QuantizedWeights:
-    """Totals of ``stored``: all bytes, overhead, by component and by element type."""
+def summarize(format_name: str, params: int, stored: list[StoredTensor],
+              times: list[int] | None = None) -> QuantizedWeights:
+    """Totals of ``stored``: all bytes, overhead, by component and by element type. With
+    ``times``, ``stored[i]`` stands for ``times[i]`` tensors alike and the result lists none
+    (``tensors`` empty)."""
     by_component = dict.fromkeys(COMPONENTS, 0)
     types: dict[str, int] = {}
     if any(s.component in ("vision", "projector") for s in stored):
         from specsheet.model.vision import TOWER_COMPONENTS  # a multimodal checkpoint's alone
 
         by_component.update(dict.fromkeys(TOWER_COMPONENTS, 0))
-    for s in stored:
-        by_component[s.component] += s.nbytes
-        types[s.dtype] = types.get(s.dtype, 0) + s.nbytes
+    if times is None:
+        for s in stored:
+            by_component[s.component] += s.nbytes
+            types[s.dtype] = types.get(s.dtype, 0) + s.nbytes
+        weights = sum(s.nbytes for s in stored)
+        overhead = sum(s.overhead for s in stored)
+    else:
+        weights = overhead = 0
+        for s, n in zip(stored, times, strict=True):
+            by_component[s.component] += s.nbytes * n
+            types[s.dtype] = types.get(s.dtype, 0) + s.nbytes * n
+            weights += s.nbytes * n
+            overhead += s.overhead * n
     return QuantizedWeights(
         format=format_name,
         params=params,
-        weights_bytes=sum(s.nbytes for s in stored),
-        overhead_bytes=sum(s.overhead for s in stored),
+        weights_bytes=weights,
+        overhead_bytes=overhead,
         by_component=by_component,
         tensor_types=dict(sorted(types.items(), key=lambda kv: (-kv[1], kv[0]))),
-        tensors=tuple(stored),
+        tensors=tuple(stored) if times is None else (),
     )

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from specsheet.quant.tensors import Tensor
 
@@ -81,6 +81,36 @@ def kept(t: Tensor, keep: Iterable[str], match: str = "exact") -> bool:
     """Whether an entry of ``keep`` names ``t``'s module (or a parent of it)."""
     names = module_names(t)
     return any(_covers(entry, m, match) for entry in keep for m in names)
+
+
+def keeper(keep: Iterable[str], match: str = "exact") -> Callable[[Tensor], bool]:
+    """``kept`` with ``keep`` read once, for a list of many tensors: each entry's test is made
+    beforehand (a regular expression and a glob compiled, as ``re.match`` and
+    ``fnmatch.fnmatchcase`` compile them), and answers as ``_covers`` does."""
+    tests = [_test(entry, match) for entry in keep]
+
+    def covered(t: Tensor) -> bool:
+        return any(test(m) for m in module_names(t) for test in tests)
+
+    return covered
+
+
+def _test(entry: str, match: str) -> Callable[[str], bool]:
+    """``_covers`` of ``entry``, as a test of one module name."""
+    if entry.startswith("re:"):
+        try:
+            pattern = re.compile(entry[3:])
+        except re.error:
+            return lambda module: False
+        return lambda module: pattern.match(module) is not None
+    if match == "substring":
+        return lambda module: entry in module
+    if "*" in entry:  # fnmatchcase: its pattern, translated and compiled
+        whole = re.compile(fnmatch.translate(entry)).match
+        below = re.compile(fnmatch.translate(entry + ".*")).match
+        return lambda module: whole(module) is not None or below(module) is not None
+    parent = entry + "."
+    return lambda module: module == entry or module.startswith(parent)
 
 
 def unmatched(tensors: Iterable[Tensor], keep: tuple[str, ...], match: str = "exact"

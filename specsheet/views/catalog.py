@@ -5,25 +5,31 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from specsheet.figures import Report
 from specsheet.views.schema import SCHEMA_VERSION
 
 if TYPE_CHECKING:
     from specsheet.hardware.catalog import Accelerator
+    from specsheet.model.params import ParamBreakdown
+    from specsheet.model.spec import Model
     from specsheet.views.table import TableView
 
 
-def preset_entry(report: Report) -> dict[str, Any]:
+# A preset as ``presets`` lists it: its model and parameters, all that the document and the
+# tables show (no request, so no report's KV cache, FLOPs or weights)
+Listed = tuple["Model", "ParamBreakdown"]
+
+
+def preset_entry(listed: Listed) -> dict[str, Any]:
     """One preset in the document of ``presets``."""
-    model = report.model
+    model, params = listed
     return {"name": model.name, "description": model.description,
             "reference": model.reference, "published_total": model.published_total,
-            "total": report.params.total, "spec": model.spec.as_dict()}
+            "total": params.total, "spec": model.spec.as_dict()}
 
 
-def presets_document(reports: list[Report]) -> dict[str, Any]:
+def presets_document(presets: list[Listed]) -> dict[str, Any]:
     """The document of ``presets``: every built-in preset with its spec and total."""
-    return {"schema_version": SCHEMA_VERSION, "presets": [preset_entry(r) for r in reports]}
+    return {"schema_version": SCHEMA_VERSION, "presets": [preset_entry(p) for p in presets]}
 
 
 def accelerator_entry(accelerator: Accelerator) -> dict[str, Any]:
@@ -98,7 +104,7 @@ def schemas() -> dict[str, Any]:
     }
 
 
-def presets_list(reports: list[Report], longer: str) -> TableView:
+def presets_list(presets: list[Listed], longer: str) -> TableView:
     """The presets compactly, one line a model that fits 80 columns: name, total, context and
     family (the preset name's first part); ``presets_view`` is the full table, which the
     command ``longer`` (as the caller spells it) shows."""
@@ -112,13 +118,13 @@ def presets_list(reports: list[Report], longer: str) -> TableView:
         caption=f"Total: parameters, tied matrices once; context in tokens. '{longer}' shows "
                 "every preset's shape and description.",
     )
-    for r in reports:
-        view.add(r.model.name, human_count(r.params.total), exact(r.model.spec.context),
-                 r.model.name.split("-")[0])
+    for model, params in presets:
+        view.add(model.name, human_count(params.total), exact(model.spec.context),
+                 model.name.split("-")[0])
     return view
 
 
-def presets_view(reports: list[Report]) -> TableView:
+def presets_view(presets: list[Listed]) -> TableView:
     from specsheet.units import exact
     from specsheet.views.table import TableView
 
@@ -127,11 +133,10 @@ def presets_view(reports: list[Report]) -> TableView:
         headers=("Name", "L", "d", "heads", "KV heads", "vocab", "context", "total", "Description"),
         numeric=(False, True, True, True, True, True, True, True, False),
     )
-    for r in reports:
-        s = r.model.spec
-        view.add(r.model.name, str(s.layers), str(s.d_model), str(s.heads), str(s.kv_heads),
-                 exact(s.vocab), exact(s.context), exact(r.params.total),
-                 r.model.description)
+    for model, params in presets:
+        s = model.spec
+        view.add(model.name, str(s.layers), str(s.d_model), str(s.heads), str(s.kv_heads),
+                 exact(s.vocab), exact(s.context), exact(params.total), model.description)
     return view
 
 
