@@ -210,3 +210,20 @@ def test_an_experts_weight_and_another_experts_scale(layer: str, tmp_path: Path)
     assert _by_pattern(tensors, 4) is None
     assert name_tensors(tensors, 4).layouts == {"fp8": 1}
     assert_one_answer(tensors, 4)
+
+
+@pytest.mark.parametrize("empty", ["qzeros", "scales"])
+def test_a_quantized_module_with_a_scalar_beside_its_qweight(empty: str) -> None:
+    """A qzeros or scales of shape () (found by the test above: an IndexError, a traceback
+    from `specsheet inspect`) has no columns to read the bits or N from: GPTQ's default 4
+    bits, AWQ's N of 8 a packed column, both ways alike."""
+    def tensor(name: str, shape: tuple[int, ...], dtype: str = "I32") -> TensorInfo:
+        return TensorInfo(f"model.layers.0.self_attn.q_proj.{name}", dtype, shape,
+                          4 * prod(shape), "model.safetensors", 0)
+
+    tensors = [tensor("qweight", (8, 4)), tensor("qzeros", (1, 1)), tensor("scales", (1, 4), "F16")]
+    tensors = [tensor(t.name.rsplit(".", 1)[1], ()) if t.name.endswith(empty) else t
+               for t in tensors]
+    assert_one_answer(tensors, None)
+    layouts = name_tensors(tensors, None).layouts
+    assert list(layouts) == ["gptq-int4" if empty == "qzeros" else "awq-int4"]

@@ -139,14 +139,14 @@ def _layout(stored: dict[str, TensorInfo]) -> tuple[str | None, str | None, int,
         rows, cols = qw.shape[-2], qw.shape[-1]
         if scales is not None and len(scales.shape) >= 2 and scales.shape[-1] == cols:
             # GPTQ: packed along K, [K·b/32, N]; the bits from qzeros [groups, N·b/32]
-            bits = 32 * zeros.shape[-1] // cols if zeros is not None and cols else 4
+            bits = 32 * zeros.shape[-1] // cols if zeros is not None and zeros.shape and cols else 4
             bits = bits if bits in (2, 3, 4, 8) else 4
             k = rows * 32 // bits
             groups = scales.shape[-2]
             return f"gptq-int{bits}", "qweight", lead * k * cols, -1 if groups == 1 else \
                 k // groups if groups else None
         # AWQ: packed along N, [K, N/8]; scales [K/g, N]
-        n = scales.shape[-1] if scales is not None else cols * 8
+        n = scales.shape[-1] if scales is not None and scales.shape else cols * 8
         groups = scales.shape[-2] if scales is not None and len(scales.shape) >= 2 else 0
         return "awq-int4", "qweight", lead * rows * n, rows // groups if groups else None
     if "weight_packed" in stored:
