@@ -10,6 +10,7 @@ denominators: they agree to the four published decimals.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import struct
 from typing import Any
@@ -24,6 +25,7 @@ from specsheet.model.spec import ModelSpec
 from specsheet.quant import FORMATS, gguf_types, model_tensors, quantized_bytes
 from specsheet.quant.layouts import nf4_quant_state_bytes
 from specsheet.quant.modules import keeper, kept
+from specsheet.quant.tensors import block_kinds, model_tensors_alike
 from specsheet.sources.presets import preset_index
 from specsheet.sources.resolve import load_preset
 
@@ -327,6 +329,10 @@ TOTALS_CASES: list[dict[str, Any]] = [
     {"keep": (r"re:model\.layers\.[02]\.", "lm_head", "model.layers.*.mlp.gate")},
     {"keep": ("layers.1.", "shared_expert"), "match": "substring", "score_bias": True},
     {"dtype_unquantized": "fp32", "score_bias": True},
+    # lists no layer number can tell apart (quant.modules.layer_blind): blocks listed by kind
+    {"keep": ("model.layers.*.self_attn", "model.layers.*.mlp.router", "model.embed_tokens",
+              "lm_head"), "score_bias": True},
+    {"keep": ("shared_expert", "lm_head", "q_proj"), "match": "substring"},
 ]
 
 
@@ -350,6 +356,51 @@ def test_the_totals_alone_are_the_lists_totals(fmt: str) -> None:
             assert list(totals.tensor_types) == list(listed.tensor_types)
             stored += 1
     assert stored > len(PRESETS)  # most presets store in most formats
+
+
+# model_tensors_alike lists each kind of block once: counted by how many each stands for, its
+# tensors are model_tensors' (shape, component, role and the order of first shapes), for every
+# preset (hybrids with their layer types, MoE with dense layers, layers without an MLP) and
+# for random mixes of layer types, dense and MLP-less layers
+def _unnamed(t: Any) -> tuple[Any, ...]:
+    return (t.shape, t.component, t.role)
+
+
+def _alike_matches(spec: ModelSpec) -> None:
+    listed = model_tensors(spec)
+    alike = model_tensors_alike(spec)
+    counted: dict[tuple[Any, ...], int] = {}
+    for t, n in alike:
+        counted[_unnamed(t)] = counted.get(_unnamed(t), 0) + n
+    every: dict[tuple[Any, ...], int] = {}
+    for t in listed:
+        every[_unnamed(t)] = every.get(_unnamed(t), 0) + 1
+    assert counted == every
+    assert list(dict.fromkeys(_unnamed(t) for t, _ in alike)) == list(every)
+    assert sum(n for _, n in alike) == len(listed)
+    assert {t.name for t, _ in alike} <= {t.name for t in listed}
+
+
+@pytest.mark.parametrize("name", PRESETS)
+def test_blocks_alike_stand_for_every_block(name: str) -> None:
+    _alike_matches(load_preset(name).spec)
+
+
+@settings(max_examples=60, deadline=None)
+@given(kinds=st.lists(st.sampled_from(["attention", "mamba2", "hybrid"]), min_size=1,
+                      max_size=9),
+       dense=st.sets(st.integers(0, 8)), no_mlp=st.sets(st.integers(0, 8)))
+def test_blocks_alike_stand_for_every_block_in_any_mix(kinds: list[str], dense: set[int],
+                                                        no_mlp: set[int]) -> None:
+    base = load_preset("granite-4.0-h-tiny").spec
+    layers = len(kinds)
+    spec = dataclasses.replace(base, layers=layers, layer_types=tuple(kinds),
+                               dense_layers=tuple(sorted(i for i in dense if i < layers)),
+                               no_mlp_layers=tuple(sorted(i for i in no_mlp - dense
+                                                          if i < layers)))
+    _alike_matches(spec)
+    assert sum(block_kinds(spec).values()) == layers
+    assert len(block_kinds(spec)) <= 12  # 3 types x MLP or not x dense or routed
 
 
 # keeper (each entry's test made once) answers as kept (quant/modules.py) for every tensor:
@@ -380,6 +431,39 @@ def test_keeper_answers_as_kept(name: str) -> None:
         assert answers == [kept(t, keep, match) for t in tensors], (keep, match)
         covered += sum(answers)
     assert 0 < covered < len(tensors) * len(KEEP_LISTS)
+
+
+# layer_blind's claim: a list it passes covers a module in one layer exactly when it covers
+# the same module in any other layer (layer numbers of one digit or several); the lists drawn
+# hold globs, ?, [], digits and re: too, which it must refuse when they tell layers apart
+ENTRY_PARTS = ["model", "layers", "self_attn", "mlp", "experts", "gate", "q_proj", "lm_head",
+               "*", ".", "_", "s", "a", "?", "[0-2]", "1", "re:"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(entries=st.lists(st.lists(st.sampled_from(ENTRY_PARTS), min_size=1, max_size=6)
+                        .map("".join), min_size=1, max_size=3),
+       match=st.sampled_from(["exact", "substring"]),
+       module=st.sampled_from(["self_attn.q_proj", "mlp.gate", "mlp.experts.gate_up_proj",
+                               "block_sparse_moe.experts.w1"]),
+       layers=st.lists(st.integers(0, 200), min_size=2, max_size=4))
+def test_a_layer_blind_list_covers_every_layer_alike(entries: list[str], match: str,
+                                                     module: str, layers: list[int]) -> None:
+    from specsheet.quant.modules import _covers, layer_blind
+
+    keep = tuple(entries)
+    answers = {any(_covers(e, f"model.layers.{n}.{module}", match) for e in keep)
+               for n in layers}
+    assert len(answers) == 1 or not layer_blind(keep, match)
+
+
+def test_layer_blind_refuses_what_can_tell_layers_apart() -> None:
+    from specsheet.quant.modules import layer_blind
+
+    assert layer_blind(("model.layers.*.self_attn", "lm_head"))
+    for entry in ("model.layers.1", "model.layers.?.mlp", "model.layers.[02].mlp",
+                  "re:.*gate$", "layers.1."):
+        assert not layer_blind((entry,)), entry
 
 
 # ---- bad input --------------------------------------------------------------------------------

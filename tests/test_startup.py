@@ -143,3 +143,16 @@ def test_json_paths_import_no_csv_rich_or_yaml(args: list[str], tmp_path: Path) 
     if args[0] == "fit":
         assert not {"specsheet.plan.serving", "specsheet.plan.sweep",
                     "specsheet.api.serve"} & modules
+
+
+@pytest.mark.parametrize("args", [
+    ["compare", "gpt2-small", "llama3-8b", "--json"],
+    ["sweep", "llama3.1-8b", "--tokens", "1k:128k:x2", "--format", "csv"],
+])
+def test_what_serves_nothing_loads_nothing_of_serving(args: list[str], tmp_path: Path) -> None:
+    """Without --gpu, compare and sweep read their serving defaults from api.defaults and
+    load neither the serving API, its document nor the hardware catalog."""
+    modules = imported_modules(*args, cwd=tmp_path)
+    assert "specsheet.api.defaults" in modules
+    assert not {"specsheet.api.serve", "specsheet.views.serve", "specsheet.api.hardware",
+                "specsheet.plan.serving"} & modules

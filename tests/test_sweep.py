@@ -144,7 +144,7 @@ def test_a_layout_that_does_not_divide_is_serves_error() -> None:
 
 
 def test_the_default_memory_utilization_is_vllms() -> None:
-    from specsheet.api.serve import DEFAULT_UTILIZATION
+    from specsheet.api.defaults import DEFAULT_UTILIZATION
     from specsheet.plan.serving import DEFAULT_MEMORY_UTILIZATION
 
     assert DEFAULT_UTILIZATION == DEFAULT_MEMORY_UTILIZATION

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from specsheet.api.serve import ServeRequest, Serving, plan_serve
 from specsheet.compiled import NamedTuple
 
 if TYPE_CHECKING:
+    from specsheet.api.serve import ServeRequest, Serving
     from specsheet.figures import Report
 
 
@@ -47,7 +47,10 @@ def compare(reports: Sequence[Report], serving: ServeRequest | None = None,
     """``reports`` side by side; with ``serving`` every one served as asked (at the
     request's max_model_len, by default each report's tokens, so the serving rows are at the
     length the figures are)."""
-    if serving is not None and serving.max_model_len is None and reports:
+    if serving is None:
+        return Compared(list(reports), None)
+    from specsheet.api.serve import plan_serve
+
+    if serving.max_model_len is None and reports:
         serving = serving._replace(max_model_len=min(r.flops.tokens for r in reports))
-    served = None if serving is None else [plan_serve(r, serving, group_size) for r in reports]
-    return Compared(list(reports), served)
+    return Compared(list(reports), [plan_serve(r, serving, group_size) for r in reports])

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from specsheet.api.serve import DEFAULT_MBU, DEFAULT_MFU, DEFAULT_UTILIZATION
+from specsheet.api.defaults import DEFAULT_MBU, DEFAULT_MFU, DEFAULT_UTILIZATION
 from specsheet.compiled import NamedTuple
 from specsheet.errors import SpecError
 from specsheet.plan import check_searched_gpus

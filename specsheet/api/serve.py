@@ -11,6 +11,13 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+from specsheet.api.defaults import (
+    DEFAULT_MBU,
+    DEFAULT_MFU,
+    DEFAULT_OUTPUT,
+    DEFAULT_PROMPT,
+    DEFAULT_UTILIZATION,
+)
 from specsheet.compiled import NamedTuple
 from specsheet.errors import SpecError
 from specsheet.plan import MAX_WALKED_LAYERS as MAX_PLANNED_LAYERS
@@ -23,11 +30,6 @@ if TYPE_CHECKING:
     from specsheet.plan.serving import ServePlan
     from specsheet.plan.sharding import Cut
 
-DEFAULT_MFU = 0.5  # share of the peak FLOP/s the estimates assume
-DEFAULT_MBU = 0.8  # share of the memory bandwidth the estimates assume
-DEFAULT_PROMPT = 1024  # prompt tokens of a request, for the estimates
-DEFAULT_OUTPUT = 256  # output tokens of a request, for the estimates
-DEFAULT_UTILIZATION = "0.9"  # vLLM's gpu_memory_utilization (plan.serving's, kept exact as text)
 
 
 class ServeRequest(NamedTuple):

@@ -13,15 +13,6 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from specsheet.api.hardware import load_gpu
-from specsheet.api.serve import (
-    ServeRequest,
-    Serving,
-    check_request,
-    estimates_of,
-    plan_serve,
-    request_shape,
-)
 from specsheet.compiled import NamedTuple
 from specsheet.errors import SpecError
 from specsheet.figures import Axis, Point
@@ -31,6 +22,7 @@ from specsheet.sources.fields import SPEC_FIELDS, Given, Overrides
 from specsheet.units import MAX_POINTS
 
 if TYPE_CHECKING:
+    from specsheet.api.serve import ServeRequest, Serving
     from specsheet.hardware.catalog import Accelerator
     from specsheet.model.spec import Model
     from specsheet.plan.serving import ServePlan
@@ -150,6 +142,14 @@ def serve_points(points: list[Point], request: ServeRequest,
     (max_model_len), its batch decoded at once (concurrency). A point that lays out as the one
     before it takes that layout (the weights per GPU, the pool) and computes again only the
     blocks of a request, and the estimates once per layout and batch (plan/sweep.py)."""
+    from specsheet.api.serve import (
+        Serving,
+        check_request,
+        estimates_of,
+        plan_serve,
+        request_shape,
+    )
+
     check_request(request)
     # the estimates by layout (the point that laid it out), batch, request shape and verdict:
     # they do not depend on the tokens a request may reach (the default request shortens
@@ -199,7 +199,7 @@ def sweep(model: str | Model | None = None, *, tokens: Sequence[int] | None = No
     candidates.append(Axis("kv_dtype", tuple(kv_dtype)))
     request = None
     if gpu is not None:
-        from specsheet.api.serve import request_of
+        from specsheet.api.serve import check_request, request_of
 
         request = request_of(gpu, serving)
         check_request(request)
@@ -221,7 +221,11 @@ def finish(axes: list[Axis], points: list[Point], gpu: str | None,
            request: ServeRequest | None, group_size: int | None = None,
            set_fields: Collection[str] = ()) -> Sweep:
     """The Sweep of ``points``: served on ``gpu`` under ``request`` when one is given."""
-    accelerator = None if gpu is None else load_gpu(gpu)
+    accelerator = None
+    if gpu is not None:
+        from specsheet.api.hardware import load_gpu
+
+        accelerator = load_gpu(gpu)
     served = None if request is None else serve_points(points, request, group_size)
     batch = None if "batch" in points[0].at else points[0].batch
     return Sweep(axes, points, batch, accelerator, served, frozenset(set_fields))

@@ -47,7 +47,7 @@ from specsheet.quant.formats import (
 from specsheet.quant.tensors import ROLES as ROLES  # re-exported: the tensors once lived here
 from specsheet.quant.tensors import Tensor as Tensor
 from specsheet.quant.tensors import model_tensors as model_tensors
-from specsheet.quant.tensors import score_bias_tensors
+from specsheet.quant.tensors import model_tensors_alike, score_bias_tensors
 
 
 class StoredTensor(NamedTuple):
@@ -425,16 +425,32 @@ def _safetensors_stored(spec: ModelSpec, fmt: QuantFormat, g: int, unquantized: 
     return stored
 
 
+def _alike(spec: ModelSpec, tensors: tuple[Tensor, ...] | None, keep: tuple[str, ...],
+           match: str, score_bias: bool) -> list[tuple[Tensor, int]]:
+    """The tensors ``quantized_bytes`` stores, each with how many it stands for: the blocks
+    built alike once (``model_tensors_alike``) when no ``keep`` entry, which names modules,
+    can tell them apart (``layer_blind``); else (and given ``tensors``) each for itself."""
+    from specsheet.quant.modules import layer_blind
+
+    if tensors is None and layer_blind(keep, match):
+        pairs = model_tensors_alike(spec)
+        return pairs + [(t, 1) for t in score_bias_tensors(spec)] if score_bias else pairs
+    if tensors is None:
+        tensors = model_tensors(spec) + (score_bias_tensors(spec) if score_bias else ())
+    return [(t, 1) for t in tensors]
+
+
 def _safetensors_alike(spec: ModelSpec, fmt: QuantFormat, g: int, unquantized: str,
-                       tensors: tuple[Tensor, ...] | None = None, keep: tuple[str, ...] = (),
+                       pairs: list[tuple[Tensor, int]], keep: tuple[str, ...] = (),
                        match: str = "exact") -> tuple[list[StoredTensor], list[int]]:
     """What ``_safetensors_stored`` lists, each tensor's stored tensors once for all the
-    tensors stored alike, and how many tensors each of them stands for. A tensor's stored
-    sizes read its shape, component and role and whether it is quantized, never its name
-    (the name only names them, and which entry of ``keep`` covers it), so the tensors alike
-    in those are stored alike: a block's tensors are stored once, not once a block. The
-    first tensor of each kind is stored first, so a tensor the format cannot store is the
-    one ``_safetensors_stored`` refuses."""
+    tensors stored alike, and how many tensors each of them stands for (``pairs``: each
+    tensor with how many it stands for itself, ``_alike``). A tensor's stored sizes read its
+    shape, component and role and whether it is quantized, never its name (the name only
+    names them, and which entry of ``keep`` covers it), so the tensors alike in those are
+    stored alike: a block's tensors are stored once, not once a block. The first tensor of
+    each kind is stored first, so a tensor the format cannot store is the one
+    ``_safetensors_stored`` refuses."""
     from specsheet.quant.modules import keeper
 
     kept = keeper(keep, match)
@@ -442,14 +458,14 @@ def _safetensors_alike(spec: ModelSpec, fmt: QuantFormat, g: int, unquantized: s
     first: dict[tuple[tuple[int, ...], str, str, bool], list[int]] = {}  # -> its stored' index
     stored: list[StoredTensor] = []
     times: list[int] = []
-    for t in model_tensors(spec) if tensors is None else tensors:
+    for t, n in pairs:
         quantized = (t.role != "buffer" and _quantizes(fmt, t, moe)
                      and not (keep and kept(t)))
         alike = (t.shape, t.component, t.role, quantized)
         at = first.get(alike)
         if at is not None:
             for i in at:
-                times[i] += 1
+                times[i] += n
             continue
         if t.role == "buffer":  # score_bias_tensors: F32 whatever the format
             one = [_st(t.name, "F32", t.shape, t, False)]
@@ -459,7 +475,7 @@ def _safetensors_alike(spec: ModelSpec, fmt: QuantFormat, g: int, unquantized: s
             one = [_st(t.name, unquantized, t.shape, t, False)]
         first[alike] = list(range(len(stored), len(stored) + len(one)))
         stored += one
-        times += [1] * len(one)
+        times += [n] * len(one)
     return stored, times
 
 
@@ -519,15 +535,16 @@ def quantized_bytes(spec: ModelSpec, format_name: str, group_size: int | None = 
                             f"unquantized; expected one of {', '.join(UNQUANTIZED_DTYPES)}",
                             field="dtype", value=dtype_unquantized)
         override = UNQUANTIZED_DTYPES[dtype_unquantized]
+    if not listed and fmt.family != "gguf":
+        pairs = _alike(spec, tensors, keep, match, score_bias)
+        stored, times = _safetensors_alike(spec, fmt, g, override or fmt.unquantized, pairs,
+                                           keep, match)
+        return summarize(fmt.name, count_params(spec).total, stored, times)
     if score_bias and tensors is None:
         tensors = model_tensors(spec) + score_bias_tensors(spec)
     if fmt.family == "gguf":
         stored = _gguf_stored(spec, fmt.name.removeprefix("gguf-"), override, tensors,
                               file_types)
-    elif not listed:
-        stored, times = _safetensors_alike(spec, fmt, g, override or fmt.unquantized, tensors,
-                                           keep, match)
-        return summarize(fmt.name, count_params(spec).total, stored, times)
     else:
         stored = _safetensors_stored(spec, fmt, g, override or fmt.unquantized, tensors, keep,
                                      match)

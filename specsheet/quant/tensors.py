@@ -244,6 +244,46 @@ def model_tensors(spec: ModelSpec) -> tuple[Tensor, ...]:
     as Llama stores them. A block holds the mixers ``layer_types`` gives it (attention, a
     state-space or DeltaNet mixer, or both) and an MLP unless it is in ``no_mlp_layers``."""
     check_listed(spec)
+    tensors = _outside_blocks(spec)
+    for i in range(spec.layers):
+        tensors += _block(spec, i)
+    if spec.vision is not None:
+        tensors += tower_of(spec)
+    return tuple(tensors)
+
+
+def model_tensors_alike(spec: ModelSpec) -> list[tuple[Tensor, int]]:
+    """``model_tensors(spec)`` with each block's tensors listed once for all the blocks built
+    alike, each with how many tensors it stands for: a tensor outside the blocks stands for
+    itself, a block's for the blocks of its kind (``block_kinds``). The blocks listed come in
+    ``model_tensors``' order, so the first tensor of any shape is the one it lists first."""
+    check_listed(spec)
+    pairs = [(t, 1) for t in _outside_blocks(spec)]
+    for i, n in block_kinds(spec).items():
+        pairs += ((t, n) for t in _block(spec, i))
+    if spec.vision is not None:
+        pairs += ((t, 1) for t in tower_of(spec))
+    return pairs
+
+
+def block_kinds(spec: ModelSpec) -> dict[int, int]:
+    """The first block of each kind and how many blocks are of that kind, in block order. A
+    block's tensors read its index in their names and ``layer`` alone, and otherwise its kind:
+    its layer type, whether it has an MLP and whether that MLP is routed experts (``_block``)."""
+    types, no_mlp, dense = spec.layer_types, set(spec.no_mlp_layers), set(spec.dense_layers)
+    routed = spec.experts > 0
+    first: dict[tuple[str, bool, bool], int] = {}
+    kinds: dict[int, int] = {}
+    for i in range(spec.layers):
+        kind = (types[i] if types else "attention", i in no_mlp, routed and i not in dense)
+        at = first.setdefault(kind, i)
+        kinds[at] = kinds.get(at, 0) + 1
+    return kinds
+
+
+def _outside_blocks(spec: ModelSpec) -> list[Tensor]:
+    """The tensors ``model_tensors`` lists before the blocks: embeddings, their projections
+    and norm, the final norm and the output head."""
     d, e = spec.d_model, spec.embedding_dim
     tensors: list[Tensor] = [Tensor("token_embd.weight", (spec.vocab, e), "token_embedding",
                                     "embedding")]
@@ -263,11 +303,7 @@ def model_tensors(spec: ModelSpec) -> tuple[Tensor, ...]:
         tensors.append(Tensor("output.weight", (spec.vocab, e), "output_head", "head"))
     if spec.head_bias:
         tensors.append(Tensor("output.bias", (spec.vocab,), "output_head", "bias"))
-    for i in range(spec.layers):
-        tensors += _block(spec, i)
-    if spec.vision is not None:
-        tensors += tower_of(spec)
-    return tuple(tensors)
+    return tensors
 
 
 def tower_of(spec: ModelSpec) -> tuple[Tensor, ...]:

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 from specsheet.figures import Report
 from specsheet.views.count import count_document
 from specsheet.views.schema import SCHEMA_VERSION
-from specsheet.views.serve import serve_entry
 
 if TYPE_CHECKING:
     from specsheet.plan.roofline import Estimates
@@ -25,6 +24,8 @@ def compare_document(reports: list[Report],
     document: dict[str, Any] = {"schema_version": SCHEMA_VERSION,
                                 "models": [count_document(r) for r in reports]}
     if served is not None:
+        from specsheet.views.serve import serve_entry
+
         document["serve"] = [serve_entry(*entry) for entry in served]
     return document
 

@@ -4,7 +4,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from specsheet.api.serve import (
+from specsheet.api.defaults import (
     DEFAULT_MBU,
     DEFAULT_MFU,
     DEFAULT_UTILIZATION,

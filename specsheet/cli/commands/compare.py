@@ -4,7 +4,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from specsheet.api.serve import (
+from specsheet.api.defaults import (
     DEFAULT_MBU,
     DEFAULT_MFU,
     DEFAULT_UTILIZATION,
@@ -93,12 +93,13 @@ def compare(
     Example: 'specsheet compare llama3-8b llama3-70b'.
     """
     from specsheet.api.compare import compare
-    from specsheet.api.serve import ServeRequest, check_request
     from specsheet.cli.errors import as_options
 
     output = output_format(fmt, json_)
     request = None
     if gpu is not None:
+        from specsheet.api.serve import ServeRequest, check_request
+
         request = ServeRequest(gpu=gpu, gpus=gpus, tp=tp, pp=pp, ep=ep, max_model_len=tokens,
                                prompt=prompt,
                                output=output_tokens, memory_utilization=memory_utilization,

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from specsheet.api.serve import DEFAULT_MBU, DEFAULT_UTILIZATION
+from specsheet.api.defaults import DEFAULT_MBU, DEFAULT_UTILIZATION
 from specsheet.cli.model_source import NO_SOURCE, ModelSource, model_options
 from specsheet.cli.options import (
     OPTION_NAMES,

@@ -3,7 +3,7 @@ what cost (docs/serving.md)."""
 
 from typing import TYPE_CHECKING, Any
 
-from specsheet.api.serve import (
+from specsheet.api.defaults import (
     DEFAULT_MBU,
     DEFAULT_MFU,
     DEFAULT_UTILIZATION,

@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from specsheet.api.hardware import load_gpu
-from specsheet.api.serve import DEFAULT_UTILIZATION, ServeRequest, check_request
+from specsheet.api.defaults import DEFAULT_UTILIZATION
 from specsheet.api.spec import DEFAULT_DTYPE
 from specsheet.cli.errors import as_options, option_series
 from specsheet.cli.options import (
@@ -56,6 +55,7 @@ from specsheet.sources.fields import SPEC_FIELDS, Overrides
 from specsheet.units import QuantityKind
 
 if TYPE_CHECKING:
+    from specsheet.api.serve import ServeRequest
     from specsheet.views.charts import ChartView
     from specsheet.views.table import TableView
 
@@ -157,8 +157,10 @@ def sweep(
     from specsheet.api.sweep import order_axes
 
     axes = order_axes(candidates, by_set)
-    with as_options():
-        if gpu is not None:
+    if gpu is not None:
+        from specsheet.api.hardware import load_gpu
+
+        with as_options():
             load_gpu(gpu)
     single = {a.name: a.values[0] for a in candidates if len(a.values) == 1}
     tokens_axis = any(a.name == "tokens" for a in axes)
@@ -280,6 +282,8 @@ def _serve_request(gpu: str | None, gpus: int | None, tp: int | None, pp: int | 
             raise SpecError(f"option {given[0]}: plans serving, which needs --gpu (an "
                             "accelerator such as h100-sxm, or a hardware YAML file)")
         return None
+    from specsheet.api.serve import ServeRequest, check_request
+
     request = ServeRequest(gpu=gpu, gpus=gpus, tp=tp, pp=pp, ep=ep,
                            memory_utilization=memory_utilization, kv_memory=kv_memory)
     with as_options():
