@@ -9,8 +9,22 @@ from typing import TYPE_CHECKING
 
 from specsheet.compiled import NamedTuple
 from specsheet.errors import SpecError, TokensOverContext
-from specsheet.model.flops import ForwardFlops, forward_flops, two_n_estimate
-from specsheet.model.memory import DEFAULT_DTYPE, KVCache, bytes_for, check_dtype, kv_cache
+from specsheet.model.flops import (
+    ForwardFlops,
+    attention_context_flops,
+    forward_flops,
+    ssm_forward_per_token,
+    two_n_estimate,
+)
+from specsheet.model.memory import (
+    DEFAULT_DTYPE,
+    KVCache,
+    bytes_for,
+    check_dtype,
+    kv_cache,
+    kv_elements_per_layer,
+    kv_positions,
+)
 from specsheet.model.params import ParamBreakdown, count_params
 from specsheet.model.spec import Model
 
@@ -170,6 +184,27 @@ def build_report(
         flops_2n=two_n_estimate(params.active - params.towers - params.embeddings),
         images=images,
     )
+
+
+def moved_to_tokens(report: Report, tokens: int) -> Report:
+    """``report`` for a request of ``tokens`` tokens: the same as ``build_report`` with that
+    many, computing again only what depends on the tokens (the KV cache and the FLOPs)."""
+    spec, model = report.model.spec, report.model
+    if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens <= 0:
+        raise SpecError(f"expected a positive integer, got {tokens!r}", field="tokens",
+                        value=tokens)
+    if tokens > spec.context:
+        raise TokensOverContext(
+            f"{tokens:,} exceeds the context of {model.name} ({spec.context:,} tokens)",
+            field="tokens", value=tokens)
+    kv, flops = report.kv, report.flops
+    # the terms of kv_cache and forward_flops that hold T; the rest is the model's
+    kv = kv._replace(tokens=tokens, bytes_per_request=bytes_for(
+        kv_positions(spec, tokens) * kv_elements_per_layer(spec), kv.dtype) + kv.state_bytes)
+    flops = flops._replace(tokens=tokens, attention_context=attention_context_flops(spec, tokens),
+                           ssm=ssm_forward_per_token(spec, tokens))
+    return Report(report.model, report.params, report.dtype, report.weights, kv, flops,
+                  report.flops_2n)
 
 
 class Axis(NamedTuple):

@@ -63,7 +63,7 @@ def test_items_are_written_as_json_dumps_writes_them(document: dict[str, Any]) -
 def test_a_sweeps_document_is_written_as_json_dumps_writes_it() -> None:
     import specsheet
     from specsheet.figures import Axis, Point
-    from specsheet.plan.sweep import moved_to_tokens as at_tokens
+    from specsheet.figures import moved_to_tokens as at_tokens
     from specsheet.views.sweep import sweep_document
 
     base = specsheet.report(specsheet.load("gpt2-small"))

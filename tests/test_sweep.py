@@ -383,8 +383,7 @@ def test_a_report_moved_along_the_tokens_is_the_report_at_them(kv_dtype: str) ->
     over the context, the state-space scan): for every preset (sliding windows, MLA, Mamba,
     hybrids, DeltaNet) the moved report equals build_report at those tokens."""
     from specsheet.api.count import load
-    from specsheet.figures import build_report
-    from specsheet.plan.sweep import moved_to_tokens
+    from specsheet.figures import build_report, moved_to_tokens
     from specsheet.sources.presets import preset_index
 
     for name in preset_index():

@@ -36,7 +36,7 @@ class Compared(NamedTuple):
 def at_one_length(reports: Sequence[Report]) -> tuple[list[Report], int]:
     """``reports`` moved to one request length, the shortest context among them (each was
     built at its own), and that length: models compare only at the same tokens."""
-    from specsheet.plan.sweep import moved_to_tokens
+    from specsheet.figures import moved_to_tokens
 
     tokens = min(r.model.spec.context for r in reports)
     return [r if r.flops.tokens == tokens else moved_to_tokens(r, tokens) for r in reports], tokens

@@ -6,7 +6,7 @@ depends on, in ``SweepCache``:
 
 - the model: once per value of the spec fields that are axes (read by the caller);
 - the tokens-free part of the report (parameters, weights): once per model and formats;
-- the KV cache and the FLOPs: at every point's tokens (``moved_to_tokens``);
+- the KV cache and the FLOPs: at every point's tokens (``figures.moved_to_tokens``);
 - with a GPU, the layout (weights per GPU, the pool): once per tokens-free report; the blocks
   of a request at every point's tokens (``moved_to_max_model_len``); the estimates once per
   layout and batch.
@@ -22,37 +22,14 @@ from itertools import product
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from specsheet.compiled import NamedTuple
-from specsheet.errors import SpecError, TokensOverContext
-from specsheet.figures import Axis, Point, Report, build_report
-from specsheet.model.flops import attention_context_flops, ssm_forward_per_token
-from specsheet.model.memory import DEFAULT_DTYPE, bytes_for, kv_elements_per_layer, kv_positions
+from specsheet.figures import Axis, Point, Report, build_report, moved_to_tokens
+from specsheet.model.memory import DEFAULT_DTYPE
 from specsheet.model.spec import FIELD_DOCS, Model
 
 if TYPE_CHECKING:
     from specsheet.plan.serving import ServePlan
 
 S = TypeVar("S")
-
-
-def moved_to_tokens(report: Report, tokens: int) -> Report:
-    """``report`` for a request of ``tokens`` tokens: the same as ``build_report`` with that
-    many, computing again only what depends on the tokens (the KV cache and the FLOPs)."""
-    spec, model = report.model.spec, report.model
-    if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens <= 0:
-        raise SpecError(f"expected a positive integer, got {tokens!r}", field="tokens",
-                        value=tokens)
-    if tokens > spec.context:
-        raise TokensOverContext(
-            f"{tokens:,} exceeds the context of {model.name} ({spec.context:,} tokens)",
-            field="tokens", value=tokens)
-    kv, flops = report.kv, report.flops
-    # the terms of kv_cache and forward_flops that hold T; the rest is the model's
-    kv = kv._replace(tokens=tokens, bytes_per_request=bytes_for(
-        kv_positions(spec, tokens) * kv_elements_per_layer(spec), kv.dtype) + kv.state_bytes)
-    flops = flops._replace(tokens=tokens, attention_context=attention_context_flops(spec, tokens),
-                           ssm=ssm_forward_per_token(spec, tokens))
-    return Report(report.model, report.params, report.dtype, report.weights, kv, flops,
-                  report.flops_2n)
 
 
 def moved_to_max_model_len(plan: ServePlan, report: Report, max_model_len: int) -> ServePlan:
