@@ -432,7 +432,7 @@ def _alike(spec: ModelSpec, tensors: tuple[Tensor, ...] | None, keep: tuple[str,
     can tell them apart (``layer_blind``); else (and given ``tensors``) each for itself."""
     from specsheet.quant.modules import layer_blind
 
-    if tensors is None and layer_blind(keep, match):
+    if tensors is None and layer_blind(keep):
         pairs = model_tensors_alike(spec)
         return pairs + [(t, 1) for t in score_bias_tensors(spec)] if score_bias else pairs
     if tensors is None:

@@ -113,9 +113,10 @@ def _test(entry: str, match: str) -> Callable[[str], bool]:
     return lambda module: module == entry or module.startswith(parent)
 
 
-def layer_blind(keep: Iterable[str], match: str = "exact") -> bool:
+def layer_blind(keep: Iterable[str]) -> bool:
     """Whether no entry of ``keep`` can tell one layer's module from another's of the same
-    kind: none is a regular expression or holds a digit, a ``?`` or a ``[``. A module's name
+    kind, however the entries match (exact, glob or substring): none is a regular expression
+    or holds a digit, a ``?`` or a ``[``. A module's name
     differs from the same module's in another layer only in the run of digits of the layer
     number (``model.layers.N.``); an entry without digits meets that run only where a ``*``
     takes it whole (a glob), and a ``*`` takes any run, so every layer's module is covered
