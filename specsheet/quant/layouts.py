@@ -426,7 +426,7 @@ def _safetensors_stored(spec: ModelSpec, fmt: QuantFormat, g: int, unquantized: 
 
 
 def _alike(spec: ModelSpec, tensors: tuple[Tensor, ...] | None, keep: tuple[str, ...],
-           match: str, score_bias: bool) -> list[tuple[Tensor, int]]:
+           score_bias: bool) -> list[tuple[Tensor, int]]:
     """The tensors ``quantized_bytes`` stores, each with how many it stands for: the blocks
     built alike once (``model_tensors_alike``) when no ``keep`` entry, which names modules,
     can tell them apart (``layer_blind``); else (and given ``tensors``) each for itself."""
@@ -536,7 +536,7 @@ def quantized_bytes(spec: ModelSpec, format_name: str, group_size: int | None = 
                             field="dtype", value=dtype_unquantized)
         override = UNQUANTIZED_DTYPES[dtype_unquantized]
     if not listed and fmt.family != "gguf":
-        pairs = _alike(spec, tensors, keep, match, score_bias)
+        pairs = _alike(spec, tensors, keep, score_bias)
         stored, times = _safetensors_alike(spec, fmt, g, override or fmt.unquantized, pairs,
                                            keep, match)
         return summarize(fmt.name, count_params(spec).total, stored, times)
