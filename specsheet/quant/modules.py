@@ -116,12 +116,12 @@ def _test(entry: str, match: str) -> Callable[[str], bool]:
 def layer_blind(keep: Iterable[str]) -> bool:
     """Whether no entry of ``keep`` can tell one layer's module from another's of the same
     kind, however the entries match (exact, glob or substring): none is a regular expression
-    or holds a digit, a ``?`` or a ``[``. A module's name
-    differs from the same module's in another layer only in the run of digits of the layer
-    number (``model.layers.N.``); an entry without digits meets that run only where a ``*``
-    takes it whole (a glob), and a ``*`` takes any run, so every layer's module is covered
-    alike (a substring without digits lies in the parts around the run, which are the same;
-    a parent entry without digits ends before it)."""
+    or holds a digit, a ``?`` or a ``[``. A module's name differs from the same module's in
+    another layer only in the run of digits of the layer number (``model.layers.N.``); an
+    entry without digits meets that run only where a ``*`` takes it whole (a glob), and a
+    ``*`` takes any run, so every layer's module is covered alike (a substring without
+    digits lies in the parts around the run, which are the same; a parent entry without
+    digits ends before it)."""
     return not any(entry.startswith("re:") or any(c.isdigit() or c in "?[" for c in entry)
                    for entry in keep)
 
