@@ -151,8 +151,10 @@ def test_json_paths_import_no_csv_rich_or_yaml(args: list[str], tmp_path: Path) 
 ])
 def test_what_serves_nothing_loads_nothing_of_serving(args: list[str], tmp_path: Path) -> None:
     """Without --gpu, compare and sweep read their serving defaults from api.defaults and
-    load neither the serving API, its document nor the hardware catalog."""
+    load neither the serving API, its document nor the hardware catalog; nor, in a plain
+    dtype, the list of a model's tensors (specsheet.plan reads the bound on its layers from
+    specsheet.quant)."""
     modules = imported_modules(*args, cwd=tmp_path)
     assert "specsheet.api.defaults" in modules
     assert not {"specsheet.api.serve", "specsheet.views.serve", "specsheet.api.hardware",
-                "specsheet.plan.serving"} & modules
+                "specsheet.plan.serving", "specsheet.quant.tensors"} & modules

@@ -2,7 +2,7 @@
 blocks, the serving plan, its roofline estimates, budgets and checks, the training plan."""
 
 from specsheet.errors import SpecError
-from specsheet.quant.tensors import MAX_LISTED_LAYERS
+from specsheet.quant import MAX_LISTED_LAYERS
 
 # the most layers a question that walks the layers one by one takes (a serving plan's stages, KV
 # groups and tensors; a training plan; a local placement; an inspection's expected tensors):

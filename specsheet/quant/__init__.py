@@ -11,6 +11,14 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
+# The most layers a model's tensors are listed for, one by one: a quantized layout's bytes, a
+# serving plan's stages and KV groups, training's busiest GPU, a local placement, an
+# inspection's expected tensors (plan.MAX_WALKED_LAYERS is this number). About 5 s for a
+# serving plan at this many; the largest published model has 126. count in a plain dtype
+# answers any number: it builds no list per layer. Here rather than in tensors.py, so that the
+# plans read it without importing the tensor lists.
+MAX_LISTED_LAYERS = 10_000
+
 _WHERE = {
     "FORMATS": "formats", "ElementType": "formats", "QuantFormat": "formats",
     "check_format": "formats", "QuantizedWeights": "layouts", "StoredTensor": "layouts",

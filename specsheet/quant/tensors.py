@@ -13,13 +13,7 @@ from math import prod
 from specsheet.compiled import NamedTuple
 from specsheet.errors import SpecError
 from specsheet.model.spec import STATE_KINDS, ModelSpec
-
-# The most layers a model's tensors are listed for, one by one: a quantized layout's bytes, a
-# serving plan's stages and KV groups, training's busiest GPU, a local placement, an
-# inspection's expected tensors (plan.MAX_WALKED_LAYERS is this number). About 5 s for a
-# serving plan at this many; the largest published model has 126. count in a plain dtype
-# answers any number: it builds no list per layer.
-MAX_LISTED_LAYERS = 10_000
+from specsheet.quant import MAX_LISTED_LAYERS
 
 # What a parameter tensor is, for the toolchains' choices.
 # linear: a Linear weight inside a transformer block; router: an MoE router (ffn_gate_inp);
