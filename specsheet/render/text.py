@@ -108,21 +108,25 @@ def _spliced(value: dict[Any, Any], last: dict[Any, Any], pieces: list[str] | No
     when it was spliced) for the entries that are the same objects as ``last``'s; None when
     none is, or the keys differ (then ``value`` is encoded whole)."""
     names = list(value)
-    if names != list(last) or pieces is None and not any(
-            v is w for v, w in zip(value.values(), last.values(), strict=True)):
-        return None  # (a dict spliced before is spliced again: its neighbours share)
-    new = []
-    for i, (key, entry, entry_before) in enumerate(
-            zip(names, value.values(), last.values(), strict=True)):
-        if entry is entry_before and pieces is not None:
-            new.append(pieces[i])  # (its key was checked when its piece was written)
-            continue
+    if names != list(last):
+        return None
+    entries = list(value.values())
+    fresh: Sequence[int] = list(compress(range(len(names)),
+                                         map(is_not, entries, last.values())))
+    if pieces is None:
+        if len(fresh) == len(names):
+            return None  # (a dict spliced before is spliced again: its neighbours share)
+        fresh, new = range(len(names)), [""] * len(names)
+    else:
+        new = pieces.copy()  # (each key was checked when its piece was written)
+    for i in fresh:
+        key = names[i]
         if type(key) is not str:
             return None
         head = keys.get(key)
         if head is None:
             head = keys[key] = _dumps(key) + ": "
-        new.append(head + _dumps(entry))
+        new[i] = head + _dumps(entries[i])
     return new
 
 
