@@ -47,6 +47,7 @@ IMPORTS = Path(__file__).with_name(f"imports.{sys.implementation.cache_tag}.mars
 # class (module.qualname) -> its entry, {source text: code object}, marshalled on its own: a
 # run reads the file's entries as bytes and unmarshals the entries of the classes it builds
 _cache: dict[str, bytes] | None = None
+_building = False  # write_cache is writing CACHE, whatever PYTHONDONTWRITEBYTECODE says
 
 
 def _read(path: Path) -> dict[str, bytes]:
@@ -68,7 +69,7 @@ def _entry(data: object) -> dict[str, CodeType]:
 
 def _write(path: Path, entries: dict[str, bytes]) -> None:
     """Write ``entries`` to ``path`` whole or not at all, unless bytecode writing is off."""
-    if sys.dont_write_bytecode:
+    if sys.dont_write_bytecode and not _building:
         return
     partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
@@ -207,14 +208,19 @@ else:
         return _build(cls, options)
 
 
-def write_cache() -> Path:
-    """Build every class of the package that uses this ``dataclass`` and write ``CACHE`` (the
-    editable install's build hook runs ``python -m specsheet.compiled``, as it compiles the
-    bytecode; bench/startup.py does the same)."""
+def write_cache(folder: Path | None = None) -> Path:
+    """Build every class of the package that uses this ``dataclass`` and write ``CACHE``, or a
+    file of its name in ``folder`` (the build hook, hatch_build.py: beside the package for an
+    editable install, as it compiles the bytecode; for a wheel, a file the wheel ships, so
+    that an install Python may not write to, or runs under PYTHONDONTWRITEBYTECODE, has it
+    too). bench/startup.py writes it as an editable install does. Written even under
+    PYTHONDONTWRITEBYTECODE, which then keeps the imports here from writing bytecode."""
     from importlib import import_module
 
-    global _cache
-    sys.dont_write_bytecode = False
+    global _cache, _building, CACHE
+    _building = True
+    if folder is not None:
+        CACHE = folder / CACHE.name
     _cache = {}
     try:
         CACHE.unlink()
@@ -234,4 +240,4 @@ def write_cache() -> Path:
 if __name__ == "__main__":
     from specsheet import compiled  # the module the classes import, not this __main__ copy
 
-    print(compiled.write_cache())
+    print(compiled.write_cache(Path(sys.argv[1]) if len(sys.argv) > 1 else None))

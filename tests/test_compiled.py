@@ -161,6 +161,20 @@ def test_the_cache_is_what_the_install_writes(tmp_path: Path) -> None:
     assert [k for k in keys if _named_tuple(k)] == statements
 
 
+def test_the_wheel_copy_is_written_without_bytecode(tmp_path: Path) -> None:
+    """``python -m specsheet.compiled FOLDER`` (the wheel's build, hatch_build.py) writes the
+    file of the cache's name into FOLDER even under PYTHONDONTWRITEBYTECODE, which keeps the
+    package's own file as it was."""
+    before = compiled.CACHE.read_bytes() if compiled.CACHE.exists() else None
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    out = subprocess.run([sys.executable, "-m", "specsheet.compiled", str(tmp_path)],
+                         capture_output=True, text=True, check=True, env=env).stdout
+    assert Path(out.strip()) == tmp_path / compiled.CACHE.name
+    keys = marshal.loads((tmp_path / compiled.CACHE.name).read_bytes())
+    assert "specsheet.model.spec.ModelSpec" in keys and len(keys) > 100
+    assert (compiled.CACHE.read_bytes() if compiled.CACHE.exists() else None) == before
+
+
 def _named_tuple(key: str) -> bool:
     """Whether the class a cache key names is a named tuple."""
     module, _, name = key.rpartition(".")

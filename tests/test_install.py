@@ -178,6 +178,8 @@ def test_the_wheel_holds_the_package_and_its_data(built: Built) -> None:
     assert {"specsheet/sources/presets.json", "specsheet/views/schema.json",
             "specsheet/hardware/accelerators.json"} <= names
     assert not [n for n in names if n.endswith(".pyc")]
+    # the dataclasses' compiled methods, for the Python that built it (hatch_build.py)
+    assert f"specsheet/dataclasses.{sys.implementation.cache_tag}.marshal" in names
 
 
 def test_pip_install_wheel_into_a_fresh_venv(built: Built, tmp_path: Path) -> None:
@@ -197,6 +199,32 @@ def test_pip_install_wheel_into_a_fresh_venv(built: Built, tmp_path: Path) -> No
     # the console script of the wheel, in a pipe: the table (rich, from the wheelhouse)
     table = _run([str(venv / "bin" / "specsheet"), "count", "gpt2-small"], env, tmp_path)
     assert table.returncode == 0 and "124,439,808" in table.stdout, table.stderr
+    # under PYTHONDONTWRITEBYTECODE (the environment here), the methods of the classes a
+    # report builds come from the file the wheel ships, none compiled; without the file,
+    # every run compiles them (and writes nothing)
+    probe = _run([str(python), "-c", _COMPILES], env, tmp_path)
+    assert probe.returncode == 0 and probe.stdout.split() == ["0"], (probe.stdout, probe.stderr)
+    (cache,) = (venv / "lib").glob("python*/site-packages/specsheet/dataclasses.*.marshal")
+    cache.unlink()
+    probe = _run([str(python), "-c", _COMPILES], env, tmp_path)
+    assert probe.returncode == 0 and int(probe.stdout) > 10, (probe.stdout, probe.stderr)
+    assert not cache.exists()
+
+
+# the dataclass and namedtuple methods compiled while a report is built (their texts begin so)
+_COMPILES = """
+import builtins
+texts = []
+real = builtins.compile
+def compile(source, *args, **kwargs):
+    if isinstance(source, str) and source.startswith(("def __create_fn__", "lambda _cls")):
+        texts.append(source)
+    return real(source, *args, **kwargs)
+builtins.compile = compile
+import specsheet
+specsheet.report(specsheet.load("llama3-8b"))
+print(len(texts))
+"""
 
 
 def test_pipx_install_wheel(built: Built, tmp_path: Path) -> None:
