@@ -31,13 +31,16 @@ def to_ascii(text: str) -> str:
     return text.translate(_ASCII)
 
 
-_STRICT = json.JSONEncoder(allow_nan=False)
+# a document is a tree (a section may be in it twice, never inside itself): no check for a
+# cycle, which costs a sweep's 3,000 small encodings about 0.5 ms
+_STRICT = json.JSONEncoder(allow_nan=False, check_circular=False)
 
 
 def _dumps(value: Any, indent: int | None = None) -> str:
     """``json.dumps``, strict: a number that is not finite raises ValueError, never written
     as ``Infinity`` or ``NaN``, which strict JSON readers refuse. Compact, it is one encoder's
-    ``encode`` (what ``json.dumps(value, allow_nan=False)`` builds and calls each time)."""
+    ``encode`` (what ``json.dumps(value, allow_nan=False, check_circular=False)`` builds and
+    calls each time)."""
     if indent is None:
         return _STRICT.encode(value)
     return json.dumps(value, indent=indent, allow_nan=False)
