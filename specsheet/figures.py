@@ -200,12 +200,12 @@ def moved_to_tokens(report: Report, tokens: int) -> Report:
     kv, flops = report.kv, report.flops
     # the terms of kv_cache and forward_flops that hold T; the rest is the model's (each tuple
     # made as _replace makes it, without its pass over the keywords: a sweep moves 1,000)
-    kv = kv._make((tokens, kv.dtype, kv.elements_per_token, kv.bytes_per_token, bytes_for(
+    kv = KVCache._make((tokens, kv.dtype, kv.elements_per_token, kv.bytes_per_token, bytes_for(
         kv_positions(spec, tokens) * kv_elements_per_layer(spec), kv.dtype) + kv.state_bytes,
         *kv[5:]))
-    flops = flops._make((tokens, flops.attention_projections,
-                         attention_context_flops(spec, tokens),
-                         ssm_forward_per_token(spec, tokens), *flops[4:]))
+    flops = ForwardFlops._make((tokens, flops.attention_projections,
+                                attention_context_flops(spec, tokens),
+                                ssm_forward_per_token(spec, tokens), *flops[4:]))
     return Report(report.model, report.params, report.dtype, report.weights, kv, flops,
                   report.flops_2n)
 
