@@ -364,13 +364,22 @@ def _lines(header: list[str], held: list[list[list[Any]]], group: list[int],
 
 
 def _cell_texts(cells: list[Scalar], writer: Any, out: io.StringIO) -> list[str]:
-    """Each cell as csv.writer writes it in a line of several: the line of them all (written
-    by ``writer`` to ``out``) split at its commas when no cell in it is quoted (a cell holding
-    a comma would be), else split into its fields as csv.writer writes them (a field quoted
-    whole, its quotes doubled, or one without a comma or a quote), or cell by cell should
-    that not account for every character of the line."""
+    """Each cell as csv.writer writes it in a line of several: its ``str`` when every cell is
+    an int, a float or a string and none holds a comma, a quote or a line break (as
+    csv.writer writes those: a float as its repr, which its str is); else the line of them
+    all (written by ``writer`` to ``out``) split at its commas when no cell in it is quoted (a
+    cell holding a comma would be), else split into its fields as csv.writer writes them (a
+    field quoted whole, its quotes doubled, or one without a comma or a quote), or cell by
+    cell should that not account for every character of the line."""
     if not cells:
         return []
+    if set(map(type, cells)) <= _PLAIN:
+        # csv.writer writes an int as str does, a float as repr does (which str is), and a
+        # string without a comma, a quote or a line break as it is: then each cell's str
+        texts = list(map(str, cells))
+        joined = "".join(texts)
+        if not any(c in joined for c in ',"\r\n'):
+            return texts
     out.seek(0)
     out.truncate()
     writer.writerow(cells)
