@@ -376,7 +376,7 @@ def _cell_texts(cells: list[Scalar], writer: Any, out: io.StringIO) -> list[str]
     if set(map(type, cells)) <= _PLAIN:
         # csv.writer writes an int as str does, a float as repr does (which str is), and a
         # string without a comma, a quote or a line break as it is: then each cell's str
-        texts = list(map(str, cells))
+        texts: list[str] = list(map(str, cells))
         joined = "".join(texts)
         if not any(c in joined for c in ',"\r\n'):
             return texts
@@ -388,7 +388,7 @@ def _cell_texts(cells: list[Scalar], writer: Any, out: io.StringIO) -> list[str]
         return line.split(",")
     if len(cells) > 1:  # a field of csv.writer's line, and its comma (compiled here: the
         # JSON paths import this module)
-        texts: list[str] = re.findall(r'((?:"[^"]*")+|[^,"]*),', line + ",")
+        texts = re.findall(r'((?:"[^"]*")+|[^,"]*),', line + ",")
         if len(texts) == len(cells) and sum(map(len, texts)) + len(texts) == len(line) + 1:
             return texts
     texts = []
