@@ -15,7 +15,7 @@ from specsheet.sources.weights import INDEX as INDEX  # re-exported
 from specsheet.sources.weights import WeightFiles as WeightFiles
 from specsheet.sources.weights.tensor import check_tensor_count
 
-_NAME, _FILE = itemgetter(0), itemgetter(4)  # TensorInfo's name and file, read at C speed
+_NAME = itemgetter(0)  # TensorInfo's name, read at C speed
 
 
 def read_weights(ref: str) -> WeightFiles:
@@ -101,11 +101,13 @@ def _index(path: Path) -> WeightFiles:
                             f"{path.parent}")
     if not shards:
         raise SpecError(f"{path}: the weight_map names no tensors")
-    files = _safetensors(list(shards.values()), path.parent, unique=False)
-    shard_of = {str(p): shard for shard, p in shards.items()}  # TensorInfo.file -> shard
+    counts: list[int] = []  # each shard's tensors, in turn
+    files = _safetensors(list(shards.values()), path.parent, unique=False, counts=counts)
     tensors = files.tensors
     names = list(map(_NAME, tensors))
-    held_in = list(map(shard_of.__getitem__, map(_FILE, tensors)))
+    held_in: list[str] = []  # the shard of each tensor
+    for shard, count in zip(shards, counts, strict=True):
+        held_in += [shard] * count
     # every tensor in the shard the index names, and as many tensors as names: each name once
     # (a name in two shards cannot be mapped to both), every one where the index says
     if len(tensors) == len(weight_map) and list(map(weight_map.get, names)) == held_in:
@@ -122,10 +124,11 @@ def _index(path: Path) -> WeightFiles:
 
 
 
-def _safetensors(paths: list[Path], folder: Path, unique: bool = True) -> WeightFiles:
+def _safetensors(paths: list[Path], folder: Path, unique: bool = True,
+                 counts: list[int] | None = None) -> WeightFiles:
     from specsheet.sources.weights.safetensors import read_safetensors
 
-    return _gather("safetensors", paths, folder, read_safetensors, unique)
+    return _gather("safetensors", paths, folder, read_safetensors, unique, counts)
 
 
 def _gguf(paths: list[Path], folder: Path) -> WeightFiles:
@@ -136,15 +139,18 @@ def _gguf(paths: list[Path], folder: Path) -> WeightFiles:
 
 
 def _gather(kind: Format, paths: list[Path], folder: Path,
-            read: Callable[[Path], Any], unique: bool = True) -> WeightFiles:
+            read: Callable[[Path], Any], unique: bool = True,
+            counts: list[int] | None = None) -> WeightFiles:
     """Every file's tensors (each name once; ``unique=False``: the caller checks), and the
-    first file's metadata."""
+    first file's metadata; ``counts`` is given each file's number of tensors, in turn."""
     tensors: list[TensorInfo] = []
     metadata: dict[str, Any] = {}
     for i, p in enumerate(paths):
         header = read(p)
         check_tensor_count(len(header.tensors), str(p), len(tensors))
         tensors += header.tensors
+        if counts is not None:
+            counts.append(len(header.tensors))
         if i == 0:
             metadata = header.metadata
     if unique:
