@@ -67,10 +67,10 @@ def main() -> int:
     import compileall
 
     compileall.compile_dir(str(ROOT / "specsheet"), quiet=1)  # as an install compiles it,
-    # with the dataclasses' compiled methods (an out-of-date file would compile some each run)
+    # with the dataclasses' compiled methods (an out-of-date file would compile some each run;
+    # written even under PYTHONDONTWRITEBYTECODE)
     subprocess.run([sys.executable, "-m", "specsheet.compiled"], cwd=ROOT, check=True,
-                   stdout=subprocess.DEVNULL, env={k: v for k, v in os.environ.items()
-                                                   if k != "PYTHONDONTWRITEBYTECODE"})
+                   stdout=subprocess.DEVNULL)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "160"}
     wall: dict[str, list[float]] = {name: [] for name in COMMANDS}
     cpu: dict[str, list[float]] = {name: [] for name in COMMANDS}

@@ -213,8 +213,9 @@ def write_cache(folder: Path | None = None) -> Path:
     file of its name in ``folder`` (the build hook, hatch_build.py: beside the package for an
     editable install, as it compiles the bytecode; for a wheel, a file the wheel ships, so
     that an install Python may not write to, or runs under PYTHONDONTWRITEBYTECODE, has it
-    too). bench/startup.py writes it as an editable install does. Written even under
-    PYTHONDONTWRITEBYTECODE, which then keeps the imports here from writing bytecode."""
+    too). bench/startup.py and bench/sweep.py write it as an editable install does. Written
+    even under PYTHONDONTWRITEBYTECODE, which then keeps the imports here from writing
+    bytecode."""
     from importlib import import_module
 
     global _cache, _building, CACHE
