@@ -20,6 +20,7 @@ from specsheet.sources.fields import Given, Overrides
 from specsheet.sources.resolve import resolve
 
 if TYPE_CHECKING:
+    from specsheet.api.spec import Model
     from specsheet.views.charts import ChartView
     from specsheet.views.table import TableView
 
@@ -317,16 +318,25 @@ def _extreme(value: object) -> bool:
 def reports(refs: list[str | None], given: Overrides, tokens: int | None, dtype: str | None,
             kv_dtype: str, advice: str, quant: str | None = None,
             group_size: int | None = None, timeout: float = DEFAULT_TIMEOUT,
-            images: int | None = None, image_size: str | None = None) -> list[Report]:
+            images: int | None = None, image_size: str | None = None,
+            shortest: bool = False) -> list[Report]:
     """A Report of each model (with ``images`` of ``image_size`` in its request); a request
-    beyond a model's context gets ``advice``. Notes on how a name was read go to stderr."""
+    beyond a model's context gets ``advice``. Notes on how a name was read go to stderr.
+
+    ``shortest`` (compare's one length): with no ``tokens``, every report at the shortest
+    context among the models, the models read first (what ``api.compare.at_one_length``
+    makes of reports built at their own contexts, without building them twice)."""
     timeout = checked_timeout(timeout)
     notes: list[str] = []
     try:
         with option_errors(advice):
+            models: list[Model] | None = None
+            if shortest and tokens is None and len(refs) > 1:
+                models = [resolve(ref, given, notes, timeout) for ref in refs]
+                tokens = min(model.spec.context for model in models)
             built = []
-            for ref in refs:
-                model = resolve(ref, given, notes, timeout)
+            for i, ref in enumerate(refs):
+                model = resolve(ref, given, notes, timeout) if models is None else models[i]
                 pictures = None
                 if images is not None or image_size is not None:
                     from specsheet.api.count import images_of

@@ -6,6 +6,7 @@ Everything here raises SpecError with one line naming the file, field or value a
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -171,7 +172,7 @@ def resolve(ref: str | None, overrides: Mapping[str, Any] | None = None,
     if ref.startswith("hf:"):
         return load_hub(hub_reference(ref[3:]), overrides, timeout, notes)
     if ref in preset_index():
-        if Path(ref).exists() and notes is not None:
+        if notes is not None and os.path.exists(ref):  # no Path made for each preset
             notes.append(f"'{ref}' is read as the preset of that name; a path of that name "
                          f"exists too: write ./{ref} to read it")
         return load_preset(ref, overrides)

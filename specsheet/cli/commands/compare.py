@@ -108,12 +108,10 @@ def compare(
                                timeout=src.timeout)
         with as_options():
             check_request(request)
+    # every model at one length, by default the shortest context (the table's caption says so)
     compared = reports(src.refs(models), src.overrides(), tokens, dtype, kv_dtype,
                        "lower --tokens to the smallest context of the models compared", quant,
-                       group_size, src.timeout)
-    if tokens is None and len(compared) > 1:
-        from specsheet.api.compare import at_one_length
-        compared, _ = at_one_length(compared)  # the table's caption says so
+                       group_size, src.timeout, shortest=True)
     with as_options({"tp": "option --gpus (tp = gpus / pp)"} if tp is None else None):
         result = compare(compared, request, group_size)
     document = result.to_dict()
