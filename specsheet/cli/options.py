@@ -130,6 +130,11 @@ def complete_preset(incomplete: str) -> list[str]:
     return [name for name in preset_index() if name.startswith(incomplete)]
 
 
+# typer reads a completion function's type hints while it builds a command, compiling each
+# annotation's text (this module's annotations are text): as objects, ~0.3 ms less a build
+complete_preset.__annotations__ = {"incomplete": str, "return": list[str]}
+
+
 ModelArg = Annotated[str | None, typer.Argument(
     help="A preset name (see 'specsheet presets'), a preset YAML file, a config.json or a model "
          "folder holding one, a .gguf or .safetensors file (its header), or ORG/NAME[@REVISION] "
