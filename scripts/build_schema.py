@@ -55,7 +55,7 @@ DOCUMENTS = ("count", "compare", "check", "check_many", "presets", "inspect", "h
 
 
 def build() -> dict[str, Any]:
-    from specsheet.views.schema import SCHEMA_VERSION
+    from specsheet.views import SCHEMA_VERSION
 
     described: dict[str, Any] = {}
     for name in VIEWS:

@@ -146,6 +146,34 @@ def test_json_paths_import_no_csv_rich_or_yaml(args: list[str], tmp_path: Path) 
 
 
 @pytest.mark.parametrize("args", [
+    ["count", "gpt2-small", "--json"],
+    ["fit", "llama3-8b", "--gpu", "rtx-4090", "--ctx", "8192", "--json"],
+    ["serve", "llama3-70b", "--gpu", "h100-sxm", "--gpus", "8", "--json"],
+    ["train", "llama3-8b", "--json"],
+])
+def test_json_paths_load_only_what_their_inputs_need(args: list[str], tmp_path: Path) -> None:
+    """A preset that ships unquantized skips the reader of shipped formats; a built-in GPU,
+    whose figures are integers, the quantity parser and the file readers; a GPU that is not
+    Apple's, Metal's working set; every document, the schema's helpers (its version is
+    views')."""
+    modules = imported_modules(*args, cwd=tmp_path)
+    assert not {"specsheet.sources.hf_config.quantization", "specsheet.units",
+                "specsheet.sources.files", "specsheet.hardware.apple",
+                "specsheet.views.schema"} & modules
+
+
+def test_what_ships_quantized_or_is_a_file_loads_its_reader(tmp_path: Path) -> None:
+    """The other side of the above: a shipped format is read, a hardware file parsed."""
+    assert "specsheet.sources.hf_config.quantization" in imported_modules(
+        "count", "gpt-oss-20b", "--json", cwd=tmp_path)
+    (tmp_path / "gpu.yaml").write_text("name: g\nlabel: G\nvendor: Acme\nmemory_bytes: 24GB\n"
+                                       "bandwidth_bytes_per_s: 1TB/s\n"
+                                       "peak_flops_per_s:\n  bf16: 100e12\n")
+    modules = imported_modules("serve", "llama3-8b", "--gpu", "gpu.yaml", "--json", cwd=tmp_path)
+    assert {"specsheet.sources.files", "specsheet.units"} <= modules
+
+
+@pytest.mark.parametrize("args", [
     ["compare", "gpt2-small", "llama3-8b", "--json"],
     ["sweep", "llama3.1-8b", "--tokens", "1k:128k:x2", "--format", "csv"],
 ])

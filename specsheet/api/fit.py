@@ -233,7 +233,6 @@ def _load_gpu(name: str) -> Accelerator:
 
 
 def _devices(names: tuple[str, ...], wired_limit_mb: int | None = None) -> list[Device]:
-    from specsheet.hardware.apple import metal_working_set
     from specsheet.plan.local import Device
 
     devices: list[Device] = []
@@ -241,6 +240,8 @@ def _devices(names: tuple[str, ...], wired_limit_mb: int | None = None) -> list[
     for name in names:
         gpu = _load_gpu(name)
         if gpu.vendor == "Apple":
+            from specsheet.hardware.apple import metal_working_set
+
             if any(d.backend == "Metal" for d in devices):
                 raise SpecError("one Apple GPU per machine", field="gpu", value=name)
             devices.append(Device("Metal", "Metal", metal_working_set(gpu, wired_limit_mb),

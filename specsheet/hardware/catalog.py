@@ -80,8 +80,6 @@ class Accelerator:
 
 def _quantity(value: object, field: str, origin: str, kind: str) -> int:
     """A positive integer from an int, a float such as 3.35e12, or a quantity string."""
-    from specsheet.units import parse_quantity
-
     if isinstance(value, bool):
         number = None
     elif isinstance(value, int):
@@ -89,7 +87,9 @@ def _quantity(value: object, field: str, origin: str, kind: str) -> int:
     elif isinstance(value, float):
         number = int(value) if value == value and value not in (float("inf"), float("-inf")) \
             else None
-    elif isinstance(value, str):
+    elif isinstance(value, str):  # units only then: the built-in catalog's figures are ints
+        from specsheet.units import parse_quantity
+
         text = value.strip()
         for suffix in ("/s", "ps", "flop/s", "flops"):
             if text.lower().endswith(suffix) and kind == "bytes":

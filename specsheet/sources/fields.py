@@ -17,6 +17,7 @@ from specsheet.model.spec import (
     ModelSpec,
     check_type,
 )
+from specsheet.sources import QUANTIZATION_KEYS
 
 # Preset keys that describe the model rather than its architecture.
 META_FIELDS: dict[str, type] = {
@@ -232,8 +233,13 @@ def model_from_mapping(
         raise with_source(e, origin) from None
     spec = build_spec(base, origin, overrides)
     published = data.get("published_total")
-    from specsheet.sources.hf_config.quantization import shipped_of
+    shipped = None
+    # the format the checkpoint ships in (an overridden model has no checkpoint), read only
+    # from a mapping that names one: most presets ship unquantized and skip its reader
+    if not overrides and any(key in data for key in QUANTIZATION_KEYS):
+        from specsheet.sources.hf_config.quantization import shipped_of
 
+        shipped = shipped_of(data, spec, origin)
     return Model(
         name=data.get("name", default_name),
         spec=spec,
@@ -242,8 +248,7 @@ def model_from_mapping(
         published_total=published if not overrides else None,
         description=data.get("description", ""),
         reference=data.get("source", ""),
-        # so does the shipped format: an overridden model has no checkpoint
-        shipped=shipped_of(data, spec, origin) if not overrides else None,
+        shipped=shipped,
         # so does a training recipe: it describes the run of the published model
         training=tuple((str(k), tuple(v) if isinstance(v, list) else v)
                        for k, v in data.get("training", {}).items()) if not overrides else (),

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from specsheet.hardware.catalog import Accelerator, accelerator_from_mapping, builtin, catalog_index
-from specsheet.sources.files import parse_yaml, read_text
 
 
 def load_accelerator(ref: str) -> Accelerator:
@@ -16,6 +15,8 @@ def load_accelerator(ref: str) -> Accelerator:
         return builtin(ref)
     path = Path(ref)
     if path.suffix.lower() in (".yaml", ".yml") or path.exists() or "/" in ref or "\\" in ref:
+        from specsheet.sources.files import parse_yaml, read_text  # a file's readers: only here
+
         origin = str(path)
         return accelerator_from_mapping(parse_yaml(read_text(path), origin), origin)
     return builtin(ref)

@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from specsheet.figures import Report
+from specsheet.views import SCHEMA_VERSION
 from specsheet.views.count import count_document
-from specsheet.views.schema import SCHEMA_VERSION
 from specsheet.views.serve import serve_entry
 
 if TYPE_CHECKING:

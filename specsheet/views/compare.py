@@ -6,8 +6,8 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from specsheet.figures import Report
+from specsheet.views import SCHEMA_VERSION
 from specsheet.views.count import count_document
-from specsheet.views.schema import SCHEMA_VERSION
 
 if TYPE_CHECKING:
     from specsheet.plan.roofline import Estimates

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from specsheet.figures import Report
-from specsheet.views.schema import SCHEMA_VERSION
+from specsheet.views import SCHEMA_VERSION
 
 if TYPE_CHECKING:
     from specsheet.model.images import Images

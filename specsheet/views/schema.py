@@ -12,7 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 1
+from specsheet.views import SCHEMA_VERSION
+
 VERSION: dict[str, Any] = {"const": SCHEMA_VERSION}  # a document's schema_version
 
 

@@ -7,8 +7,8 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from specsheet.figures import Axis, Point, Report
+from specsheet.views import SCHEMA_VERSION
 from specsheet.views.count import count_document, flops_section, kv_section
-from specsheet.views.schema import SCHEMA_VERSION
 
 if TYPE_CHECKING:
     from specsheet.hardware.catalog import Accelerator

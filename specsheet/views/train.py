@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from specsheet.views.schema import SCHEMA_VERSION
+from specsheet.views import SCHEMA_VERSION
 
 if TYPE_CHECKING:
     from specsheet.model.spec import Model

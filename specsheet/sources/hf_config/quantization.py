@@ -26,10 +26,11 @@ from typing import Any
 
 from specsheet.errors import SpecError
 from specsheet.model.spec import ModelSpec, Shipped
+from specsheet.sources import QUANTIZATION_KEYS
 
 METHODS = ("mxfp4", "fp8", "fbgemm_fp8", "compressed-tensors", "gptq", "gptq_marlin", "awq",
            "awq_marlin", "bitsandbytes")
-FIELD = "quantization_config"
+FIELD, COMPRESSION_FIELD = QUANTIZATION_KEYS
 
 
 def _fail(message: str, origin: str, value: object = None) -> SpecError:
@@ -97,15 +98,15 @@ def read_quantization(data: Mapping[str, Any], origin: str) -> Shipped | None:
     """The format a config.json (or a preset) says its checkpoint ships in, else None."""
     config = data.get(FIELD)
     key = FIELD
-    if config is None and "compression_config" in data:
-        config, key = data["compression_config"], "compression_config"
+    if config is None and COMPRESSION_FIELD in data:
+        config, key = data[COMPRESSION_FIELD], COMPRESSION_FIELD
     if config is None:
         return None
     if not isinstance(config, dict):
         raise SpecError(f"expected a mapping, got {config!r}", field=key, value=config,
                         source=origin)
     method = config.get("quant_method")
-    if method is None and key == "compression_config":
+    if method is None and key == COMPRESSION_FIELD:
         method = "compressed-tensors"
     if not isinstance(method, str):
         raise _fail(f"quant_method must be text, got {method!r}", origin, method)
