@@ -131,7 +131,7 @@ def complete_preset(incomplete: str) -> list[str]:
 
 
 # typer reads a completion function's type hints while it builds a command, compiling each
-# annotation's text (this module's annotations are text): as objects, ~0.3 ms less a build
+# annotation's text (this module's annotations are text): as objects, ~0.2 ms less a build
 complete_preset.__annotations__ = {"incomplete": str, "return": list[str]}
 
 
