@@ -10,7 +10,7 @@ as usual. It also writes the compiled methods of the package's dataclasses
 A wheel ships those compiled methods (for the Python that builds it, as ``pip install .``
 builds the wheel it installs): Python writes that file beside the package on a first run, but
 not under PYTHONDONTWRITEBYTECODE nor where it may not write (a system install run by another
-user), where each run compiled them again, about 4 ms of a count. See docs/performance.md.
+user), where each run compiled them again, about 2 ms of a count. See docs/performance.md.
 """
 
 from __future__ import annotations

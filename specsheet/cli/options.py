@@ -5,7 +5,7 @@ write the result."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -335,13 +335,12 @@ def reports(refs: list[str | None], given: Overrides, tokens: int | None, dtype:
     notes: list[str] = []
     try:
         with option_errors(advice):
-            models: list[Model] | None = None
+            models: Iterable[Model] = (resolve(ref, given, notes, timeout) for ref in refs)
             if shortest and tokens is None and len(refs) > 1:
-                models = [resolve(ref, given, notes, timeout) for ref in refs]
+                models = list(models)
                 tokens = min(model.spec.context for model in models)
             built = []
-            for i, ref in enumerate(refs):
-                model = resolve(ref, given, notes, timeout) if models is None else models[i]
+            for model in models:
                 pictures = None
                 if images is not None or image_size is not None:
                     from specsheet.api.count import images_of

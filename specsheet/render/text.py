@@ -374,8 +374,6 @@ def _cell_texts(cells: list[Scalar], writer: Any, out: io.StringIO) -> list[str]
     if not cells:
         return []
     if set(map(type, cells)) <= _PLAIN:
-        # csv.writer writes an int as str does, a float as repr does (which str is), and a
-        # string without a comma, a quote or a line break as it is: then each cell's str
         texts: list[str] = list(map(str, cells))
         joined = "".join(texts)
         if not any(c in joined for c in ',"\r\n'):
