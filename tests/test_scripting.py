@@ -186,6 +186,27 @@ def test_version_python_m_and_completion() -> None:
     assert words.stdout.split() == ["llama3-70b", "llama3-8b"]
 
 
+def test_the_roots_completion_options() -> None:
+    """typer's --install-completion and --show-completion, built only for a line that starts
+    with no command (SpecsheetGroup.parse_args), are where typer's add_completion puts them:
+    in the help after --version, among the root's completions, in a mistyped option's hint."""
+    help_text = specsheet("--help", COLUMNS="80").stdout
+    assert re.search(r"\n  --version .*\n  --install-completion .*\n  --show-completion ",
+                     help_text), help_text
+    words = specsheet(_SPECSHEET_COMPLETE="complete_bash", COMP_WORDS="specsheet --",
+                      COMP_CWORD="1")
+    assert words.stdout.split() == ["--version", "--install-completion", "--show-completion",
+                                    "--help"]
+    shown = specsheet("--show-completion", SHELL="/bin/bash")
+    assert shown.returncode == 0 and "_specsheet_completion()" in shown.stdout
+    typo = specsheet("--install-complation")
+    assert typo.returncode == 2 and typo.stdout == ""
+    assert "(Possible options: --install-completion, --show-completion)" in typo.stderr
+    after_a_command = specsheet("count", "gpt2-small", "--show-completion")
+    assert after_a_command.returncode == 2
+    assert "No such option: --show-completion" in after_a_command.stderr
+
+
 def test_ci_snippet_runs_as_written(tmp_path: Path) -> None:
     reference = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
     snippet = re.search(r"<!-- ci-snippet -->\n```sh\n(.*?)```", reference, re.DOTALL)

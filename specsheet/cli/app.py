@@ -53,13 +53,20 @@ def build_command(name: str) -> Any:
     signature is resolved here once, and typer takes every type from it (the hints it would
     read from ``__annotations__`` are the signature's own)."""
     module = import_module(f"specsheet.cli.commands.{name}")
-    command = getattr(module, name)
-    command.__signature__ = inspect.signature(command, eval_str=True)
-    command.__annotations__ = {}
+    command = _resolved(getattr(module, name))
     single = typer.Typer(add_completion=False, pretty_exceptions_enable=False,
                          rich_markup_mode=None)
     single.command(name=name, short_help=COMMANDS[name], **module.SETTINGS)(command)
     return typer.main.get_command(single)
+
+
+def _resolved(function: Any) -> Any:
+    """``function`` with its signature resolved once (``inspect.signature(eval_str=True)``)
+    and its annotations left empty, so that typer takes every type from the signature and
+    evaluates no annotation text again."""
+    function.__signature__ = inspect.signature(function, eval_str=True)
+    function.__annotations__ = {}
+    return function
 
 
 class SpecsheetGroup(TyperGroup):
@@ -80,6 +87,19 @@ class SpecsheetGroup(TyperGroup):
             raise SpecError(f"unknown command {cmd_name!r}{did_you_mean(cmd_name, COMMANDS)}; "
                             f"the commands are {', '.join(COMMANDS)}")
         return build_command(cmd_name)
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        """Parse the group's own options. typer's ``--install-completion`` and
+        ``--show-completion`` are built here, and only for a line that does not start with a
+        command (the root's options, its help, a bare ``specsheet``, a mistyped command):
+        after a command they cannot be given, and building them is about 0.5 ms of every run.
+        They follow ``--version`` as typer's ``add_completion`` places them."""
+        if not (args and args[0] in COMMANDS) and not self._completion:
+            self._completion = True
+            self.params.extend(typer.main.get_install_completion_arguments())
+        return super().parse_args(ctx, args)
+
+    _completion = False  # the completion options are among the params
 
     def make_context(self, info_name: str | None, args: list[str], parent: Any = None,
                      **extra: Any) -> Any:
@@ -113,8 +133,13 @@ class SpecsheetGroup(TyperGroup):
 
     def _run(self, args: Sequence[str] | None, prog_name: str | None, complete_var: str | None,
              windows_expand_args: bool, **extra: Any) -> int:
+        prog_name = prog_name or "specsheet"
+        if (complete_var or f"_{prog_name}_COMPLETE".replace("-", "_").upper()) in os.environ:
+            from typer.completion import completion_init  # a shell asks for completions
+
+            completion_init()  # typer's shells, as building its completion options registers them
         try:
-            code = super().main(args=args, prog_name=prog_name or "specsheet",
+            code = super().main(args=args, prog_name=prog_name,
                                 complete_var=complete_var, standalone_mode=False,
                                 windows_expand_args=windows_expand_args, **extra)
             streams.flush()
@@ -190,7 +215,7 @@ app = typer.Typer(
     help="Exact parameter, memory, KV-cache and FLOP spec sheets for decoder-only transformers.",
     epilog=CONVENTIONS,
     no_args_is_help=True,
-    add_completion=True,
+    add_completion=False,  # SpecsheetGroup.parse_args adds typer's completion options
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
@@ -203,6 +228,7 @@ def _version(value: bool) -> None:
 
 
 @app.callback()
+@_resolved
 def _root(
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
                                           help="Print the version and exit.")] = False,
