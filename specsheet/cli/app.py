@@ -94,12 +94,17 @@ class SpecsheetGroup(TyperGroup):
         command (the root's options, its help, a bare ``specsheet``, a mistyped command):
         after a command they cannot be given, and building them is about 0.5 ms of every run.
         They follow ``--version`` as typer's ``add_completion`` places them."""
-        if not (args and args[0] in COMMANDS) and not self._completion:
-            self._completion = True
-            self.params.extend(typer.main.get_install_completion_arguments())
+        if not (args and args[0] in COMMANDS):
+            self._add_completion_options()
         return super().parse_args(ctx, args)
 
     _completion = False  # the completion options are among the params
+
+    def _add_completion_options(self) -> None:
+        """typer's completion options, once (building them registers typer's shells)."""
+        if not self._completion:
+            self._completion = True
+            self.params.extend(typer.main.get_install_completion_arguments())
 
     def make_context(self, info_name: str | None, args: list[str], parent: Any = None,
                      **extra: Any) -> Any:
@@ -135,9 +140,7 @@ class SpecsheetGroup(TyperGroup):
              windows_expand_args: bool, **extra: Any) -> int:
         prog_name = prog_name or "specsheet"
         if (complete_var or f"_{prog_name}_COMPLETE".replace("-", "_").upper()) in os.environ:
-            from typer.completion import completion_init  # a shell asks for completions
-
-            completion_init()  # typer's shells, as building its completion options registers them
+            self._add_completion_options()  # a shell asks for completions: typer's shells
         try:
             code = super().main(args=args, prog_name=prog_name,
                                 complete_var=complete_var, standalone_mode=False,
