@@ -22,6 +22,9 @@ from hypothesis import strategies as st
 from specsheet.errors import SpecError
 from specsheet.model.params import COMPONENTS, count_params
 from specsheet.model.spec import ModelSpec
+from specsheet.plan.allocator import tail_bytes
+from specsheet.plan.parallel import Parallel
+from specsheet.plan.sharding import held_bytes, stage_tensors, stage_tensors_alike, stored_bytes
 from specsheet.quant import FORMATS, gguf_types, model_tensors, quantized_bytes
 from specsheet.quant.layouts import nf4_quant_state_bytes
 from specsheet.quant.modules import keeper, kept
@@ -401,6 +404,34 @@ def test_blocks_alike_stand_for_every_block_in_any_mix(kinds: list[str], dense: 
     _alike_matches(spec)
     assert sum(block_kinds(spec).values()) == layers
     assert len(block_kinds(spec)) <= 12  # 3 types x MLP or not x dense or routed
+
+
+# sharding.stage_tensors_alike stands for stage_tensors on one GPU of every stage: the same
+# tensors cut the same way (counted by how many each stands for), their bytes in a dtype and
+# the caching allocator's tails alike, for every preset (hybrids, MoE, MLA, vision towers)
+# under tensor, pipeline and expert parallelism, stages of unequal length among them
+STAGE_LAYOUTS = [Parallel(1, 1, 1), Parallel(2, 2, 1), Parallel(4, 1, 4), Parallel(6, 2, 3),
+                 Parallel(8, 8, 1, ep=8), Parallel(16, 4, 4, ep=4)]
+
+
+@pytest.mark.parametrize("name", sorted(preset_index()))
+def test_a_stage_alike_stands_for_its_tensors(name: str) -> None:
+    spec = load_preset(name).spec
+    for layout in STAGE_LAYOUTS:
+        for stage in range(layout.pp if layout.pp <= spec.layers else 0):
+            listed = stage_tensors(spec, layout, stage)
+            alike = stage_tensors_alike(spec, layout, stage)
+            counted: dict[tuple[Any, ...], int] = {}
+            for t, n in alike:
+                counted[_unnamed(t)] = counted.get(_unnamed(t), 0) + n
+            every: dict[tuple[Any, ...], int] = {}
+            for t in listed:
+                every[_unnamed(t)] = every.get(_unnamed(t), 0) + 1
+            assert counted == every, (layout, stage)
+            assert {t.name for t, _ in alike} <= {t.name for t in listed}
+            for dtype in ("bf16", "fp32", "int4"):
+                assert held_bytes(alike, dtype) == stored_bytes(spec, listed, dtype, None, None)
+                assert tail_bytes(alike, dtype) == tail_bytes(((t, 1) for t in listed), dtype)
 
 
 # keeper (each entry's test made once) answers as kept (quant/modules.py) for every tensor:

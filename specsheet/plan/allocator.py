@@ -68,20 +68,24 @@ def allocated_bytes(size: int) -> int:
     return rounded if block - rounded > SMALL_SIZE else block
 
 
-def allocations(tensors: Iterable[Tensor], dtype: str) -> list[int]:
-    """The bytes of each tensor vLLM allocates for ``tensors`` (one GPU's shards) in ``dtype``:
-    q, k and v as one qkv_proj (weight and bias apart), gate and up as one gate_up_proj, the
-    routed experts' gate and up as one w13, the shared expert's likewise; the rest one each."""
-    fused: dict[tuple[int | None, str, str], int] = {}
-    for t in tensors:
+def allocations(held: Iterable[tuple[Tensor, int]], dtype: str) -> list[tuple[int, int]]:
+    """The bytes of each tensor vLLM allocates for the tensors ``held`` stands for (one GPU's
+    shards, each with how many tensors of its blocks it stands for:
+    ``sharding.stage_tensors_alike``) in ``dtype``, each with how many such allocations there
+    are: q, k and v as one qkv_proj (weight and bias apart), gate and up as one gate_up_proj,
+    the routed experts' gate and up as one w13, the shared expert's likewise; the rest one
+    each."""
+    fused: dict[tuple[int | None, str, str], tuple[int, int]] = {}
+    for t, n in held:
         parts = t.name.split(".")
         fused_as = _FUSED.get(parts[2]) if t.layer is not None and len(parts) == 4 else None
         key = (t.layer, fused_as, parts[3]) if fused_as else (t.layer, t.name, "")
-        fused[key] = fused.get(key, 0) + t.elements
-    return [bytes_for(elements, dtype) for elements in fused.values()]
+        elements = fused.get(key, (0, n))[0]
+        fused[key] = (elements + t.elements, n)
+    return [(bytes_for(elements, dtype), n) for elements, n in fused.values()]
 
 
-def tail_bytes(tensors: tuple[Tensor, ...], dtype: str) -> int:
+def tail_bytes(held: Iterable[tuple[Tensor, int]], dtype: str) -> int:
     """What the allocator counts beyond the tensors' own bytes: the 512-byte rounding and the
     segment tails of 1 MiB or less it does not split off."""
-    return sum(allocated_bytes(size) - size for size in allocations(tensors, dtype))
+    return sum((allocated_bytes(size) - size) * n for size, n in allocations(held, dtype))

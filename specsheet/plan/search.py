@@ -497,13 +497,14 @@ class TrainPlanning(NamedTuple):
 
 
 class KeptCut(Cut):
-    """The plan search's one cache: each stage's tensors (by model, layout and stage) and
-    their bytes (by tensors and format), computed once for every GPU searched (a stage's cut
-    does not depend on the GPU) and for every training run of a layout. One per search;
-    nothing outlives it (``api.plan.search`` makes it)."""
+    """The plan search's one cache: each stage's tensors, listed or alike (by model, layout
+    and stage), and their bytes (by tensors and format), computed once for every GPU searched
+    (a stage's cut does not depend on the GPU) and for every training run of a layout. One per
+    search; nothing outlives it (``api.plan.search`` makes it)."""
 
     def __init__(self) -> None:
         self.tensors: dict[tuple[ModelSpec, Parallel, int], tuple[Tensor, ...]] = {}
+        self.alike: dict[tuple[ModelSpec, Parallel, int], tuple[tuple[Tensor, int], ...]] = {}
         self.bytes: dict[tuple[object, ...], int] = {}
 
     def stage_tensors(self, spec: ModelSpec, layout: Parallel, stage: int
@@ -512,6 +513,14 @@ class KeptCut(Cut):
         held = self.tensors.get(key)
         if held is None:
             held = self.tensors[key] = super().stage_tensors(spec, layout, stage)
+        return held
+
+    def stage_tensors_alike(self, spec: ModelSpec, layout: Parallel, stage: int
+                            ) -> tuple[tuple[Tensor, int], ...]:
+        key = (spec, layout, stage)
+        held = self.alike.get(key)
+        if held is None:
+            held = self.alike[key] = super().stage_tensors_alike(spec, layout, stage)
         return held
 
     def stored_bytes(self, spec: ModelSpec, tensors: tuple[Tensor, ...], dtype: str | None,
@@ -524,9 +533,9 @@ class KeptCut(Cut):
                                                            group_size, keep, match, file_types)
         return found
 
-    def tail_bytes(self, tensors: tuple[Tensor, ...], dtype: str) -> int:
-        key = ("tails", tensors, dtype)
+    def tail_bytes(self, held: tuple[tuple[Tensor, int], ...], dtype: str) -> int:
+        key = ("tails", held, dtype)
         found = self.bytes.get(key)
         if found is None:
-            found = self.bytes[key] = super().tail_bytes(tensors, dtype)
+            found = self.bytes[key] = super().tail_bytes(held, dtype)
         return found

@@ -2,8 +2,10 @@
 
 Exact parts (integers; docs/serving.md cites the vLLM code each follows):
 
-- the weights on one GPU of each pipeline stage: ``sharding.stage_tensors`` stored in the dtype or
-  quantization format (``sharding.stored_bytes``);
+- the weights on one GPU of each pipeline stage: in a dtype, the stage's tensors with each kind of
+  block counted once (``sharding.stage_tensors_alike``, ``held_bytes``) and the caching
+  allocator's tails (``allocator.py``); in a quantization format, ``sharding.stage_tensors``
+  tensor by tensor as the format stores them (``sharding.stored_bytes``);
 - the KV cache per request on one GPU at max_model_len tokens, in whole blocks, a hybrid's state
   in pages (``kv_blocks``);
 - the KV pool: floor(U x memory) - weights - activation peak - overhead (or ``kv_memory``),
@@ -39,7 +41,7 @@ from specsheet.plan.kv_blocks import (
     state_pages,
 )
 from specsheet.plan.parallel import Parallel, pad_vocab, pp_partition
-from specsheet.plan.sharding import COMPUTED, Cut, shard
+from specsheet.plan.sharding import COMPUTED, Cut, held_bytes, shard
 from specsheet.plan.vllm_layout import lora_slot_bytes, rotary_cache_bytes
 from specsheet.quant.tensors import Tensor, layer_tensors
 
@@ -188,27 +190,18 @@ def activation_estimate(spec: ModelSpec, layout: Parallel, layers: range, last: 
     return total
 
 
-def stage_memory(report: Report, hardware: Accelerator, layout: Parallel, stage: int,
-                 max_model_len: int, utilization: Share, kv_memory: int | None,
-                 batched_tokens: int, max_seqs: int, group_size: int | None,
-                 moe_kernel: str | None = None, measured: Measured | None = None,
-                 block_size: int | None = None, kv_layout: str | None = None,
-                 lora: tuple[int, int] = (0, 16), mamba_mode: str = "none",
-                 draft: Draft | None = None, cut: Cut | None = None) -> StageMemory:
-    """The memory of one GPU of pipeline stage ``stage`` (``cut``: where its tensors and their
-    bytes come from, a search's cache or computed)."""
-    spec = report.model.spec
-    quant = report.weights.format if report.weights.quantized else None
-    dtype = report.dtype
-    layers = pp_partition(spec.layers, layout.pp)[stage]
-    cut = cut or COMPUTED
+def _quantized_weights(report: Report, hardware: Accelerator, layout: Parallel, stage: int,
+                       layers: range, quant: str, group_size: int | None,
+                       moe_kernel: str | None, cut: Cut) -> tuple[int, int]:
+    """The bytes of the weights and of the routed experts one GPU of stage ``stage`` holds,
+    stored as ``quant`` stores them, tensor by tensor (a format's choices read each tensor's
+    name and layer)."""
+    spec, dtype, w = report.model.spec, report.dtype, report.weights
     tensors = cut.stage_tensors(spec, layout, stage)
-    w = report.weights
     if w.router_score_bias:  # stored, and loaded whole on every GPU
         from specsheet.quant.tensors import score_bias_tensors
 
         tensors += score_bias_tensors(spec, layers)
-    group_size = w.group_size if group_size is None else group_size
     expert_tensors = tuple(t for t in tensors if "_exps." in t.name)
     if quant == "mxfp4" and spec.experts:  # vLLM's MoE kernels pad the experts
         from specsheet.plan.vllm_layout import default_moe_kernel, mxfp4_expert_bytes
@@ -224,9 +217,41 @@ def stage_memory(report: Report, hardware: Accelerator, layout: Parallel, stage:
                                    w.file_types)
         experts = cut.stored_bytes(spec, expert_tensors, dtype, quant, group_size, w.keep,
                                    w.match, w.file_types) if spec.experts else 0
+    return weights, experts
+
+
+def stage_memory(report: Report, hardware: Accelerator, layout: Parallel, stage: int,
+                 max_model_len: int, utilization: Share, kv_memory: int | None,
+                 batched_tokens: int, max_seqs: int, group_size: int | None,
+                 moe_kernel: str | None = None, measured: Measured | None = None,
+                 block_size: int | None = None, kv_layout: str | None = None,
+                 lora: tuple[int, int] = (0, 16), mamba_mode: str = "none",
+                 draft: Draft | None = None, cut: Cut | None = None) -> StageMemory:
+    """The memory of one GPU of pipeline stage ``stage`` (``cut``: where its tensors and their
+    bytes come from, a search's cache or computed)."""
+    spec = report.model.spec
+    quant = report.weights.format if report.weights.quantized else None
+    dtype = report.dtype
+    layers = pp_partition(spec.layers, layout.pp)[stage]
+    cut = cut or COMPUTED
+    w = report.weights
+    group_size = w.group_size if group_size is None else group_size
+    tails = 0
+    if quant is None:  # sums over the stage's tensors: each kind of block counted once
+        held = cut.stage_tensors_alike(spec, layout, stage)
+        if w.router_score_bias:  # stored, and loaded whole on every GPU
+            from specsheet.quant.tensors import score_bias_tensors
+
+            held += tuple((t, 1) for t in score_bias_tensors(spec, layers))
+        weights = held_bytes(held, dtype)
+        experts = held_bytes(tuple(p for p in held if "_exps." in p[0].name), dtype) \
+            if spec.experts else 0
+        # the caching allocator's unsplit tails, for weights stored in a dtype (allocator.py)
+        tails = cut.tail_bytes(held, dtype or "bf16")
+    else:
+        weights, experts = _quantized_weights(report, hardware, layout, stage, layers, quant,
+                                              group_size, moe_kernel, cut)
     buffers = rotary_cache_bytes(spec, dtype) if attention_layers(spec, layers) else 0
-    # the caching allocator's unsplit tails, for weights stored in a dtype (plan/allocator.py)
-    tails = 0 if quant is not None else cut.tail_bytes(tensors, dtype or "bf16")
     buffers += tails
     lora_bytes = lora_slot_bytes(spec, layout.tp, layers, *lora, dtype) if lora[0] else 0
     buffers += lora_bytes

@@ -1,21 +1,23 @@
 """The tensor cut: the weights one GPU holds under a parallel layout, tensor by tensor.
 
 Every tensor of ``quant.tensors.model_tensors`` cut to one GPU's share the way vLLM's parallel
-layers cut it (``shard``), on the layers of one pipeline stage (``stage_tensors``), stored in a
-dtype or a quantization format (``stored_bytes``). Serving lays its weights out with it; a
+layers cut it (``shard``), on the layers of one pipeline stage (``stage_tensors``; each kind of
+block once with how many it stands for: ``stage_tensors_alike``), stored in a dtype or a
+quantization format (``held_bytes``, ``stored_bytes``). Serving lays its weights out with it; a
 training plan takes its busiest GPU's parameters from it (docs/serving.md, docs/training.md).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 
 from specsheet.model.memory import bytes_for
 from specsheet.model.spec import ModelSpec
 from specsheet.plan.allocator import tail_bytes
 from specsheet.plan.kv_blocks import layer_kind
 from specsheet.plan.parallel import Parallel, pad_vocab, pp_partition
-from specsheet.quant.tensors import TOWER_ROLES, Tensor, model_tensors
+from specsheet.quant.tensors import TOWER_ROLES, Tensor, model_tensors, model_tensors_alike
 
 _COLUMN = ("attn_q", "attn_q_b", "attn_kv_b", "ffn_gate", "ffn_up", "ffn_gate_shexp",
            "ffn_up_shexp")
@@ -106,13 +108,29 @@ def stage_tensors(spec: ModelSpec, layout: Parallel, stage: int) -> tuple[Tensor
     the stage; the embeddings on the first stage; the final norm and the head on the last (with
     a tied head and pp > 1 the last stage holds its own copy of the embedding, as vLLM's
     ParallelLMHead does when the embedding is on another stage)."""
+    return tuple(t for t, _ in _held(spec, layout, stage, ((t, 1) for t in model_tensors(spec))))
+
+
+def stage_tensors_alike(spec: ModelSpec, layout: Parallel, stage: int
+                        ) -> tuple[tuple[Tensor, int], ...]:
+    """``stage_tensors(spec, layout, stage)`` with each block's tensors listed once for the
+    stage's blocks built alike, each with how many tensors it stands for
+    (``model_tensors_alike`` over the stage's layers): all that a sum over the stage's tensors
+    needs (their bytes in a dtype, the allocator's tails), without a tensor per layer."""
+    layers = pp_partition(spec.layers, layout.pp)[stage]
+    return tuple(_held(spec, layout, stage, model_tensors_alike(spec, layers)))
+
+
+def _held(spec: ModelSpec, layout: Parallel, stage: int, listed: Iterable[tuple[Tensor, int]]
+          ) -> Iterator[tuple[Tensor, int]]:
+    """Of ``listed`` (tensors, each with how many it stands for), those one GPU of stage
+    ``stage`` holds, cut to its share (``stage_tensors``)."""
     layers = pp_partition(spec.layers, layout.pp)[stage]
     first, last = stage == 0, stage == layout.pp - 1
-    held: list[Tensor] = []
     # a block's tensor is cut once for the blocks that hold the same one: its name in the
     # block, shape, role and the block's mixer are all that ``shard`` reads of it
     cuts: dict[tuple[str, tuple[int, ...], str, str], tuple[int, ...]] = {}
-    for t in model_tensors(spec):
+    for t, n in listed:
         if t.role in TOWER_ROLES:  # every stage builds the vision tower (vllm_builds)
             keep = vllm_builds(spec, t.name)
         elif t.layer is not None:
@@ -121,18 +139,17 @@ def stage_tensors(spec: ModelSpec, layout: Parallel, stage: int) -> tuple[Tensor
                 shape = cuts.get(same)
                 if shape is None:
                     shape = cuts[same] = shard(spec, t, layout).shape
-                held.append(t if shape == t.shape else
-                            Tensor(t.name, shape, t.component, t.role, t.layer))
+                yield (t if shape == t.shape else
+                       Tensor(t.name, shape, t.component, t.role, t.layer)), n
             continue
         elif t.name.startswith(("token_embd", "position_embd", "project_in")):
             keep = first
             if last and not first and t.name == "token_embd.weight" and spec.tied_embeddings:
-                held.append(shard(spec, t, layout))  # the last stage's copy, as its head
+                yield shard(spec, t, layout), n  # the last stage's copy, as its head
         else:  # output norm, output head, project_out
             keep = last
         if keep:
-            held.append(shard(spec, t, layout))
-    return tuple(held)
+            yield shard(spec, t, layout), n
 
 
 _TOWER_LAYER = re.compile(r"^v\.(?:encoder|transformer)\.layers\.(\d+)\.")
@@ -158,6 +175,12 @@ def vllm_builds(spec: ModelSpec, name: str) -> bool:
     f = tower.feature_layer
     built = tower.layers + f + 1 if f < 0 else f
     return int(layer.group(1)) < built
+
+
+def held_bytes(held: tuple[tuple[Tensor, int], ...], dtype: str | None) -> int:
+    """Bytes of the tensors ``held`` stands for (``stage_tensors_alike``) in ``dtype``,
+    rounded up once: ``stored_bytes`` of them in a dtype."""
+    return bytes_for(sum(t.elements * n for t, n in held), dtype or "bf16") if held else 0
 
 
 def stored_bytes(spec: ModelSpec, tensors: tuple[Tensor, ...], dtype: str | None,
@@ -186,13 +209,17 @@ class Cut:
                       ) -> tuple[Tensor, ...]:
         return stage_tensors(spec, layout, stage)
 
+    def stage_tensors_alike(self, spec: ModelSpec, layout: Parallel, stage: int
+                            ) -> tuple[tuple[Tensor, int], ...]:
+        return stage_tensors_alike(spec, layout, stage)
+
     def stored_bytes(self, spec: ModelSpec, tensors: tuple[Tensor, ...], dtype: str | None,
                      quant: str | None, group_size: int | None, keep: tuple[str, ...] = (),
                      match: str = "exact", file_types: tuple[tuple[str, str], ...] = ()) -> int:
         return stored_bytes(spec, tensors, dtype, quant, group_size, keep, match, file_types)
 
-    def tail_bytes(self, tensors: tuple[Tensor, ...], dtype: str) -> int:
-        return tail_bytes(tensors, dtype)
+    def tail_bytes(self, held: tuple[tuple[Tensor, int], ...], dtype: str) -> int:
+        return tail_bytes(held, dtype)
 
 
 COMPUTED = Cut()  # the cut of a plan made on its own

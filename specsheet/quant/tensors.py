@@ -246,29 +246,32 @@ def model_tensors(spec: ModelSpec) -> tuple[Tensor, ...]:
     return tuple(tensors)
 
 
-def model_tensors_alike(spec: ModelSpec) -> list[tuple[Tensor, int]]:
+def model_tensors_alike(spec: ModelSpec, layers: range | None = None
+                        ) -> list[tuple[Tensor, int]]:
     """``model_tensors(spec)`` with each block's tensors listed once for all the blocks built
     alike, each with how many tensors it stands for: a tensor outside the blocks stands for
     itself, a block's for the blocks of its kind (``block_kinds``). The blocks listed come in
-    ``model_tensors``' order, so the first tensor of any shape is the one it lists first."""
+    ``model_tensors``' order, so the first tensor of any shape is the one it lists first.
+    With ``layers`` (a pipeline stage's), only those blocks."""
     check_listed(spec)
     pairs = [(t, 1) for t in _outside_blocks(spec)]
-    for i, n in block_kinds(spec).items():
+    for i, n in block_kinds(spec, layers).items():
         pairs += ((t, n) for t in _block(spec, i))
     if spec.vision is not None:
         pairs += ((t, 1) for t in tower_of(spec))
     return pairs
 
 
-def block_kinds(spec: ModelSpec) -> dict[int, int]:
-    """The first block of each kind and how many blocks are of that kind, in block order. A
-    block's tensors read its index in their names and ``layer`` alone, and otherwise its kind:
-    its layer type, whether it has an MLP and whether that MLP is routed experts (``_block``)."""
+def block_kinds(spec: ModelSpec, layers: range | None = None) -> dict[int, int]:
+    """The first block of each kind and how many blocks are of that kind, in block order (of
+    ``layers``, default all). A block's tensors read its index in their names and ``layer``
+    alone, and otherwise its kind: its layer type, whether it has an MLP and whether that MLP
+    is routed experts (``_block``)."""
     types, no_mlp, dense = spec.layer_types, set(spec.no_mlp_layers), set(spec.dense_layers)
     routed = spec.experts > 0
     first: dict[tuple[str, bool, bool], int] = {}
     kinds: dict[int, int] = {}
-    for i in range(spec.layers):
+    for i in range(spec.layers) if layers is None else layers:
         kind = (types[i] if types else "attention", i in no_mlp, routed and i not in dense)
         at = first.setdefault(kind, i)
         kinds[at] = kinds.get(at, 0) + 1
