@@ -177,10 +177,10 @@ def vllm_builds(spec: ModelSpec, name: str) -> bool:
     return int(layer.group(1)) < built
 
 
-def held_bytes(held: tuple[tuple[Tensor, int], ...], dtype: str | None) -> int:
-    """Bytes of the tensors ``held`` stands for (``stage_tensors_alike``) in ``dtype``,
-    rounded up once: ``stored_bytes`` of them in a dtype."""
-    return bytes_for(sum(t.elements * n for t, n in held), dtype or "bf16") if held else 0
+def held_bytes(held: Iterable[tuple[Tensor, int]], dtype: str | None) -> int:
+    """Bytes of the tensors ``held`` stands for (``stage_tensors_alike``: each with how many
+    it stands for) in ``dtype`` (bf16 by default), rounded up once."""
+    return bytes_for(sum(t.elements * n for t, n in held), dtype or "bf16")
 
 
 def stored_bytes(spec: ModelSpec, tensors: tuple[Tensor, ...], dtype: str | None,
@@ -191,7 +191,7 @@ def stored_bytes(spec: ModelSpec, tensors: tuple[Tensor, ...], dtype: str | None
     if not tensors:
         return 0
     if quant is None:
-        return bytes_for(sum(t.elements for t in tensors), dtype or "bf16")
+        return held_bytes(((t, 1) for t in tensors), dtype)
     from specsheet.quant.layouts import quantized_bytes
 
     return quantized_bytes(spec, quant, group_size, dtype, tensors, keep, match,
