@@ -21,6 +21,7 @@ from specsheet.plan.local import (
     LocalSetup,
     cuda_alloc,
     layer_devices,
+    longest_ctx,
     place,
 )
 from specsheet.views.fit import COMPUTE_BAND
@@ -283,6 +284,27 @@ def test_max_ctx_at_a_partial_placement() -> None:
         over = fit("llama3.1-8b", FitRequest(gpu=("rtx-3090",), ctx=got.max_ctx + 256,
                                              n_gpu_layers=20))
         assert not over.placement.fits_estimate
+
+
+@pytest.mark.parametrize("limit", [100, 256, 511, 512, 8192, 8200, 131072])
+def test_longest_ctx_is_the_brute_force_answer(limit: int) -> None:
+    """Against every threshold of a monotone "fits": the longest multiple of 256 within the
+    limit that fits, None below 256; when the limit fits, that one placement is all it asks
+    for (fit's usual case)."""
+    top = max(limit // 256, 1) * 256
+    for threshold in sorted({0, 255, 256, 257, 511, 512, 1000, 4096, top - 1, top, top + 1,
+                             limit, 10**6}):
+        asked: list[int] = []
+
+        def fits(c: int, threshold: int = threshold, asked: list[int] = asked) -> bool:
+            asked.append(c)
+            return c <= threshold
+
+        want = max((c for c in range(256, top + 1, 256) if c <= threshold), default=None)
+        assert longest_ctx(fits, limit) == want, (limit, threshold)
+        if threshold >= top:
+            assert asked == [top]
+        assert len(asked) == len(set(asked))  # no context is placed twice
 
 
 # ---- the api and the CLI agree -------------------------------------------------------------

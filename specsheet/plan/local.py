@@ -380,7 +380,8 @@ def place(tensors: Sequence[LocalTensor], n_layer: int, kv: Sequence[LayerKV], n
     embedding: LocalTensor | None = None
     for t in tensors:
         layer = _layer_of(t.name)
-        forced = next((d for pattern, d in overrides if pattern.search(t.name)), None)
+        forced = next((d for pattern, d in overrides if pattern.search(t.name)), None) \
+            if overrides else None
         if forced is not None:  # -ot: the first pattern that matches wins
             if t.name == "token_embd.weight":
                 embedding = t
@@ -534,13 +535,14 @@ def most_layers(fits: Callable[[int], bool], n_layer: int) -> int | None:
 def longest_ctx(fits: Callable[[int], bool], limit: int) -> int | None:
     """The longest context (a multiple of 256, at most ``limit`` padded down to 256) at which
     ``fits`` holds; None if not even 256. Every buffer grows with the context, so the search
-    is a bisection."""
+    is a bisection; the longest is tried first, the answer whenever the model fits at
+    ``limit`` (fit's usual case: one placement, not two)."""
     top = max(limit // CTX_PAD, 1)
-    if not fits(CTX_PAD):
+    if fits(top * CTX_PAD):
+        return top * CTX_PAD
+    if top == 1 or not fits(CTX_PAD):
         return None
     low, high = 1, top
-    if fits(high * CTX_PAD):
-        return high * CTX_PAD
     while high - low > 1:
         mid = (low + high) // 2
         if fits(mid * CTX_PAD):
