@@ -380,9 +380,10 @@ def place(tensors: Sequence[LocalTensor], n_layer: int, kv: Sequence[LayerKV], n
     embedding: LocalTensor | None = None
     for t in tensors:
         layer = _layer_of(t.name)
-        forced = next((d for pattern, d in overrides if pattern.search(t.name)), None) \
-            if overrides else None
-        if forced is not None:  # -ot: the first pattern that matches wins
+        forced = None
+        if overrides:  # -ot: the first pattern that matches wins
+            forced = next((d for pattern, d in overrides if pattern.search(t.name)), None)
+        if forced is not None:
             if t.name == "token_embd.weight":
                 embedding = t
             put(forced, t)
