@@ -39,7 +39,8 @@ ALL_FIELDS: tuple[str, ...] = (*META_FIELDS, *SPEC_FIELDS)
 
 
 def _describe(value: object) -> str:
-    """A value as a message shows it: true, a list, nothing (null), a date (2024-01-01), 12.5."""
+    """A value as a message shows it: true, a list, nothing (null), a date (2024-01-01), 12.5;
+    a long text (a text file read as one YAML string) by its start and end, its length said."""
     if isinstance(value, (datetime.date, datetime.datetime)):
         return f"a date ({value.isoformat()})"
     if isinstance(value, bool):
@@ -48,7 +49,10 @@ def _describe(value: object) -> str:
         return f"a {'mapping' if isinstance(value, dict) else 'list'}"
     if value is None:
         return "nothing (null)"
-    return repr(value)
+    text = repr(value)
+    if not isinstance(value, str) or len(text) <= 80:
+        return text
+    return f"{text[:40]}...{text[-20:]} ({len(value):,} characters)"
 
 
 class FieldError(SpecError):

@@ -169,6 +169,10 @@ def resolve(ref: str | None, overrides: Mapping[str, Any] | None = None,
             raise SpecError(f"missing {', '.join(missing)}: give a model (a preset name or "
                             f"file), or all five of {five}")
         return model_from_mapping({}, "options", overrides)
+    if not ref:  # not the current folder, as Path("") would read it: a variable left unset
+        raise SpecError("expected a model: a preset name ('specsheet presets' lists them), a "
+                        "preset or config file, a model folder, or ORG/NAME; got an empty name",
+                        value=ref)
     if ref.startswith("hf:"):
         return load_hub(hub_reference(ref[3:]), overrides, timeout, notes)
     if ref in preset_index():

@@ -20,6 +20,9 @@ _NAME = itemgetter(0)  # TensorInfo's name, read at C speed
 
 def read_weights(ref: str) -> WeightFiles:
     """The headers of the checkpoint ``ref`` names (a path or ``hf:ORG/NAME``)."""
+    if not ref:  # not the current folder, as Path("") would read it: a variable left unset
+        raise SpecError("expected a checkpoint: a .safetensors or .gguf file, a folder of them, "
+                        "an index.json, or ORG/NAME; got an empty name", value=ref)
     if ref.startswith("hf:"):
         from specsheet.sources.hf_cache import cached_snapshot
 
