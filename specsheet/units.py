@@ -170,6 +170,28 @@ def parse_quantity(text: str, kind: QuantityKind, field: str) -> int:
     return math.floor(Fraction(number) * multiplier)
 
 
+_SECONDS = r"(?P<mantissa>[+-]?[0-9]*\.?[0-9]+)(?:[eE](?P<exponent>[+-]?[0-9]+))?\s*(?P<unit>ms|s)"
+
+
+def parse_seconds(text: str, field: str) -> float:
+    """``text`` read as a time in seconds: a number (``0.05``, ``1e-3``, anything ``float``
+    reads) or a number with a unit, ``ms`` or ``s`` (``50ms``, ``1.5 s``), as the tables print
+    times. ``50ms`` is the float ``0.05`` is: the number's exponent lowered by 3, read once.
+    Raises SpecError with ``field`` and the accepted forms when ``text`` is neither."""
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    match = re.fullmatch(_SECONDS, text.strip(), re.IGNORECASE)
+    if match is None:
+        raise _bad(field, f"{text!r} is not a time; expected seconds (0.05), or a number with "
+                          "ms or s: 50ms, 1.5s")
+    exponent = int(match["exponent"] or 0) - (3 if match["unit"].lower() == "ms" else 0)
+    if abs(exponent) > 400:
+        raise _bad(field, f"{text!r} is out of range")
+    return float(f"{match['mantissa']}e{exponent}")
+
+
 # ---- parsing series (the axes of a sweep) -----------------------------------------------------
 
 MAX_POINTS = 10_000  # points in a sweep, all axes together

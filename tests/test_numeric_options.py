@@ -33,6 +33,7 @@ TEXT_NUMBERS = {
     "--host-memory", "--host-bandwidth", "--wired-limit", "--tensor-split", "--batch",
     "--gpus",  # plan's: a count or a range (1..8)
     "--kv-offload",
+    "--max-ttft", "--max-tpot",  # seconds, or a number with ms or s
 }
 SERIES = {"--tokens", "--layers", "--d-model", "--heads", "--vocab", "--context", "--kv-heads",
           "--head-dim", "--d-ff"}  # sweep's, in its text

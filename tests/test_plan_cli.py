@@ -186,3 +186,15 @@ def test_the_documents_validate_against_the_published_schema() -> None:
         _, doc = run(*argv)
         whole.validate(doc)
         only.validate(doc)
+
+
+def test_a_time_limit_in_milliseconds_is_the_same_limit_in_seconds() -> None:
+    """The tables print TTFT and TPOT in ms; a limit may be given so (``--max-tpot 50ms``) and
+    plans as the seconds do, to the byte."""
+    base = ["plan", "llama3-8b", "--gpu", "l4,h100-sxm", "--gpus", "1..2", "--json"]
+    in_ms = real(*base, "--max-ttft", "100ms", "--max-tpot", "50 ms")
+    in_s = real(*base, "--max-ttft", "0.1", "--max-tpot", "0.05")
+    assert in_ms.returncode == in_s.returncode == 0, in_ms.stderr
+    assert in_ms.stdout == in_s.stdout
+    constraints = json.loads(in_ms.stdout)["constraints"]
+    assert (constraints["max_ttft"], constraints["max_tpot"]) == (0.1, 0.05)

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from specsheet.errors import SpecError
-from specsheet.units import parse_quantity
+from specsheet.units import parse_quantity, parse_seconds
 
 
 @pytest.mark.parametrize(("text", "kind", "value"), [
@@ -86,3 +86,29 @@ def test_every_figure_specsheet_prints_parses_back(n: int) -> None:
                        (human_count(n), "count")):
         value = parse_quantity(text, kind, "--max-x")  # type: ignore[arg-type]
         assert abs(value - n) <= n * 0.005 + 1, (text, value, n)
+
+
+@pytest.mark.parametrize(("text", "seconds"), [
+    ("1", 1.0), ("0.05", 0.05), ("1e-3", 0.001), ("50ms", 0.05), ("50 ms", 0.05),
+    ("500MS", 0.5), ("1.5s", 1.5), ("2 s", 2.0), (".5ms", 0.0005), ("5e1ms", 0.05),
+    ("1.234ms", 0.001234), ("-5ms", -0.005),  # a sign is read; the limit is refused after
+])
+def test_seconds_read_as_the_tables_print_times(text: str, seconds: float) -> None:
+    """What a table shows (``34.7 ms``) can be given as a time limit: ``50ms`` is the very
+    float ``0.05`` is, not 50 x 0.001 rounded twice."""
+    assert parse_seconds(text, "--max-tpot") == seconds
+
+
+@given(st.decimals(min_value=0, max_value=10**6, places=6, allow_nan=False))
+def test_milliseconds_are_the_float_of_the_same_seconds(number: object) -> None:
+    from decimal import Decimal
+
+    assert isinstance(number, Decimal)
+    assert parse_seconds(f"{number}ms", "--max-ttft") == float(number / 1000)
+
+
+@pytest.mark.parametrize("text", ["50xs", "ms", "", "1 m s", "1e99999ms", "fast"])
+def test_rejected_times_name_the_option_and_the_forms(text: str) -> None:
+    with pytest.raises(SpecError, match="option --max-tpot: .*(not a time; expected seconds "
+                                        r"\(0.05\), or a number with ms or s|out of range)"):
+        parse_seconds(text, "--max-tpot")

@@ -206,6 +206,19 @@ def option_quantity(text: str, kind: QuantityKind, option: str) -> int:
         raise as_option(e, option) from None
 
 
+def option_seconds(text: str | None, option: str) -> float | None:
+    """``units.parse_seconds`` of the text of ``option`` (``--max-ttft``), if given; errors
+    name it."""
+    from specsheet.units import parse_seconds
+
+    if text is None:
+        return None
+    try:
+        return parse_seconds(text, _field_of(option))
+    except SpecError as e:
+        raise as_option(e, option) from None
+
+
 def option_series(text: str, kind: QuantityKind, option: str, minimum: int = 1) -> list[int]:
     """``units.parse_series`` of the text of ``option`` (``--layers``, ``--set experts``);
     errors name it."""

@@ -72,9 +72,10 @@ def check(
     min_concurrency: Annotated[int | None, typer.Option(
         help="With --gpu: fewest requests of --tokens the KV pool must hold at once.",
         rich_help_panel=LIMITS, show_default=False)] = None,
-    max_ttft: Annotated[float | None, typer.Option(
+    max_ttft: Annotated[str | None, typer.Option(
         "--max-ttft", help="With --gpu: most seconds to the first token of a --prompt request "
-        "(a roofline estimate).", rich_help_panel=LIMITS, show_default=False)] = None,
+        "(a roofline estimate), e.g. 0.5 or 500ms.", rich_help_panel=LIMITS,
+        show_default=False)] = None,
     min_tokens_per_s: Annotated[float | None, typer.Option(
         "--min-tokens-per-s", help="With --gpu: fewest output tokens/s per request at "
         "--concurrency (a roofline estimate).", rich_help_panel=LIMITS,
@@ -116,7 +117,7 @@ def check(
     """
     from specsheet.api.check import LIMIT_OPTIONS, ServeLimits, check, limit_kinds
     from specsheet.api.serve import ServeRequest, check_request
-    from specsheet.cli.errors import as_options, option_quantity
+    from specsheet.cli.errors import as_options, option_quantity, option_seconds
     from specsheet.views.check import check_entries, serve_check_entries
 
     output = output_format(fmt, json_)
@@ -138,7 +139,8 @@ def check(
     kinds = limit_kinds()
     limits = {name: option_quantity(text, kinds[name], LIMIT_OPTIONS[name])  # type: ignore[arg-type]
               for name, text in given.items() if text is not None}
-    serve_limits = ServeLimits(min_concurrency, max_ttft, min_tokens_per_s)
+    serve_limits = ServeLimits(min_concurrency, option_seconds(max_ttft, "--max-ttft"),
+                               min_tokens_per_s)
     for name, value in serve_limits._asdict().items():
         if value is not None:
             option = f"--{name.replace('_', '-')}"

@@ -67,12 +67,12 @@ RateOpt = Annotated[float | None, typer.Option(
     "--requests-per-s", help="Requests of prompt + output tokens a second to serve (the "
     "concurrency is then the fewest that reach it).", show_default=False,
     rich_help_panel=LIMITS)]
-TtftOpt = Annotated[float | None, typer.Option(
-    "--max-ttft", help="Seconds to the first token at most (estimate).", show_default=False,
-    rich_help_panel=LIMITS)]
-TpotOpt = Annotated[float | None, typer.Option(
-    "--max-tpot", help="Seconds per output token at most (estimate).", show_default=False,
-    rich_help_panel=LIMITS)]
+TtftOpt = Annotated[str | None, typer.Option(
+    "--max-ttft", help="Seconds to the first token at most (estimate), e.g. 1 or 500ms.",
+    show_default=False, rich_help_panel=LIMITS)]
+TpotOpt = Annotated[str | None, typer.Option(
+    "--max-tpot", help="Seconds per output token at most (estimate), e.g. 0.05 or 50ms.",
+    show_default=False, rich_help_panel=LIMITS)]
 MinTokensOpt = Annotated[float | None, typer.Option(
     "--min-tokens-per-s", help="Output tokens a second at least, all replicas (estimate).",
     show_default=False, rich_help_panel=LIMITS)]
@@ -149,13 +149,14 @@ def plan(
     --price 2.50'.
     """
     from specsheet.api.plan import PlanRequest, TrainPlanning, check_plan_request, search
-    from specsheet.cli.errors import as_options, option_of
+    from specsheet.cli.errors import as_options, option_of, option_seconds
 
     output_fmt = output_format(fmt, json_)
     request = PlanRequest(
         gpu=gpu, gpus=gpus, nodes=nodes, quant=quant, kv_dtype=kv_dtype, engine=engine,
         max_model_len=max_model_len, prompt=prompt, output=output, concurrency=concurrency,
-        requests_per_s=requests_per_s, max_ttft=max_ttft, max_tpot=max_tpot,
+        requests_per_s=requests_per_s, max_ttft=option_seconds(max_ttft, "--max-ttft"),
+        max_tpot=option_seconds(max_tpot, "--max-tpot"),
         min_tokens_per_s=min_tokens_per_s, budget=budget, max_gpus=max_gpus,
         objective=objective, price=price, solve=solve, memory_utilization=memory_utilization,
         mfu=mfu, mbu=mbu, model_args=_model_args(model, src), train=train,
