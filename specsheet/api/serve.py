@@ -392,3 +392,50 @@ def estimates_of(plan: ServePlan, request: ServeRequest
     est = roofline.estimate(plan, concurrency, request.mfu, request.mbu, _price(request.price),
                             request.tokens_per_word, text)
     return est, roofline.costs(plan, est)
+
+
+MOST_GPUS = 64  # the most GPUs to_fit tries: eight nodes of eight
+
+
+class ToFit(NamedTuple):
+    """What makes a plan that does not fit fit, each found by planning it again: the fewest
+    GPUs (``gpus``, tp = gpus as serve lays them out when neither tp nor pp is given) and the
+    longest max_model_len on these GPUs (``max_model_len``). None where there is none: a
+    layout given, no count up to MOST_GPUS, weights over a GPU's budget, a vLLM log."""
+
+    gpus: int | None
+    max_model_len: int | None
+
+
+def to_fit(report: Report, request: ServeRequest, served: Serving,
+           group_size: int | None = None) -> ToFit:
+    """What would make ``served`` (``report``'s model under ``request``, not fitting) fit.
+
+    The fewest GPUs: each count above the plan's, at most MOST_GPUS, that check_request takes
+    (tp must divide the heads), planned with the request otherwise unchanged; the first that
+    fits. The longest max_model_len: the plan's longest request alone (``max_context``) when
+    every stage holds its weights, kept only if the plan at that length fits (vLLM refuses a
+    max_model_len whose request the pool cannot hold)."""
+    if served.plan.fits or request.vllm_log is not None:
+        return ToFit(None, None)
+    gpus = None
+    if request.tp is None and request.pp is None:
+        for n in range(served.plan.layout.gpus + 1, MOST_GPUS + 1):
+            trial = request._replace(gpus=n)
+            try:
+                check_request(trial)
+                fits = plan_serve(report, trial, group_size).fits
+            except SpecError:  # a count this model cannot be laid out on
+                continue
+            if fits:
+                gpus = n
+                break
+    longest = None
+    if all(s.weights_fit for s in served.plan.stages) and served.plan.max_context > 0:
+        trial = request._replace(max_model_len=served.plan.max_context)
+        try:
+            if plan_serve(report, trial, group_size).fits:
+                longest = served.plan.max_context
+        except SpecError:  # shorter than the prompt and output asked for
+            pass
+    return ToFit(gpus, longest)

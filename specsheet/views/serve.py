@@ -411,10 +411,12 @@ def schemas() -> dict[str, Any]:
 
 
 def serve_views(plan: ServePlan, est: Estimates | None, costs: dict[str, float | None],
-                options: Mapping[str, str]) -> list[TableView]:
+                options: Mapping[str, str],
+                to_fit: tuple[int | None, int | None] = (None, None)) -> list[TableView]:
     """Memory per GPU as a stacked bar against the capacity, then the fit, then the estimates.
     ``options``: how the reader sets an input, by its name (``price``), for the advice in a
-    cell."""
+    cell; ``to_fit``: for a plan that does not fit, the fewest GPUs and the longest
+    max_model_len that fit (api.serve.to_fit), said under the fit."""
     from specsheet.plan.vllm_layout import ENGINE
     from specsheet.units import exact, human_bytes, percent
     from specsheet.views.table import (
@@ -510,6 +512,11 @@ def serve_views(plan: ServePlan, est: Estimates | None, costs: dict[str, float |
         " (the model's context)" if plan.max_context == context else ""))
     fit.caption = ("As vLLM sizes its pool: blocks = pool // (block bytes x layers per group), "
                    "concurrency = blocks / blocks per request (docs/serving.md).")
+    gpus, longest = to_fit
+    ways = [f"{options['max_model_len']} {longest} or less" if longest else "",
+            f"{options['gpus']} {gpus}" if gpus else ""]
+    if any(ways):
+        fit.caption += f" It fits with {', or '.join(w for w in ways if w)}."
     if plan.request.images:
         from specsheet.plan.serving import encoder_cache
 

@@ -165,7 +165,13 @@ def serve(
     def views() -> "list[TableView]":
         from specsheet.views.serve import serve_views
 
-        return serve_views(*served, OPTION_NAMES)
+        ways: tuple[int | None, int | None] = (None, None)
+        if not served.fits:  # a "no" says what would make it "yes"
+            from specsheet.api.serve import to_fit
+
+            found = to_fit(report, request, served, group_size)
+            ways = (found.gpus, found.max_model_len)
+        return serve_views(*served, OPTION_NAMES, ways)
 
     emit(output_fmt, document, [document], views, svg=svg, html=html,
          inputs={"--mfu": mfu, "--mbu": mbu, "--price": price,
