@@ -54,6 +54,14 @@ class SpecError(ValueError):
         return self.line()
 
 
+def shortened(text: str, length: int | None = None) -> str:
+    """``text`` for one error line: as it is up to 80 characters, else its first 40 and last
+    20 with its length said (``length``: the length of what ``text`` shows, default its own)."""
+    if len(text) <= 80:
+        return text
+    return f"{text[:40]}...{text[-20:]} ({len(text) if length is None else length:,} characters)"
+
+
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """Return ``" (did you mean 'x'?)"`` for the closest of ``choices``, or ``""``.
 

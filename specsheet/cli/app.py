@@ -22,7 +22,7 @@ from typer.core import TyperGroup
 from specsheet import __version__
 from specsheet.cli import streams
 from specsheet.cli.options import CONVENTIONS
-from specsheet.errors import ExitCode, SpecError, did_you_mean
+from specsheet.errors import ExitCode, SpecError, did_you_mean, shortened
 
 # name -> one-line help, in the order ``specsheet --help`` lists them
 COMMANDS = {
@@ -185,10 +185,7 @@ _PATH_ERRORS = frozenset({errno.ENAMETOOLONG, errno.ELOOP, errno.ENOTDIR, errno.
 
 def _shown_path(path: object) -> str:
     """A path for the error line: a long one shortened, its length said."""
-    text = os.fsdecode(path) if isinstance(path, (str, bytes)) else str(path)
-    if len(text) <= 80:
-        return text
-    return f"{text[:40]}...{text[-20:]} ({len(text):,} characters)"
+    return shortened(os.fsdecode(path) if isinstance(path, (str, bytes)) else str(path))
 
 
 def _fail(message: str, code: int = ExitCode.BAD_INPUT) -> int:

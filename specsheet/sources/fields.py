@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal, Protocol
 
 from specsheet.compiled import NamedTuple
-from specsheet.errors import SpecError, did_you_mean
+from specsheet.errors import SpecError, did_you_mean, shortened
 from specsheet.model.spec import (
     FIELD_DOCS,
     REQUIRED_FIELDS,
@@ -49,10 +49,7 @@ def _describe(value: object) -> str:
         return f"a {'mapping' if isinstance(value, dict) else 'list'}"
     if value is None:
         return "nothing (null)"
-    text = repr(value)
-    if not isinstance(value, str) or len(text) <= 80:
-        return text
-    return f"{text[:40]}...{text[-20:]} ({len(value):,} characters)"
+    return shortened(repr(value), len(value)) if isinstance(value, str) else repr(value)
 
 
 class FieldError(SpecError):

@@ -513,10 +513,10 @@ def serve_views(plan: ServePlan, est: Estimates | None, costs: dict[str, float |
     fit.caption = ("As vLLM sizes its pool: blocks = pool // (block bytes x layers per group), "
                    "concurrency = blocks / blocks per request (docs/serving.md).")
     gpus, longest = to_fit
-    ways = [f"{options['max_model_len']} {longest} or less" if longest else "",
-            f"{options['gpus']} {gpus}" if gpus else ""]
-    if any(ways):
-        fit.caption += f" It fits with {', or '.join(w for w in ways if w)}."
+    ways = [f"{options['max_model_len']} {longest} or less"] if longest else []
+    ways += [f"{options['gpus']} {gpus}"] if gpus else []
+    if ways:
+        fit.caption += f" It fits with {', or '.join(ways)}."
     if plan.request.images:
         from specsheet.plan.serving import encoder_cache
 
