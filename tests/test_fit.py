@@ -98,6 +98,20 @@ def test_output_rule_decides_which_layer_ngl_32_leaves() -> None:
     assert new.placement.host.layers == 1 and old.placement.host.output
 
 
+def test_more_gpu_layers_than_the_model_has_is_all_of_them() -> None:
+    """llama.cpp offloads min(n_gpu_layers, n_layer + 1) layers (llama_model::load_tensors), so
+    the usual -ngl 999 is all 33 of Llama 3 8B: the same placement, and the command line says
+    what llama.cpp does."""
+    request = FitRequest(gpu=("rtx-4090",), ctx=8192, n_gpu_layers=33)
+    every = fit("llama3-8b", request)
+    many = fit("llama3-8b", request._replace(n_gpu_layers=999))
+    assert many.placement == every.placement and many.placement.on_gpu == 33
+    assert many.command == every.command and "33" in many.command
+    assert "GPU layers 999: all 33 (llama.cpp takes a larger count as all of them)" in many.notes
+    result = runner.invoke(app, ["fit", "llama3-8b", "--gpu", "rtx-4090", "-ngl", "999"])
+    assert result.exit_code == 0 and "-ngl 33 " in result.stdout
+
+
 # ---- the logs ------------------------------------------------------------------------------
 
 def _buffers(log: dict[str, Any]) -> dict[str, Any]:

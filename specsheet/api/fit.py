@@ -412,6 +412,10 @@ def fit(model: str | Model, request: FitRequest = FitRequest()) -> Fit:
     else:
         assert isinstance(request.n_gpu_layers, int)
         ngl = request.n_gpu_layers
+        if devices and ngl > every:  # llama.cpp offloads min(ngl, n_layer + 1): 999 is all
+            notes.append(f"GPU layers {ngl:,}: all {every} (llama.cpp takes a larger count as "
+                         "all of them)")
+            ngl = every
     placement = at(ctx, ngl)
     max_ctx = longest_ctx(lambda c: ok(at(c, ngl)), spec.context)
     if source.quant != "file" and request.quant is None:
@@ -465,7 +469,8 @@ def _fit_mlx(model: str | Model, request: FitRequest) -> Fit:
                             field=field, value=str(value))
     spec = model.spec
     every = spec.layers + 1
-    if request.n_gpu_layers not in ("auto", "all", every):
+    if request.n_gpu_layers not in ("auto", "all") and (
+            not isinstance(request.n_gpu_layers, int) or request.n_gpu_layers < every):
         raise SpecError(f"MLX runs all {every} layers on the GPU", field="n_gpu_layers",
                         value=request.n_gpu_layers)
     weights = mlx_weight_bytes(spec, fmt)

@@ -86,7 +86,8 @@ class LocalSetup(NamedTuple):
     """What llama.cpp is asked to do (its defaults as in common.h)."""
 
     ctx: int
-    n_gpu_layers: int  # -ngl; larger than n_layer + 1 is clamped as llama.cpp clamps it
+    n_gpu_layers: int  # -ngl; more than n_layer + 1 is all of them, as llama.cpp's load_tensors
+    # takes min(n_gpu_layers, n_layer + 1) (-ngl 999 is the usual way to say all)
     parallel: int = 1
     cache_type_k: str = "f16"
     cache_type_v: str = "f16"
@@ -282,10 +283,6 @@ def check_setup(setup: LocalSetup, n_layer: int, n_gpus: int) -> None:
     if setup.n_gpu_layers < 0:
         raise SpecError(f"GPU layers {setup.n_gpu_layers}: expected 0 or more",
                         field="n_gpu_layers", value=setup.n_gpu_layers)
-    if setup.n_gpu_layers > n_layer + 1:
-        raise SpecError(f"GPU layers {setup.n_gpu_layers}: the model has {n_layer} blocks and "
-                        f"an output layer, {n_layer + 1} in all", field="n_gpu_layers",
-                        value=setup.n_gpu_layers)
     if setup.n_gpu_layers and not n_gpus:
         raise SpecError(f"GPU layers {setup.n_gpu_layers} without a GPU", field="gpu")
     if setup.n_cpu_moe < 0 or setup.n_cpu_moe > n_layer:
