@@ -142,3 +142,17 @@ def test_an_mla_file_of_the_current_conversion_caches_one_head(tmp_path: Path) -
     path = _mla_file(tmp_path / "deepseek-v2-lite-mla.gguf")
     got = fit(str(path), FitRequest(gpu=("rtx-4090",), ctx=4096, n_gpu_layers=3))
     assert got.placement.devices[0].kv_bytes == 4096 * 2 * (576 + 512) * 2
+
+
+def test_a_file_that_does_not_fit_is_told_memory_not_a_format(qwen_file: Path) -> None:
+    """A .gguf file holds its own types: the way to fit is memory, never --quant."""
+    from specsheet.api.fit_ways import fit_ways
+
+    request = FitRequest(host_memory=100 << 20)
+    placed = fit(str(qwen_file), request)
+    assert not placed.placement.fits
+    ways = fit_ways(str(qwen_file), request, placed)
+    assert ways.quant is None and ways.host_memory == 1 << 30
+    assert fit(str(qwen_file), request._replace(host_memory=1 << 30)).placement.fits_estimate
+    result = runner.invoke(app, ["fit", str(qwen_file), "--host-memory", "100MiB"])
+    assert result.exit_code == 0 and "It fits with --host-memory 1GiB." in result.stdout

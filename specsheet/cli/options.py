@@ -34,7 +34,11 @@ DTYPES = ", ".join(DTYPE_BITS)
 # how the reader asks for an output or sets an input, by the name views use for it (a table's
 # advice or caption names the option; views and render know no option's name)
 OPTION_NAMES = {"json": "--json", "price": "--price", "quant": "--quant",
-                "max_model_len": "--tokens", "concurrency": "--concurrency", "gpus": "--gpus"}
+                "max_model_len": "--tokens", "concurrency": "--concurrency", "gpus": "--gpus",
+                "n_gpu_layers": "--n-gpu-layers", "cache_type_k": "--cache-type-k",
+                "cache_type_v": "--cache-type-v", "host_memory": "--host-memory"}
+
+
 def parse_tokens(text: str | int) -> int:
     """A number of tokens (``--tokens``, ``--seq-len``, ...): an integer, or a quantity with k
     or M as context lengths are named (``32k`` = 32,768; units.parse_quantity, imported only

@@ -4,6 +4,7 @@ llama.cpp prints its "model buffer size" lines; in JSON, bytes."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from specsheet.plan.local import DECODE_FORMULA
@@ -127,8 +128,15 @@ def _mib(n: int) -> str:
     return f"{n / MIB:,.2f}"
 
 
-def fit_views(fit: LocalFit) -> list[TableView]:
-    """Memory per device, the placement, and the verdict with the command line."""
+# what fit_ways found (api.fit_ways.FitWays): GPU layers, KV cache type, format, host bytes
+Ways = tuple[int | None, str | None, str | None, int | None]
+
+
+def fit_views(fit: LocalFit, ways: Ways = (None, None, None, None),
+              options: Mapping[str, str] | None = None) -> list[TableView]:
+    """Memory per device, the placement, and the verdict with the command line; under a
+    verdict that is not "fits", the ``ways`` that make it one (``options`` names the
+    option of each setting)."""
     from specsheet.views.table import TableView  # the table path only
 
     p = fit.placement
@@ -173,7 +181,22 @@ def fit_views(fit: LocalFit) -> list[TableView]:
             result.add("  Modelfile", f"PARAMETER {key} {value}", style="sub")
     for note in fit.notes:
         result.add("note", note, style="sub")
+    said = _ways(ways, options or {})
+    if said:
+        last = f"{', '.join(said[:-1])}, or {said[-1]}" if len(said) > 1 else said[0]
+        result.caption = f"It fits with {last}."
     return [memory, placement, result]
+
+
+def _ways(ways: Ways, options: Mapping[str, str]) -> list[str]:
+    """Each way as the options that ask for it: '--quant gguf-q3_k_m'."""
+    layers, cache, quant, host = ways
+    said = [f"{options['n_gpu_layers']} {layers}"] if layers is not None else []
+    if cache is not None:
+        said.append(f"{options['cache_type_k']} {cache} {options['cache_type_v']} {cache}")
+    said += [f"{options['quant']} {quant}"] if quant is not None else []
+    said += [f"{options['host_memory']} {host >> 30}GiB"] if host is not None else []
+    return said
 
 
 def schemas() -> dict[str, Any]:

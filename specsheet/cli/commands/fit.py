@@ -7,6 +7,7 @@ import typer
 
 from specsheet.cli.model_source import NO_SOURCE, ModelSource, model_options
 from specsheet.cli.options import (
+    OPTION_NAMES,
     FormatOpt,
     HtmlOpt,
     JsonOpt,
@@ -175,12 +176,17 @@ def fit(
         _bytes(wired_limit, "--wired-limit") >> 20, kv_bits=kv_bits,
         kv_group_size=kv_group_size, mmproj_offload=mmproj_offload)
     with as_options():
-        result = run_fit(src.placed(model), request)
+        placed = src.placed(model)
+        result = run_fit(placed, request)
     document = result.to_dict()
 
     def views() -> "list[TableView]":
+        from specsheet.api.fit_ways import fit_ways
         from specsheet.views.fit import fit_views
 
-        return fit_views(result)
+        # a "no" says what would make it "yes", each way placed again (the tables alone)
+        with as_options():
+            ways = fit_ways(placed, request, result)
+        return fit_views(result, ways, OPTION_NAMES)
 
     emit(output_fmt, document, [document], views, svg=svg, html=html)
