@@ -62,6 +62,12 @@ def shortened(text: str, length: int | None = None) -> str:
     return f"{text[:40]}...{text[-20:]} ({len(text) if length is None else length:,} characters)"
 
 
+def quoted(text: str) -> str:
+    """``repr(text)`` for one error line, shortened as ``shortened`` shortens (its length is
+    the text's, not the quoted form's): a name the user typed, said back."""
+    return shortened(repr(text), len(text))
+
+
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """Return ``" (did you mean 'x'?)"`` for the closest of ``choices``, or ``""``.
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from specsheet.compiled import dataclass  # dataclasses' own, its methods compiled once
-from specsheet.errors import SpecError, did_you_mean
+from specsheet.errors import SpecError, did_you_mean, quoted
 
 _INDEX = Path(__file__).with_name("accelerators.json")
 
@@ -173,7 +173,7 @@ def builtin(name: str) -> Accelerator:
     """A built-in accelerator by name, or SpecError with a did-you-mean."""
     index = catalog_index()
     if name not in index:
-        raise SpecError(f"unknown GPU {name!r}{did_you_mean(name, _flagships_first(index))}; "
+        raise SpecError(f"unknown GPU {quoted(name)}{did_you_mean(name, _flagships_first(index))}; "
                         "'specsheet hardware' lists them, or give a path to a hardware YAML file")
     return accelerator_from_mapping(index[name], f"hardware {name}")
 

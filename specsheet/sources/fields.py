@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal, Protocol
 
 from specsheet.compiled import NamedTuple
-from specsheet.errors import SpecError, did_you_mean, shortened
+from specsheet.errors import SpecError, did_you_mean, quoted
 from specsheet.model.spec import (
     FIELD_DOCS,
     REQUIRED_FIELDS,
@@ -49,7 +49,7 @@ def _describe(value: object) -> str:
         return f"a {'mapping' if isinstance(value, dict) else 'list'}"
     if value is None:
         return "nothing (null)"
-    return shortened(repr(value), len(value)) if isinstance(value, str) else repr(value)
+    return quoted(value) if isinstance(value, str) else repr(value)
 
 
 class FieldError(SpecError):

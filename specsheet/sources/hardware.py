@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from specsheet.hardware.catalog import Accelerator, accelerator_from_mapping, builtin, catalog_index
@@ -14,7 +15,9 @@ def load_accelerator(ref: str) -> Accelerator:
     if ref in catalog_index():
         return builtin(ref)
     path = Path(ref)
-    if path.suffix.lower() in (".yaml", ".yml") or path.exists() or "/" in ref or "\\" in ref:
+    # (os.path.exists: a name too long for a path is no file, where Path.exists raises)
+    if path.suffix.lower() in (".yaml", ".yml") or os.path.exists(ref) or "/" in ref or \
+            "\\" in ref:
         from specsheet.sources.files import parse_yaml, read_text  # a file's readers: only here
 
         origin = str(path)

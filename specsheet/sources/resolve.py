@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from specsheet.errors import SpecError, did_you_mean
+from specsheet.errors import SpecError, did_you_mean, quoted
 from specsheet.model.spec import REQUIRED_FIELDS, Model
 from specsheet.sources import DEFAULT_TIMEOUT, FILE_SUFFIXES
 from specsheet.sources.fields import build_spec, model_from_mapping, spelled
@@ -29,7 +29,7 @@ HF_KEYS = {"architectures", "hidden_size", "num_hidden_layers", "n_embd", "n_lay
 
 def looks_like_path(ref: str) -> bool:
     """True when ``ref`` names a file rather than a preset."""
-    return "/" in ref or "\\" in ref or ref.endswith(FILE_SUFFIXES) or Path(ref).exists()
+    return "/" in ref or "\\" in ref or ref.endswith(FILE_SUFFIXES) or os.path.exists(ref)
 
 
 def model_from_hf_config(data: Mapping[str, Any], origin: str, name: str,
@@ -146,7 +146,7 @@ def load_preset(name: str, overrides: Mapping[str, Any] | None = None) -> Model:
     """Load a built-in preset by name."""
     index = preset_index()
     if name not in index:
-        raise SpecError(f"unknown preset {name!r}{did_you_mean(name, index)}; "
+        raise SpecError(f"unknown preset {quoted(name)}{did_you_mean(name, index)}; "
                         "'specsheet presets' lists them, or give a path to a preset YAML file")
     return model_from_mapping(index[name], f"preset {name}", overrides)
 
@@ -180,14 +180,15 @@ def resolve(ref: str | None, overrides: Mapping[str, Any] | None = None,
             notes.append(f"'{ref}' is read as the preset of that name; a path of that name "
                          f"exists too: write ./{ref} to read it")
         return load_preset(ref, overrides)
-    if "/" in ref and not Path(ref).exists():  # ORG/NAME: the cache, else the Hub
+    # (os.path's tests: a name too long for a path is no file, where pathlib's raise)
+    if "/" in ref and not os.path.exists(ref):  # ORG/NAME: the cache, else the Hub
         from specsheet.sources.hub import parse_reference
 
         hub = parse_reference(ref)
         if hub is not None:
             return load_hub(hub, overrides, timeout, notes)
     if looks_like_path(ref):
-        if ref.endswith(WEIGHT_SUFFIXES) and Path(ref).is_file():
+        if ref.endswith(WEIGHT_SUFFIXES) and os.path.isfile(ref):
             return load_weights(Path(ref), overrides)
         return load_file(Path(ref), overrides)
     return load_preset(ref, overrides)
