@@ -406,10 +406,9 @@ def fit(model: str | Model, request: FitRequest = FitRequest()) -> Fit:
     if request.n_gpu_layers == "auto":
         check_searched(n_layer, source.model.name)  # before the search
         best = most_layers(lambda n: ok(at(ctx, n)), n_layer) if devices else 0
-        if best is None:  # the host is short at every count: as llama.cpp's --fit (which
-            # checks the devices alone), the most layers the GPUs hold, the host's lack shown
-            best = most_layers(lambda n: all(d.total_bytes <= d.memory_bytes
-                                             for d in at(ctx, n).devices), n_layer)
+        if best is None:  # the host is short at every count: as llama.cpp's --fit, the
+            # most layers the GPUs hold, the host's lack shown
+            best = most_layers(lambda n: at(ctx, n).gpus_fit_estimate, n_layer)
         ngl = 0 if best is None else best
     elif request.n_gpu_layers == "all":
         ngl = every

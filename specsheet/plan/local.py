@@ -149,9 +149,15 @@ class Placement(NamedTuple):
             not self.host.memory_bytes or self.host.exact_bytes <= self.host.memory_bytes)
 
     @property
+    def gpus_fit_estimate(self) -> bool:
+        """Every GPU holds its buffers, the compute buffers too (an estimate); the host aside,
+        as llama.cpp's --fit checks the devices alone."""
+        return all(d.total_bytes <= d.memory_bytes for d in self.devices)
+
+    @property
     def fits_estimate(self) -> bool:
         """And the compute buffers too (an estimate)."""
-        return all(d.total_bytes <= d.memory_bytes for d in self.devices) and (
+        return self.gpus_fit_estimate and (
             not self.host.memory_bytes or self.host.total_bytes <= self.host.memory_bytes)
 
     @property
