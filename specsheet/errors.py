@@ -93,3 +93,14 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
 class TokensOverContext(SpecError):
     """A request of more tokens than the model's context. The message states the fact; the
     CLI adds the advice that fits the command at hand."""
+
+
+class NoTokenizer(SpecError):
+    """No tokenizer to measure a text with (``specsheet.sources.tokenizer``). ``wants`` names
+    the inputs that would give one: ``tokenizer`` (the path of a tokenizer.json),
+    ``tokens_per_word`` (the ratio itself); the CLI adds them as advice, in its options' words.
+    Here, not in the tokenizer's module, so that catching it imports nothing."""
+
+    def __init__(self, message: str, *, wants: tuple[str, ...]) -> None:
+        super().__init__(message, field="text")
+        self.wants = wants

@@ -155,11 +155,12 @@ def test_json_paths_load_only_what_their_inputs_need(args: list[str], tmp_path: 
     """A preset that ships unquantized skips the reader of shipped formats; a built-in GPU,
     whose figures are integers, the quantity parser and the file readers; a GPU that is not
     Apple's, Metal's working set; every document, the schema's helpers (its version is
-    views')."""
+    views'); a command given no text, the tokenizer's module (the CLI catches NoTokenizer
+    from specsheet.errors)."""
     modules = imported_modules(*args, cwd=tmp_path)
     assert not {"specsheet.sources.hf_config.quantization", "specsheet.units",
                 "specsheet.sources.files", "specsheet.hardware.apple",
-                "specsheet.views.schema"} & modules
+                "specsheet.views.schema", "specsheet.sources.tokenizer"} & modules
 
 
 def test_what_ships_quantized_or_is_a_file_loads_its_reader(tmp_path: Path) -> None:

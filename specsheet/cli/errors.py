@@ -16,9 +16,8 @@ from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from specsheet.errors import SpecError, TokensOverContext
+from specsheet.errors import NoTokenizer, SpecError, TokensOverContext
 from specsheet.sources.fields import FieldError, Given, Overrides
-from specsheet.sources.tokenizer import NoTokenizer
 
 if TYPE_CHECKING:
     from specsheet.units import QuantityKind

@@ -12,21 +12,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from specsheet.compiled import NamedTuple
-from specsheet.errors import SpecError
+from specsheet.errors import NoTokenizer, SpecError
 from specsheet.model.spec import Model
 from specsheet.sources import DEFAULT_TIMEOUT
 
 MAX_TEXT_BYTES = 256 * 2**20
-
-
-class NoTokenizer(SpecError):
-    """No tokenizer to measure the text with. ``wants`` names the inputs that would give one:
-    ``tokenizer`` (the path of a tokenizer.json), ``tokens_per_word`` (the ratio itself); the
-    CLI adds them as advice, in its options' words."""
-
-    def __init__(self, message: str, *, wants: tuple[str, ...]) -> None:
-        super().__init__(message, field="text")
-        self.wants = wants
 
 
 class TextCount(NamedTuple):
