@@ -48,24 +48,27 @@ class SpecError(ValueError):
         the message mentions (see ``worded``)."""
         named = self.field if label is None else label
         text = self.message if spell is None else self.worded(spell)
-        return ": ".join(p for p in (self.source, named, text + self.context) if p)
+        source = self.source and shortened(self.source, head=120, tail=60)  # a path, a name
+        return ": ".join(p for p in (source, named, text + self.context) if p)
 
     def __str__(self) -> str:
         return self.line()
 
 
-def shortened(text: str, length: int | None = None) -> str:
-    """``text`` for one error line: as it is up to 80 characters, else its first 40 and last
-    20 with its length said (``length``: the length of what ``text`` shows, default its own)."""
-    if len(text) <= 80:
+def shortened(text: str, length: int | None = None, *, head: int = 40, tail: int = 20) -> str:
+    """``text`` for one error line: as it is up to ``head + tail + 20`` characters (80), else
+    its first ``head`` and last ``tail`` with its length said (``length``: the length of what
+    ``text`` shows, default its own)."""
+    if len(text) <= head + tail + 20:
         return text
-    return f"{text[:40]}...{text[-20:]} ({len(text) if length is None else length:,} characters)"
+    shown = len(text) if length is None else length
+    return f"{text[:head]}...{text[-tail:]} ({shown:,} characters)"
 
 
-def quoted(text: str) -> str:
-    """``repr(text)`` for one error line, shortened as ``shortened`` shortens (its length is
-    the text's, not the quoted form's): a name the user typed, said back."""
-    return shortened(repr(text), len(text))
+def quoted(value: object) -> str:
+    """``repr(value)`` for one error line, shortened as ``shortened`` shortens: a name or value
+    the user gave, said back. A text's length is said as the text's, not the quoted form's."""
+    return shortened(repr(value), len(value) if isinstance(value, str) else None)
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:

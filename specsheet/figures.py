@@ -8,7 +8,7 @@ always agree. No CLI words here: errors state facts, the CLI phrases the advice.
 from typing import TYPE_CHECKING
 
 from specsheet.compiled import NamedTuple
-from specsheet.errors import SpecError, TokensOverContext
+from specsheet.errors import SpecError, TokensOverContext, quoted
 from specsheet.model.flops import (
     ForwardFlops,
     attention_context_flops,
@@ -131,7 +131,7 @@ def build_report(
             value=images.number)
     t = spec.context - pictured if tokens is None else tokens
     if isinstance(t, bool) or not isinstance(t, int) or t <= 0:
-        raise SpecError(f"expected a positive integer, got {t!r}", field="tokens", value=t)
+        raise SpecError(f"expected a positive integer, got {quoted(t)}", field="tokens", value=t)
     if t + pictured > spec.context:
         also = f" + {pictured:,} image tokens" if pictured else ""
         raise TokensOverContext(
@@ -191,7 +191,7 @@ def moved_to_tokens(report: Report, tokens: int) -> Report:
     many, computing again only what depends on the tokens (the KV cache and the FLOPs)."""
     spec, model = report.model.spec, report.model
     if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens <= 0:
-        raise SpecError(f"expected a positive integer, got {tokens!r}", field="tokens",
+        raise SpecError(f"expected a positive integer, got {quoted(tokens)}", field="tokens",
                         value=tokens)
     if tokens > spec.context:
         raise TokensOverContext(

@@ -11,7 +11,7 @@ import math
 import re
 from typing import Any, Literal
 
-from specsheet.errors import SpecError
+from specsheet.errors import SpecError, quoted
 
 _COUNT_PREFIXES = ((10**12, "T"), (10**9, "B"), (10**6, "M"), (10**3, "K"))
 _SI_PREFIXES = ((10**15, "P"), (10**12, "T"), (10**9, "G"), (10**6, "M"), (10**3, "K"))
@@ -158,11 +158,11 @@ def parse_quantity(text: str, kind: QuantityKind, field: str) -> int:
         if "," in whole and not re.fullmatch(r"[0-9]{1,3}(,[0-9]{3})+", whole):
             multiplier = None  # commas group thousands: 1,024 and 16,000,000, not 10,24
     if match is None or multiplier is None:
-        raise _bad(field, f"{text!r} is not a quantity; expected {_FORMS[kind]}")
+        raise _bad(field, f"{quoted(text)} is not a quantity; expected {_FORMS[kind]}")
     number = match["number"].replace(",", "").replace("_", "")
     exponent = re.search(r"[eE]([+-]?[0-9]+)", number)
     if exponent and abs(int(exponent[1])) > 100 or len(number) > 120:
-        raise _bad(field, f"{text!r} is out of range")
+        raise _bad(field, f"{quoted(text)} is out of range")
     if number.isdigit():  # an integer: no need of fractions (and its import, ~5 ms)
         return int(number) * multiplier
     from fractions import Fraction
@@ -184,11 +184,11 @@ def parse_seconds(text: str, field: str) -> float:
         pass
     match = re.fullmatch(_SECONDS, text.strip(), re.IGNORECASE)
     if match is None:
-        raise _bad(field, f"{text!r} is not a time; expected seconds (0.05), or a number with "
-                          "ms or s: 50ms, 1.5s")
+        raise _bad(field, f"{quoted(text)} is not a time; expected seconds (0.05), or a number "
+                          "with ms or s: 50ms, 1.5s")
     exponent = int(match["exponent"] or 0) - (3 if match["unit"].lower() == "ms" else 0)
     if abs(exponent) > 400:
-        raise _bad(field, f"{text!r} is out of range")
+        raise _bad(field, f"{quoted(text)} is out of range")
     return float(f"{match['mantissa']}e{exponent}")
 
 
@@ -211,20 +211,20 @@ def parse_series(text: str, kind: QuantityKind, field: str, minimum: int = 1,
     if ":" not in text:
         items = [item.strip() for item in text.split(",")]
         if not all(items):
-            raise _bad(field, f"{text!r} has an empty value; expected values "
+            raise _bad(field, f"{quoted(text)} has an empty value; expected values "
                             "separated by commas (12,24,48) or a range (1k:128k:x2, 512:4096:+512)")
         values = [_at_least(parse_quantity(item, kind, field), minimum, field, item)
                   for item in items]
         return _checked_count(list(dict.fromkeys(values)), text, field, limit)
     parts = text.split(":")
     if len(parts) != 3 or not all(p.strip() for p in parts):
-        raise _bad(field, f"{text!r} is not a range; expected START:STOP:xFACTOR "
+        raise _bad(field, f"{quoted(text)} is not a range; expected START:STOP:xFACTOR "
                         "(1k:128k:x2) or START:STOP:+STEP (512:4096:+512)")
     start_text, stop_text, step_text = (p.strip() for p in parts)
     start = _at_least(parse_quantity(start_text, kind, field), minimum, field, start_text)
     stop = parse_quantity(stop_text, kind, field)
     if stop < start:
-        raise _bad(field, f"the range {text!r} stops ({stop:,}) below where it "
+        raise _bad(field, f"the range {quoted(text)} stops ({stop:,}) below where it "
                         f"starts ({start:,}); expected START <= STOP")
     geometric = step_text[0] in "xX*"
     if geometric:
@@ -238,16 +238,16 @@ def parse_series(text: str, kind: QuantityKind, field: str, minimum: int = 1,
             try:
                 factor = Fraction(factor_text)
             except (ValueError, ZeroDivisionError):
-                raise _bad(field, f"{step_text!r} is not a factor; expected x "
+                raise _bad(field, f"{quoted(step_text)} is not a factor; expected x "
                                 "and a number above 1 (x2, x1.5)") from None
         if factor <= 1:
-            raise _bad(field, f"the factor {factor_text} of {text!r} would never "
+            raise _bad(field, f"the factor {factor_text} of {quoted(text)} would never "
                             "reach the stop; expected a factor above 1 (x2, x1.5)")
         if start == 0:
-            raise _bad(field, f"a geometric range {text!r} cannot start at 0")
+            raise _bad(field, f"a geometric range {quoted(text)} cannot start at 0")
         count = math.floor(math.log(stop / start) / math.log(factor) + 1e-9) + 1
         if count > limit:
-            raise _bad(field, f"{text!r} gives {count:,} points, more than "
+            raise _bad(field, f"{quoted(text)} gives {count:,} points, more than "
                             f"{limit:,}; take a larger factor or step")
         steps: list[int] = []
         exact = type(factor)(start)  # an int, or a Fraction: exact either way
@@ -260,12 +260,12 @@ def parse_series(text: str, kind: QuantityKind, field: str, minimum: int = 1,
     negative = step_text.startswith("-")
     step = 0 if negative else parse_quantity(step_text.removeprefix("+"), kind, field)
     if step <= 0:
-        raise _bad(field, f"the step {step_text} of {text!r} would never reach "
+        raise _bad(field, f"the step {step_text} of {quoted(text)} would never reach "
                         "the stop; expected a step above 0 (+512) or a factor (x2)")
     count = (stop - start) // step + 1
     if count > limit:
         wider = -(-(stop - start) // (limit - 1))
-        raise _bad(field, f"{text!r} gives {count:,} points, more than "
+        raise _bad(field, f"{quoted(text)} gives {count:,} points, more than "
                         f"{limit:,}; take a larger step ({start_text}:{stop_text}:+{wider}) or "
                         f"a factor ({start_text}:{stop_text}:x2)")
     return list(range(start, stop + 1, step))
@@ -274,13 +274,13 @@ def parse_series(text: str, kind: QuantityKind, field: str, minimum: int = 1,
 def _at_least(value: int, minimum: int, field: str, text: str) -> int:
     if value < minimum:
         expected = "a positive integer" if minimum == 1 else f"at least {minimum}"
-        raise _bad(field, f"expected {expected}, got {text!r}")
+        raise _bad(field, f"expected {expected}, got {quoted(text)}")
     return value
 
 
 def _checked_count(values: list[int], text: str, field: str, limit: int) -> list[int]:
     if len(values) > limit:
-        raise _bad(field, f"{text!r} gives more than {limit:,} points; take a "
+        raise _bad(field, f"{quoted(text)} gives more than {limit:,} points; take a "
                         "larger factor or step, or fewer values")
     return values
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from specsheet.compiled import NamedTuple
-from specsheet.errors import SpecError
+from specsheet.errors import SpecError, quoted
 from specsheet.plan import check_searched, check_walked
 from specsheet.plan.local import LocalFit
 
@@ -150,7 +150,7 @@ def _gguf_source(path: Path) -> _Source:
     config = hf_config_from_gguf(header.metadata, names, origin)
     if config is None:
         arch = header.metadata.get("general.architecture")
-        raise SpecError(f"{path}: GGUF architecture {arch!r} has no placement rule in "
+        raise SpecError(f"{path}: GGUF architecture {quoted(arch)} has no placement rule in "
                         "specsheet (its tensors and cache are not described)",
                         field="model", value=str(path))
     name = header.metadata.get("general.name")
@@ -274,7 +274,7 @@ def _override_pairs(given: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     for item in given:
         pattern, sep, target = item.rpartition("=")
         if not sep or not pattern or not target:
-            raise SpecError(f"tensor override {item!r}: expected PATTERN=BUFFER, e.g. "
+            raise SpecError(f"tensor override {quoted(item)}: expected PATTERN=BUFFER, e.g. "
                             "'exps=CPU'", field="override_tensor", value=item)
         pairs.append((pattern, target))
     return tuple(pairs)
@@ -282,17 +282,18 @@ def _override_pairs(given: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
 
 def _check(request: FitRequest) -> None:
     if request.engine not in ENGINES:
-        raise SpecError(f"unknown engine {request.engine!r}: expected one of "
+        raise SpecError(f"unknown engine {quoted(request.engine)}: expected one of "
                         f"{', '.join(ENGINES)}", field="engine",
                         value=request.engine)
     if request.host_memory is not None and request.host_memory <= 0:
         raise SpecError(f"host memory {request.host_memory:,} bytes: expected a positive size",
                         field="host_memory", value=request.host_memory)
     if isinstance(request.ctx, str) and request.ctx != "auto":
-        raise SpecError(f"context {request.ctx!r}: expected tokens or auto", field="ctx",
+        raise SpecError(f"context {quoted(request.ctx)}: expected tokens or auto", field="ctx",
                         value=request.ctx)
     if isinstance(request.n_gpu_layers, str) and request.n_gpu_layers not in ("auto", "all"):
-        raise SpecError(f"GPU layers {request.n_gpu_layers!r}: expected a number, auto or all",
+        raise SpecError(f"GPU layers {quoted(request.n_gpu_layers)}: expected a number, "
+                        "auto or all",
                         field="n_gpu_layers", value=request.n_gpu_layers)
     if request.n_ubatch <= 0:
         raise SpecError(f"micro-batch {request.n_ubatch}: expected a positive number",

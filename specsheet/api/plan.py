@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from specsheet.api.defaults import DEFAULT_MBU, DEFAULT_MFU, DEFAULT_UTILIZATION
 from specsheet.compiled import NamedTuple
-from specsheet.errors import SpecError
+from specsheet.errors import SpecError, quoted
 from specsheet.plan import check_searched_gpus
 from specsheet.plan.search import Planning as _Planning
 from specsheet.plan.search import TrainPlanning as _TrainPlanning
@@ -86,7 +86,7 @@ class Planning(_Planning):
 def _names(text: str, field: str) -> list[str]:
     names = [n.strip() for n in text.split(",") if n.strip()]
     if not names:
-        raise SpecError(f"expected one name or a comma list, got {text!r}", field=field,
+        raise SpecError(f"expected one name or a comma list, got {quoted(text)}", field=field,
                         value=text)
     return list(dict.fromkeys(names))
 
@@ -104,7 +104,7 @@ def gpu_names(text: str) -> list[str]:
 def gpu_range(gpus: str | int | None, nodes: int, max_gpus: int | None) -> tuple[int, int]:
     """The counts searched: N alone, LOW..HIGH, or 1..8 x nodes; capped by max_gpus."""
     if isinstance(nodes, bool) or not isinstance(nodes, int) or nodes < 1:
-        raise SpecError(f"expected a positive number of nodes, got {nodes!r}", field="nodes",
+        raise SpecError(f"expected a positive number of nodes, got {quoted(nodes)}", field="nodes",
                         value=nodes)
     if gpus is None:
         low, high = 1, MAX_PER_NODE * nodes
@@ -117,9 +117,9 @@ def gpu_range(gpus: str | int | None, nodes: int, max_gpus: int | None) -> tuple
             high = int(last) if dots else low
         except ValueError:
             raise SpecError(f"expected a count N or a range LOW..HIGH such as 1..8, got "
-                            f"{gpus!r}", field="gpus", value=gpus) from None
+                            f"{quoted(gpus)}", field="gpus", value=gpus) from None
     if low < 1 or high < low:
-        raise SpecError(f"expected 1 <= LOW <= HIGH, got {gpus!r}", field="gpus", value=gpus)
+        raise SpecError(f"expected 1 <= LOW <= HIGH, got {quoted(gpus)}", field="gpus", value=gpus)
     if max_gpus is not None:
         if max_gpus < 1:
             raise SpecError(f"expected a positive number of GPUs, got {max_gpus}",
@@ -146,7 +146,7 @@ def prices(price: str | float | None, names: list[str]) -> dict[str, float]:
         name, _, usd = pair.partition("=")
         value = _price(usd)
         if value is None or not name.strip():
-            raise SpecError(f"expected NAME=USD, got {pair!r}", field="price", value=pair)
+            raise SpecError(f"expected NAME=USD, got {quoted(pair)}", field="price", value=pair)
         found[name.strip()] = value
     unknown = sorted(set(found) - set(names))
     if unknown:
@@ -166,11 +166,11 @@ def check_plan_request(request: PlanRequest) -> None:
 
     objective_used(request.objective, True)
     if request.solve is not None and request.solve not in SOLVES:
-        raise SpecError(f"unknown question {request.solve!r}; expected one of "
+        raise SpecError(f"unknown question {quoted(request.solve)}; expected one of "
                         f"{', '.join(SOLVES)}", field="solve", value=request.solve)
     if request.engine not in ENGINES:
         raise SpecError(f"plan searches vLLM's layouts (engine vllm) so far; for llama.cpp "
-                        f"and Ollama, fit places one GGUF (got {request.engine!r})",
+                        f"and Ollama, fit places one GGUF (got {quoted(request.engine)})",
                         field="engine", value=request.engine)
     if request.concurrency is not None and request.requests_per_s is not None:
         raise SpecError("give a concurrency or a rate of requests, not both; the rate sets "
@@ -225,7 +225,7 @@ def search(model: Model, request: PlanRequest | None = None, **options: Any
         if unknown:
             from specsheet.errors import did_you_mean
 
-            raise SpecError(f"unknown planning option {unknown[0]!r}"
+            raise SpecError(f"unknown planning option {quoted(unknown[0])}"
                             f"{did_you_mean(unknown[0], PlanRequest._fields)}",
                             field=unknown[0])
         request = PlanRequest(**options)

@@ -19,7 +19,7 @@ from specsheet.api.defaults import (
     DEFAULT_UTILIZATION,
 )
 from specsheet.compiled import NamedTuple
-from specsheet.errors import SpecError
+from specsheet.errors import SpecError, quoted
 from specsheet.plan import MAX_WALKED_LAYERS as MAX_PLANNED_LAYERS
 from specsheet.sources import DEFAULT_TIMEOUT
 
@@ -132,7 +132,7 @@ def request_of(gpu: str, options: dict[str, Any]) -> ServeRequest:
     if unknown:
         from specsheet.errors import did_you_mean
 
-        raise SpecError(f"unknown serving option {unknown[0]!r}"
+        raise SpecError(f"unknown serving option {quoted(unknown[0])}"
                         f"{did_you_mean(unknown[0], ServeRequest._fields)}", field=unknown[0])
     return ServeRequest(gpu, **options)
 
@@ -151,11 +151,11 @@ def _price(price: float | str | None) -> float | None:
             value = float(price.strip().removeprefix("$"))
         except ValueError:
             raise SpecError(f"expected US dollars per GPU-hour (a number such as 2.50), got "
-                            f"{price!r}", field="price", value=price) from None
+                            f"{quoted(price)}", field="price", value=price) from None
     else:
         value = float(price)
     if not (math.isfinite(value) and value >= 0):
-        raise SpecError(f"expected a number of 0 or more, got {price!r}", field="price",
+        raise SpecError(f"expected a number of 0 or more, got {quoted(price)}", field="price",
                         value=price)
     return value
 
@@ -168,7 +168,7 @@ def check_request(request: ServeRequest) -> None:
     check_moe_kernel(request.moe_kernel)
     mode = request.mamba_cache_mode
     if mode is not None and mode not in MAMBA_CACHE_MODES:
-        raise SpecError(f"unknown mamba cache mode {mode!r}; expected one of "
+        raise SpecError(f"unknown mamba cache mode {quoted(mode)}; expected one of "
                         f"{', '.join(MAMBA_CACHE_MODES)}", field="mamba_cache_mode", value=mode)
     _kv_offload(request.kv_offload)
     if _speculates(request):
@@ -178,7 +178,7 @@ def check_request(request: ServeRequest) -> None:
     block = request.block_size
     if block is not None and (isinstance(block, bool) or not isinstance(block, int)
                               or block < 1 or block % 16):
-        raise SpecError(f"expected a positive multiple of 16 tokens, got {block!r}",
+        raise SpecError(f"expected a positive multiple of 16 tokens, got {quoted(block)}",
                         field="block_size", value=block)
     _share(request.mfu, "mfu")
     _share(request.mbu, "mbu")
@@ -293,7 +293,7 @@ def _lora(request: ServeRequest) -> tuple[int, int]:
         value = getattr(request, field)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)
                                   or value < 1):
-            raise SpecError(f"expected a positive integer, got {value!r}", field=field,
+            raise SpecError(f"expected a positive integer, got {quoted(value)}", field=field,
                             value=value)
     if request.max_loras is None and request.max_lora_rank is None:
         return 0, DEFAULT_MAX_LORA_RANK
@@ -312,7 +312,8 @@ def request_shape(request: ServeRequest, max_len: int, pictured: int = 0) -> tup
         prompt = max(1, min(DEFAULT_PROMPT, max_len - output - pictured))
     for name, value in (("prompt", prompt), ("output", output)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise SpecError(f"expected a positive number of tokens, got {value!r}", field=name,
+            raise SpecError("expected a positive number of tokens, got "
+                            f"{quoted(value)}", field=name,
                             value=value)
     if prompt + pictured + output > max_len:
         images = f" + {pictured:,} image" if pictured else ""
@@ -357,7 +358,7 @@ def _kv_offload(value: int | str | None) -> int:
 
         value = parse_quantity(value, "bytes", "kv_offload")
     if value < 1:
-        raise SpecError(f"expected a positive number of bytes, got {value!r}",
+        raise SpecError(f"expected a positive number of bytes, got {quoted(value)}",
                         field="kv_offload", value=value)
     return value
 

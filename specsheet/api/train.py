@@ -13,7 +13,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from specsheet.compiled import NamedTuple
-from specsheet.errors import SpecError
+from specsheet.errors import SpecError, quoted
 
 if TYPE_CHECKING:
     from specsheet.model.spec import Model, ModelSpec
@@ -131,7 +131,7 @@ def train(model: Model, **options: Any) -> Training:
     if unknown:
         from specsheet.errors import did_you_mean
 
-        raise SpecError(f"unknown training option {unknown[0]!r}"
+        raise SpecError(f"unknown training option {quoted(unknown[0])}"
                         f"{did_you_mean(unknown[0], TrainRequest._fields)}", field=unknown[0])
     request = TrainRequest(**options)
     check_request(request)
@@ -172,7 +172,7 @@ def tokens_of(value: int | str | None, field: str = "tokens_total") -> int | Non
     try:
         return parse_quantity(value.removesuffix("tokens").strip(), "count", field)
     except SpecError:
-        raise SpecError(f"{value!r} is not a token count; expected a number with an optional "
+        raise SpecError(f"{quoted(value)} is not a token count; expected a number with an optional "
                         "K, M, B (or G) or T: 300B, 15.6T, 2e12", field=field,
                         value=value) from None
 
@@ -231,7 +231,7 @@ def recipe_items(model: Model, name: str | None) -> tuple[str, dict[str, Any]]:
     index = preset_index()
     have = [n for n, entry in index.items() if entry.get("training")]
     if name not in have:
-        raise SpecError(f"no training recipe {name!r}; expected none or a preset with one: "
+        raise SpecError(f"no training recipe {quoted(name)}; expected none or a preset with one: "
                         f"{', '.join(have)}", field="recipe", value=name)
     return name, dict(index[name]["training"])
 
@@ -255,7 +255,7 @@ def apply_recipe(model: Model, request: TrainRequest) -> tuple[TrainRequest, Rec
         if key not in RECIPE_FIELDS:
             from specsheet.errors import did_you_mean
 
-            raise SpecError(f"unknown training recipe item {key!r}"
+            raise SpecError(f"unknown training recipe item {quoted(key)}"
                             f"{did_you_mean(key, RECIPE_FIELDS)}; the items are "
                             f"{', '.join(RECIPE_FIELDS)}", field="recipe", value=key)
         if isinstance(value, list | tuple):

@@ -22,7 +22,7 @@ from typer.core import TyperGroup
 from specsheet import __version__
 from specsheet.cli import streams
 from specsheet.cli.options import CONVENTIONS
-from specsheet.errors import ExitCode, SpecError, did_you_mean, shortened
+from specsheet.errors import ExitCode, SpecError, did_you_mean, quoted, shortened
 
 # name -> one-line help, in the order ``specsheet --help`` lists them
 COMMANDS = {
@@ -84,7 +84,8 @@ class SpecsheetGroup(TyperGroup):
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         if cmd_name not in COMMANDS:
-            raise SpecError(f"unknown command {cmd_name!r}{did_you_mean(cmd_name, COMMANDS)}; "
+            raise SpecError("unknown command "
+                            f"{quoted(cmd_name)}{did_you_mean(cmd_name, COMMANDS)}; "
                             f"the commands are {', '.join(COMMANDS)}")
         return build_command(cmd_name)
 
@@ -171,7 +172,9 @@ class SpecsheetGroup(TyperGroup):
             if hasattr(e, "format_message") and hasattr(e, "exit_code"):  # click usage errors
                 ctx = getattr(e, "ctx", None)
                 hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
-                return _fail(f"{e.format_message()}{hint}", int(e.exit_code))
+                # click's own messages say a value back whole ('...' is not a valid integer)
+                return _fail(f"{shortened(e.format_message(), head=120, tail=60)}{hint}",
+                             int(e.exit_code))
             return _internal_error(e)
         return code if isinstance(code, int) else ExitCode.OK
 

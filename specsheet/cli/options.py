@@ -13,7 +13,7 @@ import typer
 
 from specsheet.api.spec import DTYPE_BITS
 from specsheet.cli.errors import as_options, given_by_options, of_set
-from specsheet.errors import SpecError, did_you_mean
+from specsheet.errors import SpecError, did_you_mean, quoted, shortened
 from specsheet.figures import Report, build_report
 from specsheet.sources import DEFAULT_TIMEOUT
 from specsheet.sources.fields import Given, Overrides
@@ -56,7 +56,7 @@ def parse_tokens(text: str | int) -> int:
         except SpecError as e:
             raise typer.BadParameter(e.message) from None
     if tokens < 1:
-        raise typer.BadParameter(f"expected a number of tokens above 0, got {text!r}")
+        raise typer.BadParameter(f"expected a number of tokens above 0, got {quoted(text)}")
     return tokens
 
 
@@ -158,7 +158,8 @@ SetOpt = Annotated[list[str] | None, typer.Option(
 def output_format(fmt: str | None, json_: bool) -> str:
     """The output format from --format and its short form --json."""
     if fmt is not None and fmt not in FORMATS:
-        raise SpecError(f"option --format: unknown format {fmt!r}{did_you_mean(fmt, FORMATS)}; "
+        raise SpecError("option --format: unknown format "
+                        f"{quoted(fmt)}{did_you_mean(fmt, FORMATS)}; "
                         f"expected one of {', '.join(FORMATS)}")
     if json_ and fmt not in (None, "json"):
         raise SpecError(f"--json contradicts --format {fmt}; give one of them")
@@ -422,5 +423,5 @@ def source(model: str | None, hf: str | None) -> str | None:
     if hf is None:
         return model
     if model is not None:
-        raise SpecError(f"give MODEL ({model}) or --hf ({hf}), not both")
+        raise SpecError(f"give MODEL ({shortened(model)}) or --hf ({shortened(hf)}), not both")
     return f"hf:{hf}"

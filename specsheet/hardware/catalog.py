@@ -101,7 +101,7 @@ def _quantity(value: object, field: str, origin: str, kind: str) -> int:
     else:
         number = None
     if number is None or number <= 0:
-        raise SpecError(f"{origin}: {field}: {value!r} is not a positive quantity; expected "
+        raise SpecError(f"{origin}: {field}: {quoted(value)} is not a positive quantity; expected "
                         f"{REQUIRED.get(field) or OPTIONAL.get(field) or 'a positive number'}")
     return number
 
@@ -117,18 +117,19 @@ def accelerator_from_mapping(data: object, origin: str) -> Accelerator:
     known = {*REQUIRED, *OPTIONAL}
     for key in data:
         if key not in known:
-            raise SpecError(f"{origin}: unknown field {key!r}{did_you_mean(str(key), known)}; "
+            raise SpecError(f"{origin}: unknown field "
+                            f"{quoted(key)}{did_you_mean(str(key), known)}; "
                             f"expected {', '.join(sorted(known))}")
     for key in REQUIRED:
         if key not in data:
-            raise SpecError(f"{origin}: missing field {key!r}: {REQUIRED[key]}")
+            raise SpecError(f"{origin}: missing field {quoted(key)}: {REQUIRED[key]}")
     peaks = data["peak_flops_per_s"]
     if not isinstance(peaks, Mapping) or not peaks:
         raise SpecError(f"{origin}: peak_flops_per_s: expected {REQUIRED['peak_flops_per_s']}")
     peak: dict[str, int] = {}
     for dtype, value in peaks.items():
         if dtype not in PEAK_DTYPES:
-            raise SpecError(f"{origin}: peak_flops_per_s: unknown element type {dtype!r}"
+            raise SpecError(f"{origin}: peak_flops_per_s: unknown element type {quoted(dtype)}"
                             f"{did_you_mean(str(dtype), PEAK_DTYPES)}; expected one of "
                             f"{', '.join(PEAK_DTYPES)}")
         peak[dtype] = _quantity(value, f"peak_flops_per_s.{dtype}", origin, "count")
@@ -140,7 +141,7 @@ def accelerator_from_mapping(data: object, origin: str) -> Accelerator:
     for key in ("name", "label", "vendor", "interconnect", "notes"):
         value = data.get(key, "")
         if not isinstance(value, str):
-            raise SpecError(f"{origin}: {key}: expected {OPTIONAL[key]}, got {value!r}")
+            raise SpecError(f"{origin}: {key}: expected {OPTIONAL[key]}, got {quoted(value)}")
         texts[key] = value.strip()
     name = texts["name"] or Path(origin).stem
     return Accelerator(

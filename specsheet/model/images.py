@@ -21,7 +21,7 @@ import math
 from typing import TYPE_CHECKING, Literal, get_args
 
 from specsheet.compiled import NamedTuple
-from specsheet.errors import SpecError
+from specsheet.errors import SpecError, quoted
 
 if TYPE_CHECKING:
     from specsheet.model.vision import VisionTower
@@ -93,7 +93,7 @@ def check_size(width: object, height: object) -> tuple[int, int]:
     """A size in pixels, both sides positive integers, no larger than Pillow opens."""
     for value in (width, height):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise SpecError(f"expected a positive number of pixels, got {value!r}",
+            raise SpecError(f"expected a positive number of pixels, got {quoted(value)}",
                             field="image_size", value=value)
     assert isinstance(width, int) and isinstance(height, int)
     if width * height > MAX_IMAGE_PIXELS:
@@ -283,7 +283,7 @@ def request_images(processor: ImageProcessor | None, model: str, count: object,
     vision tower, a processor specsheet does not count, a size the processor refuses, and no
     size where the processor has no native one (Qwen2-VL)."""
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        raise SpecError(f"expected a positive number of images, got {count!r}",
+        raise SpecError(f"expected a positive number of images, got {quoted(count)}",
                         field="images", value=count)
     if processor is None:
         raise SpecError(f"{model} has no vision tower: it takes text only", field="images",
@@ -308,7 +308,7 @@ def parse_size(text: str) -> tuple[int, int]:
                                and len(p.strip()) <= 12 for p in parts):
         width, height = int(parts[0]), int(parts[1])
         return check_size(width, height)
-    raise SpecError(f"expected WIDTHxHEIGHT in pixels, such as 1024x768, got {text!r}",
+    raise SpecError(f"expected WIDTHxHEIGHT in pixels, such as 1024x768, got {quoted(text)}",
                     field="image_size", value=text)
 
 

@@ -15,7 +15,7 @@ the weights, not in a request's cache.
 
 
 from specsheet.compiled import NamedTuple
-from specsheet.errors import SpecError, did_you_mean
+from specsheet.errors import SpecError, did_you_mean, quoted
 from specsheet.model.params import ssm_conv_channels
 from specsheet.model.spec import ModelSpec
 
@@ -34,7 +34,7 @@ def check_dtype(dtype: str, field: str = "dtype") -> str:
     """Return ``dtype`` if it is known, else raise SpecError about ``field`` (the input that
     gave it: dtype, kv_dtype)."""
     if dtype not in DTYPE_BITS:
-        raise SpecError(f"unknown dtype {dtype!r}{did_you_mean(dtype, DTYPE_BITS)}; expected "
+        raise SpecError(f"unknown dtype {quoted(dtype)}{did_you_mean(dtype, DTYPE_BITS)}; expected "
                         f"one of {', '.join(DTYPE_BITS)}", field=field, value=dtype)
     return dtype
 

@@ -16,7 +16,7 @@ from specsheet.compiled import (
     NamedTuple,
     dataclass,  # dataclasses' own, its methods compiled once
 )
-from specsheet.errors import SpecError, did_you_mean
+from specsheet.errors import SpecError, did_you_mean, quoted
 
 if TYPE_CHECKING:  # a multimodal config's alone: imported when a source builds one
     from specsheet.model.images import ImageProcessor
@@ -302,7 +302,7 @@ class ModelSpec:
         indices = getattr(self, name)
         for index in indices:
             if isinstance(index, bool) or not isinstance(index, int) or index < 0:
-                raise SpecError(f"expected layer indices from 0, got {index!r}", field=name,
+                raise SpecError(f"expected layer indices from 0, got {quoted(index)}", field=name,
                                 value=index)
             if index >= self.layers:
                 raise SpecError(f"layer {index} does not exist in a model of {self.layers} "
@@ -320,7 +320,7 @@ class ModelSpec:
         for kind in types:
             if kind not in LAYER_KINDS:
                 hint = did_you_mean(kind, LAYER_KINDS) if isinstance(kind, str) else ""
-                raise SpecError(f"unknown layer kind {kind!r}{hint}; expected one of "
+                raise SpecError(f"unknown layer kind {quoted(kind)}{hint}; expected one of "
                                 f"{', '.join(LAYER_KINDS)}", field="layer_types", value=kind)
         windowed = [i for i in self.sliding_layers if types[i] not in ATTENTION_KINDS]
         if windowed:

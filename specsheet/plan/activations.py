@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 
 from specsheet.compiled import NamedTuple
-from specsheet.errors import SpecError
+from specsheet.errors import SpecError, quoted
 from specsheet.model.spec import ModelSpec
 from specsheet.plan.parallel import Parallel
 from specsheet.plan.schedules import in_flight_layers, in_flight_stages, is_moe_layer
@@ -154,7 +154,7 @@ def layer_activation_bytes(terms: ActivationTerms, tp: int, sp: bool, recompute:
 
 def check_cache(cache: str) -> None:
     if cache not in ACTIVATION_CACHES:
-        raise SpecError(f"expected one of {', '.join(ACTIVATION_CACHES)}, got {cache!r} (FP8 "
+        raise SpecError(f"expected one of {', '.join(ACTIVATION_CACHES)}, got {quoted(cache)} (FP8 "
                         "caching is the DeepSeek-V3 report's; other formats are not modelled)",
                         field="activation_cache", value=cache)
 

@@ -15,7 +15,7 @@ import math
 from collections.abc import Iterable
 
 from specsheet.compiled import NamedTuple
-from specsheet.errors import SpecError
+from specsheet.errors import SpecError, quoted
 from specsheet.hardware.catalog import Accelerator
 from specsheet.model.memory import bytes_for
 from specsheet.model.spec import STATE_KINDS, ModelSpec
@@ -148,7 +148,7 @@ def mamba_cache_mode(spec: ModelSpec, prefix_caching: bool, mode: str | None) ->
     Mamba prefix caching), else align (MambaModelConfig.verify_and_update_config). A model
     without state layers keeps none; one of state layers only is not modelled."""
     if mode is not None and mode not in MAMBA_CACHE_MODES:
-        raise SpecError(f"unknown mamba cache mode {mode!r}; expected one of "
+        raise SpecError(f"unknown mamba cache mode {quoted(mode)}; expected one of "
                         f"{', '.join(MAMBA_CACHE_MODES)}", field="mamba_cache_mode", value=mode)
     if not state_page_bytes(spec, 1, "bf16"):
         if mode not in (None, "none"):
@@ -248,7 +248,7 @@ def check_kv_layout(spec: ModelSpec, layout: str | None) -> None:
     if layout is None:
         return
     if layout != FP8_DS_MLA:
-        raise SpecError(f"unknown KV layout {layout!r}", field="kv_dtype", value=layout)
+        raise SpecError(f"unknown KV layout {quoted(layout)}", field="kv_dtype", value=layout)
     if not (spec.latent_attention and spec.kv_lora_rank == 512 and spec.qk_rope_head_dim == 64):
         raise SpecError("fp8_ds_mla is DeepSeek V3.2's cache of a multi-head latent attention "
                         "of kv_lora_rank 512 and qk_rope_head_dim 64; this model has "

@@ -30,7 +30,7 @@ from bisect import bisect_right
 from collections.abc import Callable, Sequence
 
 from specsheet.compiled import NamedTuple
-from specsheet.errors import SpecError
+from specsheet.errors import SpecError, quoted
 from specsheet.model.spec import Model
 from specsheet.quant.formats import GGML_TYPES
 
@@ -259,26 +259,26 @@ OUTPUT_NAMES = ("output.", "output_norm.", "cls.", "cls_out.")
 def check_setup(setup: LocalSetup, n_layer: int, n_gpus: int) -> None:
     """SpecError for what llama.cpp refuses, or what specsheet cannot place."""
     if setup.cache_type_k not in CACHE_TYPES:
-        raise SpecError(f"KV cache type {setup.cache_type_k!r}: expected one of "
+        raise SpecError(f"KV cache type {quoted(setup.cache_type_k)}: expected one of "
                         f"{', '.join(CACHE_TYPES)}", field="cache_type_k",
                         value=setup.cache_type_k)
     if setup.cache_type_v not in CACHE_TYPES:
-        raise SpecError(f"KV cache type {setup.cache_type_v!r}: expected one of "
+        raise SpecError(f"KV cache type {quoted(setup.cache_type_v)}: expected one of "
                         f"{', '.join(CACHE_TYPES)}", field="cache_type_v",
                         value=setup.cache_type_v)
     if setup.flash_attn not in FLASH_ATTN:
-        raise SpecError(f"flash attention {setup.flash_attn!r}: expected on, off or auto",
+        raise SpecError(f"flash attention {quoted(setup.flash_attn)}: expected on, off or auto",
                         field="flash_attn", value=setup.flash_attn)
     if quantized(setup.cache_type_v) and setup.flash_attn == "off":
         raise SpecError(f"a quantized V cache ({setup.cache_type_v}) needs flash attention, as "
                         "llama.cpp requires (\"V cache quantization requires flash_attn\")",
                         field="flash_attn", value="off")
     if setup.split_mode not in SPLIT_MODES:
-        raise SpecError(f"split mode {setup.split_mode!r}: specsheet places layer and none; "
+        raise SpecError(f"split mode {quoted(setup.split_mode)}: specsheet places layer and none; "
                         "row split is not modelled yet", field="split_mode",
                         value=setup.split_mode)
     if setup.output_rule not in OUTPUT_RULES:
-        raise SpecError(f"output rule {setup.output_rule!r}: expected one of "
+        raise SpecError(f"output rule {quoted(setup.output_rule)}: expected one of "
                         f"{', '.join(OUTPUT_RULES)}", field="output_rule")
     if setup.ctx <= 0:
         raise SpecError(f"context {setup.ctx:,}: expected a positive number of tokens",
@@ -506,7 +506,7 @@ def _overrides(given: Sequence[tuple[str, str]], gpus: Sequence[Device]
         try:
             found.append((re.compile(pattern), device))
         except re.error as e:
-            raise SpecError(f"tensor override {pattern!r}: not a regular expression ({e})",
+            raise SpecError(f"tensor override {quoted(pattern)}: not a regular expression ({e})",
                             field="override_tensor", value=pattern) from None
     return found
 

@@ -4,7 +4,7 @@ adapters of rank r on them (Hu et al. 2021). Adafactor's factored states use the
 from __future__ import annotations
 
 from specsheet.compiled import NamedTuple
-from specsheet.errors import SpecError
+from specsheet.errors import SpecError, quoted
 from specsheet.model.spec import ModelSpec
 
 LORA_TARGETS = ("q", "k", "v", "o", "gate", "up", "down", "experts")
@@ -76,7 +76,7 @@ def check_lora_targets(targets: tuple[str, ...]) -> tuple[str, ...]:
                         value=targets)
     for target in targets:
         if target not in LORA_TARGETS:
-            raise SpecError(f"unknown target {target!r}{did_you_mean(target, LORA_TARGETS)}; "
+            raise SpecError(f"unknown target {quoted(target)}{did_you_mean(target, LORA_TARGETS)}; "
                             f"expected some of {', '.join(LORA_TARGETS)}",
                             field="lora_targets", value=targets)
     return tuple(dict.fromkeys(targets))

@@ -19,7 +19,7 @@ cache, all in the unified memory the GPU may wire (docs/local.md, "MLX").
 from __future__ import annotations
 
 from specsheet.compiled import NamedTuple
-from specsheet.errors import SpecError
+from specsheet.errors import SpecError, quoted
 from specsheet.model.spec import ModelSpec
 from specsheet.quant.tensors import model_tensors
 
@@ -49,7 +49,7 @@ FORMATS = {f.name: f for f in (
 
 def check_mlx_format(name: str) -> MLXFormat:
     if name not in FORMATS:
-        raise SpecError(f"MLX format {name!r}: expected one of {', '.join(FORMATS)}",
+        raise SpecError(f"MLX format {quoted(name)}: expected one of {', '.join(FORMATS)}",
                         field="quant", value=name)
     return FORMATS[name]
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from specsheet.compiled import NamedTuple
-from specsheet.errors import SpecError
+from specsheet.errors import SpecError, quoted
 from specsheet.model.spec import ModelSpec
 
 VOCAB_PADDING = 64  # vocab_parallel_embedding.DEFAULT_VOCAB_PADDING_SIZE
@@ -177,7 +177,8 @@ class TensorParallelError(SpecError):
 def _positive(name: str, value: int | None) -> None:
     if value is not None and (isinstance(value, bool) or not isinstance(value, int)
                               or value <= 0):
-        raise SpecError(f"expected a positive integer, got {value!r}", field=name, value=value)
+        raise SpecError("expected a positive integer, got "
+                        f"{quoted(value)}", field=name, value=value)
 
 
 def check_parallel(spec: ModelSpec, gpus: int | None, tp: int | None, pp: int | None,
@@ -291,7 +292,7 @@ def check_training_parallel(spec: ModelSpec, gpus: int | None, dp: int | None, t
         raise SpecError("a shard group is where ZeRO shards; give a ZeRO stage",
                         field="shard_group", value=shard_group)
     if offload not in OFFLOADS:
-        raise SpecError(f"expected one of {', '.join(OFFLOADS)}, got {offload!r}",
+        raise SpecError(f"expected one of {', '.join(OFFLOADS)}, got {quoted(offload)}",
                         field="offload", value=offload)
     if offload == "optimizer" and zero < 1:
         raise SpecError("DeepSpeed offloads the optimizer with ZeRO stage 1, 2 or 3 only "
@@ -303,7 +304,7 @@ def check_training_parallel(spec: ModelSpec, gpus: int | None, dp: int | None, t
 
 def _check_schedule(spec: ModelSpec, pp: int, vpp: int, schedule: str) -> None:
     if schedule not in SCHEDULES:
-        raise SpecError(f"expected one of {', '.join(SCHEDULES)}, got {schedule!r}",
+        raise SpecError(f"expected one of {', '.join(SCHEDULES)}, got {quoted(schedule)}",
                         field="schedule", value=schedule)
     if schedule != "1f1b" and pp == 1:
         raise SpecError(f"the {schedule} schedule is a pipeline schedule; it needs pp above 1",

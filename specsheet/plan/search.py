@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from specsheet.compiled import NamedTuple
-from specsheet.errors import SpecError
+from specsheet.errors import SpecError, quoted
 from specsheet.model.spec import Model, ModelSpec
 from specsheet.plan.parallel import Parallel, check_parallel
 from specsheet.plan.roofline import Estimates
@@ -216,7 +216,7 @@ def figure(c: Candidate, constraint: str) -> float | None:
 def objective_used(objective: str, priced: bool) -> str:
     """The objective ranked by: cost needs a price, else fewest GPUs."""
     if objective not in OBJECTIVES:
-        raise SpecError(f"unknown objective {objective!r}; expected one of "
+        raise SpecError(f"unknown objective {quoted(objective)}; expected one of "
                         f"{', '.join(OBJECTIVES)}", field="objective", value=objective)
     return "gpus" if objective == "cost" and not priced else objective
 
@@ -327,7 +327,7 @@ def solve(question: str, ranked: Sequence[Candidate], formats: Sequence[str],
     if question == "min-gpus":
         i = min(meeting, key=lambda j: (ranked[j].gpus, j))
         return Solved(question, ranked[i].gpus, i)
-    raise SpecError(f"unknown question {question!r}; expected one of {', '.join(SOLVES)}",
+    raise SpecError(f"unknown question {quoted(question)}; expected one of {', '.join(SOLVES)}",
                     field="solve", value=question)
 
 

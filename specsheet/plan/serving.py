@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from specsheet.compiled import NamedTuple
-from specsheet.errors import SpecError
+from specsheet.errors import SpecError, quoted
 from specsheet.figures import Report
 from specsheet.hardware.catalog import Accelerator
 from specsheet.model.memory import DTYPE_BITS
@@ -494,7 +494,7 @@ def parse_utilization(text: str) -> Share:
     whole, _, decimals = text.strip().partition(".")
     digits = whole + decimals
     if not digits or not digits.isascii() or not digits.isdigit():
-        raise SpecError(f"expected a number in (0, 1] such as 0.9, got {text!r}",
+        raise SpecError(f"expected a number in (0, 1] such as 0.9, got {quoted(text)}",
                         field="memory_utilization", value=text)
     value = Share(int(digits), 10 ** len(decimals))
     if not 0 < value.numerator <= value.denominator:

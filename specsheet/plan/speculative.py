@@ -30,7 +30,7 @@ The rules, read in ``vllm-project/vllm``:
 from __future__ import annotations
 
 from specsheet.compiled import NamedTuple
-from specsheet.errors import SpecError, did_you_mean
+from specsheet.errors import SpecError, did_you_mean, quoted
 from specsheet.model.memory import DTYPE_BITS, bytes_for
 from specsheet.model.spec import ModelSpec
 from specsheet.plan.kv_blocks import kv_groups, kv_values_per_layer
@@ -89,10 +89,11 @@ def check_method(method: str | None, tokens: int | None, draft: bool,
     take no draft."""
     if tokens is not None and (isinstance(tokens, bool) or not isinstance(tokens, int)
                                or tokens < 1):
-        raise SpecError(f"expected a positive number of tokens, got {tokens!r}",
+        raise SpecError(f"expected a positive number of tokens, got {quoted(tokens)}",
                         field="speculative_tokens", value=tokens)
     if method is not None and method not in METHODS:
-        raise SpecError(f"unknown speculative method {method!r}{did_you_mean(method, METHODS)};"
+        raise SpecError("unknown speculative method "
+                        f"{quoted(method)}{did_you_mean(method, METHODS)};"
                         f" expected one of {', '.join(METHODS)}", field="speculative_method",
                         value=method)
     if method is None:

@@ -20,7 +20,7 @@ import math
 from typing import TYPE_CHECKING
 
 from specsheet.compiled import NamedTuple
-from specsheet.errors import SpecError
+from specsheet.errors import SpecError, quoted, shortened
 from specsheet.hardware.catalog import Accelerator
 from specsheet.model.flops import (
     TrainingFlops,
@@ -127,7 +127,7 @@ def optimizer_bytes(recipe: Recipe, optimizer: str, params: int,
         in_matrices = sum(m.in_features * m.out_features * m.copies for m in matrices)
         factored = sum((m.in_features + m.out_features) * m.copies for m in matrices)
         return master + recipe.state * (factored + total_params - in_matrices)
-    raise SpecError(f"unknown optimizer {optimizer!r}", field="optimizer", value=optimizer)
+    raise SpecError(f"unknown optimizer {quoted(optimizer)}", field="optimizer", value=optimizer)
 
 
 class ModelStates(NamedTuple):
@@ -356,13 +356,13 @@ def plan_training(spec: ModelSpec, accelerator: Accelerator, layout: Parallel, *
     for name, value, allowed in (("recompute", recompute, RECOMPUTE),
                                  ("attention", attention, TRAIN_ATTENTION)):
         if value not in allowed:
-            raise SpecError(f"expected one of {', '.join(allowed)}, got {value!r}"
+            raise SpecError(f"expected one of {', '.join(allowed)}, got {quoted(value)}"
                             f"{did_you_mean(value, allowed)}", field=name, value=value)
     if precision not in RECIPES:
-        raise SpecError(f"unknown recipe {precision!r}; expected one of "
+        raise SpecError(f"unknown recipe {quoted(precision)}; expected one of "
                         f"{', '.join(PRECISIONS)}", field="precision", value=precision)
     if optimizer not in OPTIMIZERS:
-        raise SpecError(f"unknown optimizer {optimizer!r}; expected one of "
+        raise SpecError(f"unknown optimizer {quoted(optimizer)}; expected one of "
                         f"{', '.join(OPTIMIZERS)}", field="optimizer", value=optimizer)
     if not (isinstance(mfu, float | int) and math.isfinite(mfu) and 0 < mfu <= 1):
         raise SpecError(f"expected a fraction above 0 and at most 1, got {mfu}", field="mfu",
@@ -383,7 +383,7 @@ def plan_training(spec: ModelSpec, accelerator: Accelerator, layout: Parallel, *
     assumptions: list[str] = []
     for module in recompute_modules:
         if module not in RECOMPUTE_MODULES:
-            raise SpecError(f"unknown module {module!r}; expected some of "
+            raise SpecError(f"unknown module {quoted(module)}; expected some of "
                             f"{', '.join(RECOMPUTE_MODULES)}", field="recompute_modules",
                             value=module)
     if recompute_modules != ("core_attn",):
@@ -416,8 +416,8 @@ def plan_training(spec: ModelSpec, accelerator: Accelerator, layout: Parallel, *
         raise SpecError(f"expected a rank of 1 or more, got {lora_rank}", field="lora_rank",
                         value=lora_rank)
     if lora_rank == 0 and base_format is not None:
-        raise SpecError(f"a frozen base in {base_format} is for LoRA; give a LoRA rank too "
-                        "(full training keeps the weights in the precision recipe)",
+        raise SpecError(f"a frozen base in {shortened(base_format)} is for LoRA; give a LoRA "
+                        "rank too (full training keeps the weights in the precision recipe)",
                         field="base_format", value=base_format)
     if qlora:
         base_format = base_format or "bnb-nf4"
@@ -428,7 +428,7 @@ def plan_training(spec: ModelSpec, accelerator: Accelerator, layout: Parallel, *
     if optimizer_states is not None:
         if optimizer_states not in OPTIMIZER_STATES:
             raise SpecError(f"expected one of {', '.join(OPTIMIZER_STATES)}, got "
-                            f"{optimizer_states!r} (8-bit states are the adamw-8bit "
+                            f"{quoted(optimizer_states)} (8-bit states are the adamw-8bit "
                             "optimizer's)", field="optimizer_states", value=optimizer_states)
         if optimizer == "adamw-8bit":
             raise SpecError("adamw-8bit keeps its own 8-bit states; a dtype for them is for "

@@ -19,7 +19,7 @@ FlashInfer, Hopper (SM90) Triton, the others (Ampere, Ada: no native FP4) Marlin
 from __future__ import annotations
 
 from specsheet.compiled import NamedTuple
-from specsheet.errors import SpecError
+from specsheet.errors import SpecError, quoted
 from specsheet.hardware.catalog import Accelerator
 from specsheet.model.spec import ModelSpec
 from specsheet.plan.parallel import Parallel
@@ -57,7 +57,7 @@ def default_moe_kernel(hardware: Accelerator) -> str:
 
 def check_moe_kernel(kernel: str | None) -> None:
     if kernel is not None and kernel not in MOE_KERNELS:
-        raise SpecError(f"unknown MoE kernel {kernel!r}; expected one of "
+        raise SpecError(f"unknown MoE kernel {quoted(kernel)}; expected one of "
                         f"{', '.join(MOE_KERNELS)}", field="moe_kernel", value=kernel)
 
 

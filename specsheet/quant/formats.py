@@ -19,7 +19,7 @@ from specsheet.compiled import (
     NamedTuple,
     dataclass,  # dataclasses' own, its methods compiled once
 )
-from specsheet.errors import SpecError, did_you_mean
+from specsheet.errors import SpecError, did_you_mean, quoted
 
 
 class ElementType(NamedTuple):
@@ -188,6 +188,6 @@ GGUF_FILE_TYPES = {1: "gguf-f16", 2: "gguf-q4_0", 7: "gguf-q8_0", 10: "gguf-q2_k
 def check_format(name: str) -> QuantFormat:
     """The format called ``name``, or SpecError naming the known ones."""
     if name not in FORMATS:
-        raise SpecError(f"unknown format {name!r}{did_you_mean(name, FORMATS)}; expected one of "
-                        f"{', '.join(FORMATS)}", field="quant", value=name)
+        raise SpecError(f"unknown format {quoted(name)}{did_you_mean(name, FORMATS)}; "
+                        f"expected one of {', '.join(FORMATS)}", field="quant", value=name)
     return FORMATS[name]

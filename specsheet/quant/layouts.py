@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from math import prod
 
 from specsheet.compiled import NamedTuple
-from specsheet.errors import SpecError
+from specsheet.errors import SpecError, quoted
 from specsheet.model.params import COMPONENTS, count_params
 from specsheet.model.spec import ModelSpec
 from specsheet.quant.formats import (
@@ -491,7 +491,7 @@ def _group(fmt: QuantFormat, group_size: int | None) -> int:
         return 0
     g = fmt.group_size if group_size is None else group_size
     if isinstance(g, bool) or not isinstance(g, int) or (g <= 0 and g != -1):
-        raise SpecError(f"expected a positive integer or -1 (one group per row), got {g!r}",
+        raise SpecError(f"expected a positive integer or -1 (one group per row), got {quoted(g)}",
                         field="group size", value=g)
     return g
 
@@ -531,8 +531,8 @@ def quantized_bytes(spec: ModelSpec, format_name: str, group_size: int | None = 
     override = None
     if dtype_unquantized is not None:
         if dtype_unquantized not in UNQUANTIZED_DTYPES:
-            raise SpecError(f"{dtype_unquantized!r} cannot hold the tensors {fmt.name} leaves "
-                            f"unquantized; expected one of {', '.join(UNQUANTIZED_DTYPES)}",
+            raise SpecError(f"{quoted(dtype_unquantized)} cannot hold the tensors {fmt.name} "
+                            f"leaves unquantized; expected one of {', '.join(UNQUANTIZED_DTYPES)}",
                             field="dtype", value=dtype_unquantized)
         override = UNQUANTIZED_DTYPES[dtype_unquantized]
     if not listed and fmt.family != "gguf":

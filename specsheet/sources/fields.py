@@ -216,7 +216,7 @@ def model_from_mapping(
     try:
         for key in data:
             if key not in ALL_FIELDS:
-                raise SpecError(f"unknown field {key!r}{did_you_mean(str(key), ALL_FIELDS)}; "
+                raise SpecError(f"unknown field {quoted(key)}{did_you_mean(str(key), ALL_FIELDS)}; "
                                 f"the fields are {', '.join(ALL_FIELDS)}", value=key)
         for key, kind in META_FIELDS.items():
             if key in data and (isinstance(data[key], bool) or not isinstance(data[key], kind)):
@@ -263,6 +263,7 @@ def _count(data: Mapping[str, Any], key: str, origin: str) -> int:
     """A preset's count of 0 or more (0 when absent)."""
     value = data.get(key, 0)
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise SpecError(f"expected a count of 0 or more, got {value!r}", field=key, value=value,
+        raise SpecError("expected a count of 0 or more, got "
+                        f"{quoted(value)}", field=key, value=value,
                         source=origin)
     return value

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from specsheet.errors import SpecError
+from specsheet.errors import SpecError, quoted
 
 
 def is_commit(revision: str) -> bool:
@@ -99,7 +99,7 @@ def cached_snapshot(repo_id: str) -> Path:
     """The snapshot folder of ``repo_id`` (ORG/NAME) in the local Hugging Face cache: the one
     refs/main names, else the newest. Never the network."""
     if repo_id.count("/") != 1 or not all(repo_id.split("/")):
-        raise SpecError(f"expected ORG/NAME (e.g. meta-llama/Llama-3.1-8B), got {repo_id!r}",
+        raise SpecError(f"expected ORG/NAME (e.g. meta-llama/Llama-3.1-8B), got {quoted(repo_id)}",
                         field="hf")
     folder = repo_folder(repo_id)
     commit = _read_ref(folder / "refs" / "main")

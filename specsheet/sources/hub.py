@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from specsheet.compiled import NamedTuple
-from specsheet.errors import SpecError
+from specsheet.errors import SpecError, quoted
 from specsheet.sources import DEFAULT_TIMEOUT, FILE_SUFFIXES
 from specsheet.sources.hf_cache import download_hint, find_cached_config, repo_folder
 from specsheet.sources.hub_settings import HubUnreachable, offline
@@ -49,7 +49,7 @@ def parse_reference(text: str) -> HubReference | None:
     if (not revision or len(revision) > 256 or any(p in ("", ".", "..") for p in parts)
             or any(c.isspace() or not c.isprintable() or c in "\\:" for c in revision)):
         raise SpecError(f"expected ORG/NAME@REVISION with a branch, tag or commit "
-                        f"after '@', got {revision!r}", source=text)
+                        f"after '@', got {quoted(revision)}", source=text)
     return HubReference(repo_id, revision)
 
 

@@ -28,7 +28,7 @@ from typing import TypeVar
 from urllib.parse import quote, urljoin, urlsplit
 
 from specsheet.compiled import NamedTuple
-from specsheet.errors import SpecError, did_you_mean
+from specsheet.errors import SpecError, did_you_mean, quoted
 from specsheet.sources import DEFAULT_TIMEOUT
 from specsheet.sources.files import MAX_FILE_BYTES
 from specsheet.sources.hf_cache import cached_repos, hf_cache_dir, is_commit, repo_folder
@@ -86,7 +86,7 @@ def download_json(repo_id: str, revision: str, filename: str,
     the cache and return its path; nothing is written unless the whole file arrived and is a
     JSON object."""
     if not (math.isfinite(timeout) and timeout > 0):
-        raise SpecError(f"expected a number of seconds above 0, got {timeout!r}",
+        raise SpecError(f"expected a number of seconds above 0, got {quoted(timeout)}",
                         field="timeout", value=timeout)
     limit = MAX_FILE_BYTES if filename == "config.json" else MAX_TOKENIZER_BYTES
     ask = _Ask(repo_id, revision, endpoint(), timeout, token(), filename, limit)
@@ -213,7 +213,7 @@ def _identity(ask: _Ask, headers: Message) -> tuple[str, str]:
         etag = etag.removeprefix("W/").strip('"')
     for name, value in (("X-Repo-Commit", commit), ("ETag", etag)):
         if value is None or not _is_safe_name(value):
-            got = "no" if value is None else f"a strange {value[:60]!r} as"
+            got = "no" if value is None else f"a strange {quoted(value[:60])} as"
             raise SpecError(f"{ask.endpoint} answered with {got} {name} header, "
                             "so it is not a Hugging Face Hub (or a proxy is in the way); "
                             "check HF_ENDPOINT", source=ask.repo_id)
@@ -241,7 +241,7 @@ def _answer(ask: _Ask, response: http.client.HTTPResponse, commit: str, etag: st
     got = _content_range(response.headers.get("Content-Range"))
     if got is None or got[0] != first or got[1] > last:
         raise SpecError(f"{ask.endpoint} answered the byte range {first}-{last} of "
-                        f"{ask.filename} with {response.headers.get('Content-Range')!r}, "
+                        f"{ask.filename} with {quoted(response.headers.get('Content-Range'))}, "
                         "not those bytes", source=ask.repo_id)
     body = _read(ask._replace(max_bytes=last - first + 1), response)
     if len(body) != got[1] - got[0] + 1:
@@ -304,7 +304,7 @@ def repository_files(repo_id: str, revision: str,
 
 def _checked(timeout: float) -> float:
     if not (math.isfinite(timeout) and timeout > 0):
-        raise SpecError(f"expected a number of seconds above 0, got {timeout!r}",
+        raise SpecError(f"expected a number of seconds above 0, got {quoted(timeout)}",
                         field="timeout", value=timeout)
     return timeout
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from specsheet.errors import SpecError
+from specsheet.errors import SpecError, quoted
 from specsheet.sources.hf_cache import hf_home
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
@@ -19,7 +19,7 @@ def endpoint() -> str:
     """HF_ENDPOINT (a mirror, say) without its trailing '/', else https://huggingface.co."""
     value = (os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
     if not value.lower().startswith(("http://", "https://")):
-        raise SpecError(f"expected an http:// or https:// address, got {value!r}",
+        raise SpecError(f"expected an http:// or https:// address, got {quoted(value)}",
                         field="HF_ENDPOINT", value=value)
     return value
 

@@ -214,7 +214,7 @@ def load_weights(path: Path, overrides: Mapping[str, Any] | None = None) -> Mode
     data = hf_config_from_gguf(weights.metadata, {t.name for t in weights.tensors}, origin)
     if data is None:
         arch = weights.metadata.get("general.architecture")
-        raise SpecError(f"GGUF architecture {arch!r}: specsheet does not read its metadata",
+        raise SpecError(f"GGUF architecture {quoted(arch)}: specsheet does not read its metadata",
                         source=str(path))
     name = weights.metadata.get("general.name")
     model = model_from_hf_config(data, origin, name if isinstance(name, str) and name

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from specsheet.errors import SpecError, did_you_mean
+from specsheet.errors import SpecError, did_you_mean, quoted
 from specsheet.model.spec import MAX_DIGITS, FieldDoc
 from specsheet.sources.fields import (
     SPEC_FIELDS,
@@ -27,10 +27,10 @@ def parse_settings(settings: list[str]) -> Overrides:
         name, sep, text = setting.partition("=")
         name, text = name.strip().replace("-", "_"), text.strip()
         if not sep or not name:
-            raise SpecError(f"expected FIELD=VALUE, got {setting!r}", value=setting)
+            raise SpecError(f"expected FIELD=VALUE, got {quoted(setting)}", value=setting)
         doc = SPEC_FIELDS.get(name)
         if doc is None:
-            raise SpecError(f"unknown field {name!r}{did_you_mean(name, SPEC_FIELDS)}; the "
+            raise SpecError(f"unknown field {quoted(name)}{did_you_mean(name, SPEC_FIELDS)}; the "
                             f"fields are {', '.join(SPEC_FIELDS)}", value=name)
         values[name] = _parse_value(doc, text)
         values.origins[name] = Given("setting", f"{name}={text}")
@@ -44,7 +44,7 @@ def _parse_value(doc: FieldDoc, text: str) -> Any:
             return True
         if lowered in ("false", "no", "0"):
             return False
-        raise FieldError(f"expected true or false, got {text!r}", field=doc.name, value=text)
+        raise FieldError(f"expected true or false, got {quoted(text)}", field=doc.name, value=text)
     if doc.type == "choice":
         return text
     if doc.type == "kinds":  # attention,mamba2,... one per layer (the spec checks the kinds)
@@ -54,12 +54,12 @@ def _parse_value(doc: FieldDoc, text: str) -> Any:
             return "all"
         items = [i.strip() for i in text.strip("[]").split(",") if i.strip()]
         if not all(_is_decimal(i) for i in items):
-            raise FieldError(f"expected layer indices like 0,2,4 or all, got {text!r}",
+            raise FieldError(f"expected layer indices like 0,2,4 or all, got {quoted(text)}",
                              field=doc.name, value=text)
         return [int(i) for i in items]
     if not _is_decimal(text):
         expected = "a positive integer" if doc.type == "int" else "an integer of 0 or more"
-        raise FieldError(f"expected {expected}, got {text!r}", field=doc.name, value=text)
+        raise FieldError(f"expected {expected}, got {quoted(text)}", field=doc.name, value=text)
     return int(text)
 
 
@@ -76,7 +76,7 @@ def check_overrides(overrides: Mapping[str, Any]) -> None:
         doc = SPEC_FIELDS.get(name)
         try:
             if doc is None:
-                raise SpecError(f"unknown field {name!r}{did_you_mean(name, SPEC_FIELDS)}; "
+                raise SpecError(f"unknown field {quoted(name)}{did_you_mean(name, SPEC_FIELDS)}; "
                                 f"the fields are {', '.join(SPEC_FIELDS)}")
             check_field(doc, value)
             if doc.type == "int" and value <= 0:

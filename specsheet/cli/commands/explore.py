@@ -22,7 +22,7 @@ from specsheet.cli.options import (
     complete_preset,
     reports,
 )
-from specsheet.errors import SpecError
+from specsheet.errors import SpecError, quoted
 
 if TYPE_CHECKING:
     from specsheet.cli.explore.app import ExploreApp
@@ -111,7 +111,7 @@ def explore(
     except ModuleNotFoundError as e:  # Textual there, but not whole
         if (e.name or "specsheet").startswith("specsheet"):
             raise
-        raise SpecError(f"{MISSING} (No module named {e.name!r})") from None
+        raise SpecError(f"{MISSING} (No module named {quoted(e.name)})") from None
     app(start.model, tokens, dtype, kv_dtype, output, compare, gpu, gpus).run()
 
 
@@ -190,7 +190,7 @@ def load_preset(name: str) -> None:
             load(name)
         except SpecError as e:
             raise SpecError(str(e), field="compare", value=name) from None
-        raise SpecError(f"{name!r} is not a preset; the explorer compares with a preset "
+        raise SpecError(f"{quoted(name)} is not a preset; the explorer compares with a preset "
                         "('specsheet presets' lists them)", field="compare", value=name)
 
 

@@ -16,7 +16,7 @@ from specsheet.cli.options import (
     output_format,
     parse_tokens,
 )
-from specsheet.errors import SpecError
+from specsheet.errors import SpecError, quoted
 
 if TYPE_CHECKING:
     from specsheet.views.table import TableView
@@ -36,7 +36,7 @@ def _auto_int(text: str) -> int | str:
         value = int(text.replace(",", "").replace("_", ""))
     except ValueError:
         raise SpecError(f"option --n-gpu-layers: expected a number, auto or all, got "
-                        f"{text!r}") from None
+                        f"{quoted(text)}") from None
     return value
 
 
@@ -53,7 +53,7 @@ def _split(text: str) -> tuple[float, ...]:
     try:
         return tuple(float(part) for part in text.replace("/", ",").split(",") if part.strip())
     except ValueError:
-        raise typer.BadParameter(f"expected shares such as 3,1, got {text!r}") from None
+        raise typer.BadParameter(f"expected shares such as 3,1, got {quoted(text)}") from None
 
 
 def _bytes(text: str, option: str = "--host-memory") -> int:

@@ -62,7 +62,7 @@ from specsheet.cli.serving import (
     UtilizationOpt,
     VllmLogOpt,
 )
-from specsheet.errors import SpecError
+from specsheet.errors import SpecError, quoted
 
 if TYPE_CHECKING:
     from specsheet.views.table import TableView
@@ -159,7 +159,7 @@ def serve(
 
         streams.say(f"specsheet: note: {vllm_log}: {len(unread)} line"
                     f"{'s' if len(unread) > 1 else ''} naming a figure could not be read, "
-                    f"the first: {unread[0]!r}")
+                    f"the first: {quoted(unread[0])}")
     document = served.to_dict()
 
     def views() -> "list[TableView]":

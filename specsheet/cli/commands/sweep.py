@@ -48,7 +48,7 @@ from specsheet.cli.serving import (
     TpOpt,
     UtilizationOpt,
 )
-from specsheet.errors import SpecError
+from specsheet.errors import SpecError, quoted
 from specsheet.figures import Axis
 from specsheet.sources import DEFAULT_TIMEOUT
 from specsheet.sources.fields import SPEC_FIELDS, Overrides
@@ -213,7 +213,7 @@ def _swept(model: str | None, hf: str | None, axes: list[Axis], single: dict[str
 def _names(text: str, option: str) -> list[str]:
     items = [item.strip() for item in text.split(",")]
     if not all(items):
-        raise SpecError(f"option {option}: {text!r} has an empty value; expected names "
+        raise SpecError(f"option {option}: {quoted(text)} has an empty value; expected names "
                         "separated by commas")
     return list(dict.fromkeys(items))
 

@@ -20,7 +20,7 @@ from specsheet.api.spec import (
     FieldDoc,
     Model,
 )
-from specsheet.errors import SpecError
+from specsheet.errors import SpecError, quoted
 from specsheet.sources.convert import minimal_fields
 from specsheet.sources.fields import merge
 
@@ -104,7 +104,7 @@ def _integer(name: str, text: str, cleaned: str, expected: str) -> int:
     to be a size."""
     if not (cleaned.isascii() and cleaned.isdigit()):
         shown = text.strip() if len(text.strip()) <= 40 else text.strip()[:40] + "..."
-        raise SpecError(f"{name}: expected {expected}, got {shown!r}")
+        raise SpecError(f"{name}: expected {expected}, got {quoted(shown)}")
     if len(cleaned.lstrip("0")) > MAX_DIGITS:
         raise SpecError(f"{name}: an integer of more than {MAX_DIGITS} digits is beyond any "
                         "model; expected a size")

@@ -8,7 +8,7 @@ that transformers accepts gives the model transformers builds.
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from specsheet.errors import SpecError, did_you_mean
+from specsheet.errors import SpecError, did_you_mean, quoted
 from specsheet.sources.hf_config.defaults import DEFAULTS
 from specsheet.sources.hf_config.reader import HFConfig, key_error
 from specsheet.sources.hf_config.unsupported import refusal
@@ -175,12 +175,12 @@ def _mpt(c: HFConfig) -> Fields:
     ratio = c.data.get("expansion_ratio", 4)
     if ratio != 4:
         raise key_error("expansion_ratio", f"transformers' MPT builds an MLP 4 x d_model wide "
-                        f"whatever this key says, so a checkpoint of ratio {ratio!r} is not "
+                        f"whatever this key says, so a checkpoint of ratio {quoted(ratio)} is not "
                         "the model it builds", source=c.origin, value=ratio)
     attn = c.data.get("attn_config")
     if isinstance(attn, dict) and attn.get("attn_type", "multihead_attention") \
             != "multihead_attention":
-        raise key_error("attn_config", f"attn_type {attn.get('attn_type')!r}: transformers' "
+        raise key_error("attn_config", f"attn_type {quoted(attn.get('attn_type'))}: transformers' "
                         "MPT builds multi-head attention only", source=c.origin)
     return {"layers": c.integer("n_layers"), "d_model": d, "heads": c.integer("n_heads"),
             "vocab": c.integer("vocab_size"), "context": c.integer("max_seq_len"),
@@ -674,7 +674,7 @@ def _nested(c: HFConfig, key: str) -> HFConfig:
         value = {}
     if not isinstance(value, dict):
         raise key_error(key, f"expected a mapping, got "
-                        f"{type(value).__name__} {str(value)[:40]!r}", source=c.origin)
+                        f"{type(value).__name__} {quoted(str(value)[:40])}", source=c.origin)
     nested = HFConfig(value, f"{c.origin} ({key})", c.data.get(f"{key}.defaults", {}))
     nested.model_type = c.model_type
     return nested
@@ -718,7 +718,7 @@ def _kinds(c: HFConfig, key: str, layers: int, names: Mapping[str, str],
                         f"got {got}", source=c.origin)
     for name in value:
         if name not in names:
-            raise key_error(key, f"unknown layer kind {name!r}; expected "
+            raise key_error(key, f"unknown layer kind {quoted(name)}; expected "
                             f"one of {', '.join(names)}", source=c.origin)
     return [names[name] for name in value]
 
@@ -768,7 +768,7 @@ def _mamba(c: HFConfig) -> Fields:
     rank_value = c.data.get("time_step_rank")
     if isinstance(rank_value, str) and rank_value != "auto":
         raise key_error("time_step_rank", f"expected a positive integer or \"auto\", got "
-                        f"{rank_value[:40]!r}", source=c.origin)
+                        f"{quoted(rank_value[:40])}", source=c.origin)
     rank = -(-d // 16) if rank_value in (None, "auto") else c.integer("time_step_rank")
     return {**_state_space_only(c, "mamba", layers, d, 1, d),
             "ssm_inner": inner, "ssm_state": c.integer("state_size"),
@@ -961,7 +961,7 @@ def _lfm2(c: HFConfig) -> Fields:
         if multiplier is not None:
             if isinstance(multiplier, bool) or not isinstance(multiplier, (int, float)):
                 raise key_error("block_ffn_dim_multiplier", f"expected a number, got "
-                                f"{multiplier!r}", source=c.origin, value=multiplier)
+                                f"{quoted(multiplier)}", source=c.origin, value=multiplier)
             step = c.integer("block_multiple_of")
             width = step * -(-int(multiplier * width) // step)
     if width < 1:
@@ -1092,7 +1092,7 @@ def fields_from_hf_config(data: Mapping[str, Any], origin: str) -> tuple[Fields,
     text = data.get("text_config")
     if text is not None and not isinstance(text, dict):
         raise key_error("text_config", f"expected a mapping of the language "
-                        f"model's keys, got {type(text).__name__} {str(text)[:40]!r}",
+                        f"model's keys, got {type(text).__name__} {quoted(str(text)[:40])}",
                         source=origin)
     if isinstance(text, dict):
         data = text
@@ -1104,7 +1104,7 @@ def fields_from_hf_config(data: Mapping[str, Any], origin: str) -> tuple[Fields,
     model_type = data.get("model_type")
     if not isinstance(model_type, str):
         raise key_error("model_type", f"expected the name of a model family, "
-                        f"got {model_type!r}", source=origin)
+                        f"got {quoted(model_type)}", source=origin)
     family = FAMILIES.get(model_type)
     if family is None:
         # a family transformers knows is refused with its reason, never by a similar name
@@ -1145,7 +1145,7 @@ def mtp_layers_of(data: Mapping[str, Any], origin: str) -> int:
         return 0
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise key_error("num_nextn_predict_layers", f"expected a count of 0 or more, got "
-                        f"{value!r}", source=origin)
+                        f"{quoted(value)}", source=origin)
     return value
 
 
@@ -1157,5 +1157,5 @@ def draft_vocab_of(data: Mapping[str, Any], origin: str) -> int | None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise key_error("draft_vocab_size", f"expected a positive number of tokens, got "
-                        f"{value!r}", source=origin)
+                        f"{quoted(value)}", source=origin)
     return value

@@ -30,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from specsheet.errors import quoted
 from specsheet.model.images import ImageProcessor
 from specsheet.sources.hf_config.reader import key_error
 
@@ -43,7 +44,7 @@ def _int(config: Mapping[str, Any], key: str, default: int, where: str, origin: 
         sources.append((name, f"{default_from} (absent from config.json)"))
         return default
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise key_error(f"{where}{key}", f"expected a positive integer, got {value!r}",
+        raise key_error(f"{where}{key}", f"expected a positive integer, got {quoted(value)}",
                         source=origin, value=value)
     sources.append((name, f"config.json {where}{key}"))
     return value

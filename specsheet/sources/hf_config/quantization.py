@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from specsheet.errors import SpecError
+from specsheet.errors import SpecError, quoted
 from specsheet.model.spec import ModelSpec, Shipped
 from specsheet.sources import QUANTIZATION_KEYS
 
@@ -42,12 +42,12 @@ def _names(config: Mapping[str, Any], key: str, origin: str) -> tuple[str, ...]:
     if value is None:
         return ()
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise _fail(f"{key} must be a list of module names, got {value!r}", origin, value)
+        raise _fail(f"{key} must be a list of module names, got {quoted(value)}", origin, value)
     from specsheet.quant.modules import check_patterns
 
     bad = check_patterns(value)
     if bad is not None:
-        raise _fail(f"{key}: {bad!r} is not a regular expression", origin, bad)
+        raise _fail(f"{key}: {quoted(bad)} is not a regular expression", origin, bad)
     return tuple(value)
 
 
@@ -56,7 +56,7 @@ def _int(config: Mapping[str, Any], keys: tuple[str, ...], default: int, origin:
         if key in config and config[key] is not None:
             value = config[key]
             if isinstance(value, bool) or not isinstance(value, int):
-                raise _fail(f"{key} must be an integer, got {value!r}", origin, value)
+                raise _fail(f"{key} must be an integer, got {quoted(value)}", origin, value)
             return value
     return default
 
@@ -90,7 +90,7 @@ def _compressed(config: Mapping[str, Any], origin: str) -> Shipped:
     if name != "w4a16":
         group = None
     elif group is not None and (isinstance(group, bool) or not isinstance(group, int)):
-        raise _fail(f"group_size must be an integer, got {group!r}", origin, group)
+        raise _fail(f"group_size must be an integer, got {quoted(group)}", origin, group)
     return Shipped(name, "compressed-tensors", group, keep)
 
 
@@ -103,15 +103,15 @@ def read_quantization(data: Mapping[str, Any], origin: str) -> Shipped | None:
     if config is None:
         return None
     if not isinstance(config, dict):
-        raise SpecError(f"expected a mapping, got {config!r}", field=key, value=config,
+        raise SpecError(f"expected a mapping, got {quoted(config)}", field=key, value=config,
                         source=origin)
     method = config.get("quant_method")
     if method is None and key == COMPRESSION_FIELD:
         method = "compressed-tensors"
     if not isinstance(method, str):
-        raise _fail(f"quant_method must be text, got {method!r}", origin, method)
+        raise _fail(f"quant_method must be text, got {quoted(method)}", origin, method)
     if method not in METHODS:
-        raise _fail(f"unknown quant_method {method!r}; specsheet reads "
+        raise _fail(f"unknown quant_method {quoted(method)}; specsheet reads "
                     f"{', '.join(METHODS)}", origin, method)
     if method == "mxfp4":
         return Shipped("mxfp4", method, None, _names(config, "modules_to_not_convert", origin))
@@ -121,7 +121,8 @@ def read_quantization(data: Mapping[str, Any], origin: str) -> Shipped | None:
         if block is None:
             return Shipped("fp8", method, None, keep)
         if block != [128, 128]:
-            raise _fail(f"weight_block_size {block!r}: specsheet stores 128 x 128 blocks only",
+            raise _fail(f"weight_block_size {quoted(block)}: specsheet stores 128 x 128 "
+                        "blocks only",
                         origin, block)
         return Shipped("fp8-block", method, None, keep)
     if method == "fbgemm_fp8":

@@ -10,7 +10,7 @@
 from collections.abc import Mapping
 from typing import Any
 
-from specsheet.errors import SpecError
+from specsheet.errors import SpecError, quoted
 from specsheet.model.spec import MAX_DIGITS
 from specsheet.sources.fields import FieldError
 
@@ -57,7 +57,7 @@ class HFConfig:
         key, value = found  # a float, even 4096.0, is refused: torch's layers take integers
         if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
             expected = "a positive integer" if minimum > 0 else "an integer of 0 or more"
-            raise key_error(key, f"expected {expected}, got {value!r}",
+            raise key_error(key, f"expected {expected}, got {quoted(value)}",
                             source=self.origin)
         if value >= 10**MAX_DIGITS:
             raise key_error(key, f"an integer of more than {MAX_DIGITS} "
@@ -74,7 +74,7 @@ class HFConfig:
         if value is None:
             return default
         if not isinstance(value, bool):
-            raise key_error(key, f"expected true or false, got {value!r}",
+            raise key_error(key, f"expected true or false, got {quoted(value)}",
                             source=self.origin)
         return value
 
@@ -85,7 +85,7 @@ class HFConfig:
         if not isinstance(value, list) or not all(
                 isinstance(i, int) and not isinstance(i, bool) for i in value):
             raise key_error(key, f"expected a list of integers, "
-                            f"got {value!r}", source=self.origin)
+                            f"got {quoted(value)}", source=self.origin)
         return value
 
     def layer_types(self, layers: int, kinds: tuple[str, ...] = (

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from specsheet.errors import SpecError
+from specsheet.errors import SpecError, quoted
 from specsheet.model.vision import VisionTower
 from specsheet.sources.hf_config.reader import HFConfig, key_error
 
@@ -99,7 +99,8 @@ def _feature_layer(top: HFConfig, layers: int) -> int:
             for v in value):
         return int(max(v + layers + 1 if v < 0 else v for v in value))
     raise key_error("vision_feature_layer", f"expected a layer index of the {layers}-layer "
-                    f"encoder (-1 the last) or a list of them, got {value!r}", source=top.origin)
+                    "encoder (-1 the last) or a list of them, got "
+                    f"{quoted(value)}", source=top.origin)
 
 
 def _ratio_merge(c: HFConfig) -> int:
@@ -107,7 +108,8 @@ def _ratio_merge(c: HFConfig) -> int:
     ratio = c.data.get("pixel_shuffle_ratio")
     if not isinstance(ratio, (int, float)) or isinstance(ratio, bool) or not 0 < ratio <= 1 \
             or (1 / ratio) != int(1 / ratio):
-        raise key_error("pixel_shuffle_ratio", f"expected 1 / an integer (0.5), got {ratio!r}",
+        raise key_error("pixel_shuffle_ratio", "expected 1 / an integer (0.5), got "
+                                               f"{quoted(ratio)}",
                         source=c.origin)
     return int(1 / ratio)
 
@@ -128,7 +130,7 @@ def vision_tower(data: Mapping[str, Any], d_model: int, origin: str) -> VisionTo
     known = WRAPPER_ENCODERS[wrapper]
     kind = next(iter(known)) if wrapper in _FIXED else vision.get("model_type", next(iter(known)))
     if kind not in known:
-        raise SpecError(f"model_type {kind!r} is not an encoder specsheet counts "
+        raise SpecError(f"model_type {quoted(kind)} is not an encoder specsheet counts "
                         f"for a '{wrapper}' model (it reads {', '.join(known)}); the vision tower "
                         "cannot be counted, so no figure of the whole checkpoint is given",
                         field="vision_config", value=kind, source=origin)

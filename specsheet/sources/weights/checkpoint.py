@@ -5,6 +5,7 @@ own metadata). The comparison of the two is a question asked of the model:
 
 from __future__ import annotations
 
+from specsheet.errors import quoted
 from specsheet.model.spec import Model
 from specsheet.quant.stored import Checkpoint
 from specsheet.sources.weights.files import WeightFiles, read_weights
@@ -36,7 +37,7 @@ def _config(weights: WeightFiles) -> tuple[Model | None, str]:
                                      origin)
         if config is None:
             arch = weights.metadata.get("general.architecture")
-            return None, f"GGUF architecture {arch!r}: specsheet does not read its metadata"
+            return None, f"GGUF architecture {quoted(arch)}: specsheet does not read its metadata"
         name = weights.metadata.get("general.name")
         name = name if isinstance(name, str) and name else weights.files[0].stem
         return model_from_hf_config(config, origin, name), ""

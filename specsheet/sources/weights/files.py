@@ -9,7 +9,7 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
-from specsheet.errors import SpecError
+from specsheet.errors import SpecError, quoted
 from specsheet.quant.stored import Format, TensorInfo
 from specsheet.sources.weights import INDEX as INDEX  # re-exported
 from specsheet.sources.weights import WeightFiles as WeightFiles
@@ -97,10 +97,10 @@ def _index(path: Path) -> WeightFiles:
     shards: dict[str, Path] = {}
     for shard in dict.fromkeys(weight_map.values()):
         if Path(shard).name != shard or shard in ("", ".", ".."):
-            raise SpecError(f"{path}: shard {shard!r} is not a file name in the folder")
+            raise SpecError(f"{path}: shard {quoted(shard)} is not a file name in the folder")
         shards[shard] = path.parent / shard
         if not shards[shard].is_file():
-            raise SpecError(f"{path}: names shard {shard!r}, which is missing from "
+            raise SpecError(f"{path}: names shard {quoted(shard)}, which is missing from "
                             f"{path.parent}")
     if not shards:
         raise SpecError(f"{path}: the weight_map names no tensors")
@@ -122,7 +122,8 @@ def _index(path: Path) -> WeightFiles:
         return files
     for name, shard in weight_map.items():
         if where.get(name) != shard:
-            raise SpecError(f"{path}: maps tensor {name!r} to {shard}, which does not hold it")
+            raise SpecError(f"{path}: maps tensor {quoted(name)} to {shard}, which does "
+                            "not hold it")
     return files
 
 
@@ -167,5 +168,5 @@ def _unique(tensors: list[TensorInfo]) -> None:
     seen: dict[str, str] = {}
     for t in tensors:
         if t.name in seen:
-            raise SpecError(f"tensor {t.name!r} is in both {seen[t.name]} and {t.file}")
+            raise SpecError(f"tensor {quoted(t.name)} is in both {seen[t.name]} and {t.file}")
         seen[t.name] = t.file

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from specsheet.compiled import NamedTuple
-from specsheet.errors import SpecError
+from specsheet.errors import SpecError, quoted
 from specsheet.quant.stored import TensorInfo
 from specsheet.sources.weights.tensor import check_overlaps, check_tensor_count
 
@@ -220,7 +220,7 @@ def _read(r: _Reader) -> GGUFHeader:
     magic = r.buf[:4]
     r.off = 4
     if magic != MAGIC:
-        raise SpecError(f"{origin}: not a GGUF file (it starts with {magic!r}, not b'GGUF')")
+        raise SpecError(f"{origin}: not a GGUF file (it starts with {quoted(magic)}, not b'GGUF')")
     version = r.u32("the version")
     if version not in VERSIONS:
         if version & 0xFFFF == 0 and version >> 24 in VERSIONS:
@@ -242,13 +242,13 @@ def _read(r: _Reader) -> GGUFHeader:
         key = r.string("a metadata key", strict=True)
         assert key is not None
         if key in metadata:
-            raise SpecError(f"{origin}: metadata key {key!r} at byte {at:,} appears twice")
-        kind = r.u32(f"the type of {key!r}")
+            raise SpecError(f"{origin}: metadata key {quoted(key)} at byte {at:,} appears twice")
+        kind = r.u32(f"the type of {quoted(key)}")
         metadata[key] = _value(r, kind, key)
     alignment = metadata.get("general.alignment", DEFAULT_ALIGNMENT)
     if isinstance(alignment, bool) or not isinstance(alignment, int) or alignment <= 0 \
             or alignment & (alignment - 1):
-        raise SpecError(f"{origin}: general.alignment {alignment!r} is not a power of two")
+        raise SpecError(f"{origin}: general.alignment {quoted(alignment)} is not a power of two")
     infos = []
     names: set[str] = set()
     for i in range(n_tensors):
@@ -259,10 +259,10 @@ def _read(r: _Reader) -> GGUFHeader:
     for name, dims, type_id, offset in infos:
         type_name, block, type_size = GGML_TYPE_IDS[type_id]
         if dims and dims[0] % block:
-            raise SpecError(f"{origin}: tensor {name!r}: rows of {dims[0]:,} values are not "
+            raise SpecError(f"{origin}: tensor {quoted(name)}: rows of {dims[0]:,} values are not "
                             f"whole blocks of {block} for {type_name}")
         if offset % alignment:
-            raise SpecError(f"{origin}: tensor {name!r}: offset {offset:,} is not a multiple "
+            raise SpecError(f"{origin}: tensor {quoted(name)}: offset {offset:,} is not a multiple "
                             f"of the alignment {alignment}")
         elements = 1
         for n in dims:
@@ -275,17 +275,17 @@ def _read(r: _Reader) -> GGUFHeader:
 
 
 def _value(r: _Reader, kind: int, key: str, depth: int = 0) -> Any:
-    what = f"the value of {key!r}"
+    what = f"the value of {quoted(key)}"
     if kind in _SCALARS:
         return r.unpack(_SCALARS[kind][1], _SIZE[kind], what)
     if kind == _STRING:
         return r.string(what)
     if kind == _ARRAY:
-        element = r.u32(f"the element type of {key!r}")
-        length = r.u64(f"the length of {key!r}")
+        element = r.u32(f"the element type of {quoted(key)}")
+        length = r.u64(f"the length of {quoted(key)}")
         if element not in _MIN_SIZE:
-            raise SpecError(f"{r.origin}: {key!r}: unknown array element type {element}")
-        r.count(length, _MIN_SIZE[element], f"the length of array {key!r},")
+            raise SpecError(f"{r.origin}: {quoted(key)}: unknown array element type {element}")
+        r.count(length, _MIN_SIZE[element], f"the length of array {quoted(key)},")
         if element in _SCALARS:
             size = _SIZE[element]
             if length <= MAX_KEPT_ARRAY:
@@ -297,31 +297,31 @@ def _value(r: _Reader, kind: int, key: str, depth: int = 0) -> Any:
             r.skip(length * size, what)
             return SkippedArray(_SCALARS[element][0], length)
         if element == _STRING:
-            r.skip_strings(length, f"a string of {key!r}")
+            r.skip_strings(length, f"a string of {quoted(key)}")
             return SkippedArray("string", length)
         if depth >= 8:
-            raise SpecError(f"{r.origin}: {key!r}: arrays nested more than 8 deep")
+            raise SpecError(f"{r.origin}: {quoted(key)}: arrays nested more than 8 deep")
         for _ in range(length):  # arrays of arrays
             _value(r, _ARRAY, key, depth + 1)
         return SkippedArray("array", length)
-    raise SpecError(f"{r.origin}: {key!r}: unknown metadata value type {kind}")
+    raise SpecError(f"{r.origin}: {quoted(key)}: unknown metadata value type {kind}")
 
 
 def _tensor_info(r: _Reader, i: int, names: set[str]) -> tuple[str, list[int], int, int]:
     name = r.string(f"the name of tensor {i}", strict=True)
     assert name is not None
     if name in names:
-        raise SpecError(f"{r.origin}: tensor {name!r} appears twice")
+        raise SpecError(f"{r.origin}: tensor {quoted(name)} appears twice")
     names.add(name)
-    n_dims = r.u32(f"the dimensions of {name!r}")
+    n_dims = r.u32(f"the dimensions of {quoted(name)}")
     if n_dims > MAX_DIMS:
-        raise SpecError(f"{r.origin}: tensor {name!r} has {n_dims} dimensions; GGUF allows "
+        raise SpecError(f"{r.origin}: tensor {quoted(name)} has {n_dims} dimensions; GGUF allows "
                         f"{MAX_DIMS} at most")
-    dims = [r.u64(f"the shape of {name!r}") for _ in range(n_dims)]
+    dims = [r.u64(f"the shape of {quoted(name)}") for _ in range(n_dims)]
     if any(n >= 2**63 for n in dims):
-        raise SpecError(f"{r.origin}: tensor {name!r}: shape {dims} has a negative size")
-    type_id = r.u32(f"the type of {name!r}")
+        raise SpecError(f"{r.origin}: tensor {quoted(name)}: shape {dims} has a negative size")
+    type_id = r.u32(f"the type of {quoted(name)}")
     if type_id not in GGML_TYPE_IDS:
-        raise SpecError(f"{r.origin}: tensor {name!r}: unknown GGML type {type_id}")
-    offset = r.u64(f"the offset of {name!r}")
+        raise SpecError(f"{r.origin}: tensor {quoted(name)}: unknown GGML type {type_id}")
+    offset = r.u64(f"the offset of {quoted(name)}")
     return name, dims, type_id, offset

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from specsheet.errors import SpecError
+from specsheet.errors import SpecError, quoted
 from specsheet.sources.weights.gguf import SkippedArray
 
 # GGUF general.architecture -> transformers model_type (MoE variants are chosen below)
@@ -102,7 +102,7 @@ def hf_config_from_gguf(metadata: dict[str, Any], names: Collection[str],
     missing = [key for key in ("hidden_size", "num_hidden_layers", "num_attention_heads",
                                "vocab_size", "max_position_embeddings") if config[key] is None]
     if missing:
-        raise SpecError(f"{origin}: the GGUF metadata of architecture {arch!r} lacks "
+        raise SpecError(f"{origin}: the GGUF metadata of architecture {quoted(arch)} lacks "
                         f"{', '.join(missing)}")
     # an absent q_lora_rank is a direct query projection (null in config.json), not the
     # family's default

@@ -23,7 +23,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from specsheet.errors import SpecError
+from specsheet.errors import SpecError, quoted
 from specsheet.quant.stored import TensorInfo
 from specsheet.sources import DEFAULT_TIMEOUT
 from specsheet.sources.weights import INDEX, WeightFiles
@@ -83,9 +83,9 @@ def _choose(at: str, names: list[str], file: str | None) -> list[str]:
     if file is not None:
         if file not in names:
             known = ", ".join(ggufs[:8] or sorted(names)[:8]) or "none"
-            raise SpecError(f"{at} has no file {file!r} (its weights files: {known})")
+            raise SpecError(f"{at} has no file {quoted(file)} (its weights files: {known})")
         if not file.endswith((".gguf", ".safetensors")) and file != INDEX:
-            raise SpecError(f"{file!r} is not a weights file; expected a .gguf or "
+            raise SpecError(f"{quoted(file)} is not a weights file; expected a .gguf or "
                             f".safetensors file or {INDEX}", source=at)
         return _splits(file, names) if file.endswith(".gguf") else [file]
     if INDEX in names:
@@ -137,19 +137,19 @@ def _index(repo_id: str, commit: str, names: list[str], timeout: float) -> Weigh
     shards = list(dict.fromkeys(weight_map.values()))
     for shard in shards:
         if shard not in names:
-            raise SpecError(f"{origin}: names shard {shard!r}, which the repository lacks")
+            raise SpecError(f"{origin}: names shard {quoted(shard)}, which the repository lacks")
     if not shards:
         raise SpecError(f"{origin}: the weight_map names no tensors")
     weights = _gather("safetensors", repo_id, commit, shards, timeout)
     for t in weights.tensors:
         shard = t.file.removeprefix(f"{repo_id}/")
         if weight_map.get(t.name) != shard:
-            raise SpecError(f"{origin}: maps tensor {t.name!r} to {weight_map.get(t.name)}, "
+            raise SpecError(f"{origin}: maps tensor {quoted(t.name)} to {weight_map.get(t.name)}, "
                             f"but {shard} holds it")
     if len(weights.tensors) != len(weight_map):
         held = {t.name for t in weights.tensors}
         name = next(n for n in weight_map if n not in held)
-        raise SpecError(f"{origin}: maps tensor {name!r} to {weight_map[name]}, which does "
+        raise SpecError(f"{origin}: maps tensor {quoted(name)} to {weight_map[name]}, which does "
                         "not hold it")
     return weights
 
@@ -169,7 +169,7 @@ def _gather(kind: str, repo_id: str, commit: str, files: list[str],
         check_tensor_count(len(header.tensors), origin, len(tensors))
         for t in header.tensors:
             if t.name in seen:
-                raise SpecError(f"tensor {t.name!r} is in two files of {repo_id}, the second "
+                raise SpecError(f"tensor {quoted(t.name)} is in two files of {repo_id}, the second "
                                 f"{origin}")
             seen.add(t.name)
         tensors += header.tensors

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from specsheet.compiled import NamedTuple
-from specsheet.errors import SpecError, did_you_mean
+from specsheet.errors import SpecError, did_you_mean, quoted
 from specsheet.quant.stored import TensorInfo
 from specsheet.sources.weights.tensor import MAX_TENSORS, check_overlaps, check_tensor_count
 
@@ -193,13 +193,13 @@ def _tensors(header: dict[str, Any], origin: str, floats: bool = True
 
 
 def _tensor(name: str, entry: object, origin: str) -> TensorInfo:
-    where = f"{origin}: tensor {name!r}"
+    where = f"{origin}: tensor {quoted(name)}"
     if not isinstance(entry, dict):
         raise SpecError(f"{where}: expected a mapping of dtype, shape and data_offsets")
     dtype, shape, offsets = entry.get("dtype"), entry.get("shape"), entry.get("data_offsets")
     if not isinstance(dtype, str) or dtype not in DTYPE_BITS:
         hint = did_you_mean(dtype, DTYPE_BITS) if isinstance(dtype, str) else ""
-        raise SpecError(f"{where}: unknown dtype {dtype!r}{hint}; expected one of "
+        raise SpecError(f"{where}: unknown dtype {quoted(dtype)}{hint}; expected one of "
                         f"{', '.join(DTYPE_BITS)}")
     if not isinstance(shape, list) or len(shape) > MAX_DIMS or not all(
             isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape):

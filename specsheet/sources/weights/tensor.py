@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from operator import itemgetter
 
-from specsheet.errors import SpecError
+from specsheet.errors import SpecError, quoted
 from specsheet.quant.stored import TensorInfo
 
 _BEGIN_NBYTES = itemgetter(5, 3)  # TensorInfo's (begin, nbytes): in the order of the data
@@ -36,13 +36,13 @@ def check_overlaps(tensors: list[TensorInfo], data_bytes: int, origin: str) -> N
     for t in sorted(tensors, key=_BEGIN_NBYTES):
         end = t.begin + t.nbytes
         if end > data_bytes:
-            raise SpecError(f"{origin}: tensor {t.name!r} runs past the end of the data "
+            raise SpecError(f"{origin}: tensor {quoted(t.name)} runs past the end of the data "
                             f"(bytes {t.begin:,} to {end:,} of {data_bytes:,}); the file is "
                             "truncated or its header is wrong")
         if previous is not None and t.begin < previous.begin + previous.nbytes and t.nbytes:
-            raise SpecError(f"{origin}: tensors {previous.name!r} and {t.name!r} overlap "
-                            f"(bytes {previous.begin:,} to {previous.begin + previous.nbytes:,} "
-                            f"and {t.begin:,} to {end:,})")
+            raise SpecError(f"{origin}: tensors {quoted(previous.name)} and {quoted(t.name)} "
+                            f"overlap (bytes {previous.begin:,} to "
+                            f"{previous.begin + previous.nbytes:,} and {t.begin:,} to {end:,})")
         if t.nbytes:
             previous = t
 
