@@ -275,17 +275,18 @@ def _read(r: _Reader) -> GGUFHeader:
 
 
 def _value(r: _Reader, kind: int, key: str, depth: int = 0) -> Any:
-    what = f"the value of {quoted(key)}"
+    shown = quoted(key)
+    what = f"the value of {shown}"
     if kind in _SCALARS:
         return r.unpack(_SCALARS[kind][1], _SIZE[kind], what)
     if kind == _STRING:
         return r.string(what)
     if kind == _ARRAY:
-        element = r.u32(f"the element type of {quoted(key)}")
-        length = r.u64(f"the length of {quoted(key)}")
+        element = r.u32(f"the element type of {shown}")
+        length = r.u64(f"the length of {shown}")
         if element not in _MIN_SIZE:
-            raise SpecError(f"{r.origin}: {quoted(key)}: unknown array element type {element}")
-        r.count(length, _MIN_SIZE[element], f"the length of array {quoted(key)},")
+            raise SpecError(f"{r.origin}: {shown}: unknown array element type {element}")
+        r.count(length, _MIN_SIZE[element], f"the length of array {shown},")
         if element in _SCALARS:
             size = _SIZE[element]
             if length <= MAX_KEPT_ARRAY:
@@ -297,31 +298,32 @@ def _value(r: _Reader, kind: int, key: str, depth: int = 0) -> Any:
             r.skip(length * size, what)
             return SkippedArray(_SCALARS[element][0], length)
         if element == _STRING:
-            r.skip_strings(length, f"a string of {quoted(key)}")
+            r.skip_strings(length, f"a string of {shown}")
             return SkippedArray("string", length)
         if depth >= 8:
-            raise SpecError(f"{r.origin}: {quoted(key)}: arrays nested more than 8 deep")
+            raise SpecError(f"{r.origin}: {shown}: arrays nested more than 8 deep")
         for _ in range(length):  # arrays of arrays
             _value(r, _ARRAY, key, depth + 1)
         return SkippedArray("array", length)
-    raise SpecError(f"{r.origin}: {quoted(key)}: unknown metadata value type {kind}")
+    raise SpecError(f"{r.origin}: {shown}: unknown metadata value type {kind}")
 
 
 def _tensor_info(r: _Reader, i: int, names: set[str]) -> tuple[str, list[int], int, int]:
     name = r.string(f"the name of tensor {i}", strict=True)
     assert name is not None
+    shown = quoted(name)  # once: the descriptions below are made for every tensor
     if name in names:
-        raise SpecError(f"{r.origin}: tensor {quoted(name)} appears twice")
+        raise SpecError(f"{r.origin}: tensor {shown} appears twice")
     names.add(name)
-    n_dims = r.u32(f"the dimensions of {quoted(name)}")
+    n_dims = r.u32(f"the dimensions of {shown}")
     if n_dims > MAX_DIMS:
-        raise SpecError(f"{r.origin}: tensor {quoted(name)} has {n_dims} dimensions; GGUF allows "
+        raise SpecError(f"{r.origin}: tensor {shown} has {n_dims} dimensions; GGUF allows "
                         f"{MAX_DIMS} at most")
-    dims = [r.u64(f"the shape of {quoted(name)}") for _ in range(n_dims)]
+    dims = [r.u64(f"the shape of {shown}") for _ in range(n_dims)]
     if any(n >= 2**63 for n in dims):
-        raise SpecError(f"{r.origin}: tensor {quoted(name)}: shape {dims} has a negative size")
-    type_id = r.u32(f"the type of {quoted(name)}")
+        raise SpecError(f"{r.origin}: tensor {shown}: shape {dims} has a negative size")
+    type_id = r.u32(f"the type of {shown}")
     if type_id not in GGML_TYPE_IDS:
-        raise SpecError(f"{r.origin}: tensor {quoted(name)}: unknown GGML type {type_id}")
-    offset = r.u64(f"the offset of {quoted(name)}")
+        raise SpecError(f"{r.origin}: tensor {shown}: unknown GGML type {type_id}")
+    offset = r.u64(f"the offset of {shown}")
     return name, dims, type_id, offset
