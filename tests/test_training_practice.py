@@ -115,6 +115,9 @@ GRID = [
     # DualPipe: --pp 8 takes its default of 2 x pp micro-batches
     "llama3-8b --gpus 8 --pp 4 --schedule dualpipe --gpu rtx-4090 --seq-len 4k --zero 1",
     "llama3-8b --gpus 1 --optimizer-states bf16 --activation-cache fp8",
+    # no change fits on these 8 GPUs: ZeRO-3 and full recomputation on more copies of them
+    "llama3-70b --gpu h100-sxm --gpus 8",
+    "llama3-8b --gpu rtx-4090 --gpus 1 --seq-len 4k",
 ]
 
 
@@ -131,6 +134,30 @@ def test_every_suggestion_is_a_plan_run_with_that_change(argv: str) -> None:
         assert changed["memory_per_gpu"]["total_bytes"] == s["bytes_per_gpu"], s
         assert changed["fits"] == s["fits"]
         assert s["bytes_per_gpu"] < doc["memory_per_gpu"]["total_bytes"]
+
+
+@pytest.mark.parametrize(("argv", "change", "fewer"), [
+    ("llama3-70b --gpu h100-sxm --gpus 8", "--zero 3 --recompute full --gpus 24", "--gpus 16"),
+    ("llama3.1-405b --gpu h100-sxm --gpus 8", "--zero 3 --recompute full --gpus 160",
+     "--gpus 152"),
+    ("deepseek-v3 --gpu h100-sxm --gpus 64", "--zero 3 --recompute full --gpus 128", "--gpus 64"),
+])
+def test_when_nothing_fits_here_the_fewest_copies_of_these_gpus(argv: str, change: str,
+                                                                 fewer: str) -> None:
+    """No change fits on the run's GPUs: ZeRO-3 with full recomputation on the fewest copies
+    of them (whole nodes of 8) that hold the step; one copy fewer does not."""
+    doc = run(*shlex.split(argv))
+    assert not any(s["fits"] for s in doc["suggestions"][1:])
+    first = doc["suggestions"][0]
+    assert (first["change"], first["fits"]) == (change, True)
+    one_fewer = run(*shlex.split(argv), *shlex.split(change), *shlex.split(fewer))
+    assert not one_fewer["fits"]
+
+
+def test_more_gpus_are_not_suggested_for_a_given_dp() -> None:
+    """--dp fixes the data-parallel ranks: nothing adds GPUs to them."""
+    doc = run("llama3-70b", "--gpu", "h100-sxm", "--gpus", "8", "--dp", "8")
+    assert not any("--gpus" in s["change"] for s in doc["suggestions"])
 
 
 def test_the_suggestions_table() -> None:

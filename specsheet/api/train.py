@@ -537,7 +537,57 @@ def suggest(model: Model, run: TrainRequest, plan: TrainingPlan, auto: bool = Fa
                 combined, current = _pruned(model, run, combined, current, given, recipe)
                 found.append(_suggestion(combined, current, auto, run))
                 break
+    if not any(s.fits for s in found) and run.dp is None:
+        grown = _more_gpus(model, run, plan, given, recipe)
+        if grown is not None:
+            found.append(_suggestion(*grown, auto, run))
     return tuple(sorted(found, key=lambda s: not s.fits))
+
+
+# the most copies of a run's GPUs _more_gpus tries
+MAX_SUGGESTED_COPIES = 1024
+
+
+def _more_gpus(model: Model, run: TrainRequest, plan: TrainingPlan,
+               given: TrainRequest | None = None, recipe: dict[str, Any] | None = None
+               ) -> tuple[dict[str, Any], TrainingPlan] | None:
+    """When no change fits on these GPUs: ZeRO-3 with full recomputation (the usual recipe of a
+    model too large for its GPUs) on the fewest copies of the run's GPUs that fit (8, 16, 24
+    for a node of 8: more data-parallel ranks, each rank's tp x pp x cp kept), and then
+    without what it still fits without. Memory per GPU only falls as data-parallel ranks are
+    added (the weights, gradients and optimizer states are sharded over them), so the fewest
+    copies are found by doubling, then bisecting. None when even ``MAX_SUGGESTED_COPIES``
+    copies do not hold the step."""
+    fields: dict[str, Any] = {"zero": 3}
+    if run.recompute != "full":
+        fields["recompute"] = "full"
+    gpus = plan.layout.gpus
+
+    def at(copies: int) -> TrainingPlan | None:
+        attempt = {**fields, **({"gpus": copies * gpus} if copies > 1 else {})}
+        try:
+            return _plan(model, run._replace(**attempt, **_derived(attempt, run, given,
+                                                                   recipe)))
+        except SpecError:
+            return None
+
+    low, high = 0, 1  # copies: low does not fit (0 stands for none tried), high is tried
+    fitting = at(high)
+    while fitting is None or not fitting.fits:
+        low, high = high, high * 2
+        if high > MAX_SUGGESTED_COPIES:
+            return None
+        fitting = at(high)
+    while high - low > 1:
+        middle = (low + high) // 2
+        tried = at(middle)
+        if tried is not None and tried.fits:
+            high, fitting = middle, tried
+        else:
+            low = middle
+    if high > 1:
+        fields["gpus"] = high * gpus
+    return _pruned(model, run, fields, fitting, given, recipe)
 
 
 def _pruned(model: Model, run: TrainRequest, combined: dict[str, Any],
