@@ -96,6 +96,8 @@ _WORDS = {"recompute": "--recompute", "micro_batch": "--micro-batch", "zero": "-
 RECIPE_FIELDS = ("gpu", "seq_len", "schedule", "recompute", "recompute_modules",
                  "optimizer_states", "activation_cache")
 RECIPE_META = ("source", "cite")
+# the most copies of a run's GPUs that a suggestion adds GPUs up to (_more_gpus)
+MAX_SUGGESTED_COPIES = 1024
 
 
 def spell(fields: dict[str, Any]) -> str:
@@ -542,10 +544,6 @@ def suggest(model: Model, run: TrainRequest, plan: TrainingPlan, auto: bool = Fa
         if grown is not None:
             found.append(_suggestion(*grown, auto, run))
     return tuple(sorted(found, key=lambda s: not s.fits))
-
-
-# the most copies of a run's GPUs _more_gpus tries
-MAX_SUGGESTED_COPIES = 1024
 
 
 def _more_gpus(model: Model, run: TrainRequest, plan: TrainingPlan,
