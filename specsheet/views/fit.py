@@ -137,7 +137,7 @@ def fit_views(fit: LocalFit, ways: Ways = (None, None, None, None),
     """Memory per device, the placement, and the verdict with the command line; under a
     verdict that is not "fits", the ``ways`` that make it one (``options`` names the
     option of each setting)."""
-    from specsheet.views.table import TableView  # the table path only
+    from specsheet.views.table import TableView, fits_with  # the table path only
 
     p = fit.placement
     memory = TableView(
@@ -183,8 +183,7 @@ def fit_views(fit: LocalFit, ways: Ways = (None, None, None, None),
         result.add("note", note, style="sub")
     said = _ways(ways, options or {})
     if said:
-        last = f"{', '.join(said[:-1])}, or {said[-1]}" if len(said) > 1 else said[0]
-        result.caption = f"It fits with {last}."
+        result.caption = fits_with(said)
     return [memory, placement, result]
 
 

@@ -422,6 +422,7 @@ def serve_views(plan: ServePlan, est: Estimates | None, costs: dict[str, float |
     from specsheet.views.table import (
         TableView,
         blocks_text,
+        fits_with,
         layers_text,
         seconds_text,
         stacked_bar,
@@ -516,7 +517,7 @@ def serve_views(plan: ServePlan, est: Estimates | None, costs: dict[str, float |
     ways = [f"{options['max_model_len']} {longest} or less"] if longest else []
     ways += [f"{options['gpus']} {gpus}"] if gpus else []
     if ways:
-        fit.caption += f" It fits with {', or '.join(ways)}."
+        fit.caption += f" {fits_with(ways)}"
     if plan.request.images:
         from specsheet.plan.serving import encoder_cache
 

@@ -4,7 +4,7 @@ TableView, Row, share and stacked bars, layers, seconds and dollars in words."""
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from fractions import Fraction
 from typing import Literal, TypeVar
 
@@ -154,6 +154,15 @@ def usd_text(value: float | None, price: str) -> str:
     # three significant digits, never $0.0000 for a cost that is not nothing
     decimals = 2 - math.floor(math.log10(value))
     return f"${value:.{decimals}f}" if decimals <= 12 else f"${value:.2e}"
+
+
+def fits_with(ways: Sequence[str]) -> str:
+    """The ways that make a "no" a "yes", as a table's caption says them: "It fits with A, B,
+    or C." ("" for none)."""
+    if not ways:
+        return ""
+    return f"It fits with {', '.join(ways[:-1])}, or {ways[-1]}." if len(ways) > 1 \
+        else f"It fits with {ways[0]}."
 
 
 def blocks_text(count: int) -> str:
