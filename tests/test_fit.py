@@ -414,6 +414,53 @@ def test_ollama_num_ctx_is_per_sequence() -> None:
     assert dict(got.env)["OLLAMA_NUM_PARALLEL"] == "4"
 
 
+# Qwen3-8B (trained on 40,960 tokens) asked for 49,152, as two public logs of real runs show
+# it: llama-server allocates the cells and caps each slot (the server's slot setup), Ollama
+# lowers num_ctx before it starts llama-server (llm/server.go, NewLlamaServer)
+LLAMA_SERVER_LOG = (
+    "W llama_context: n_ctx_seq (49152) > n_ctx_train (40960) -- possible training context "
+    "overflow\n"
+    "W srv    load_model: the slot context (49152) exceeds the training context of the model "
+    "(40960) - capping")
+OLLAMA_LOG = (
+    'level=WARN source=server.go:114 msg="requested context size too large for model" '
+    "num_ctx=49152 n_ctx_train=40960\n"
+    "llama_context: n_ctx = 40960")
+
+
+def test_a_context_past_the_trained_one_is_capped_as_llama_server_caps_it() -> None:
+    asked = fit("qwen3-8b", FitRequest(gpu=("rtx-4090",), ctx=49152))
+    trained = fit("qwen3-8b", FitRequest(gpu=("rtx-4090",), ctx=40960))
+    # every cell asked for is allocated: 36 layers x 8 KV heads x 128 x K and V x 2 bytes
+    per_token = 36 * 8 * 128 * 2 * 2
+    assert asked.placement.devices[0].kv_bytes == 49152 * per_token
+    capped = [n for n in asked.notes if "capping" in n]
+    assert len(capped) == 1 and LLAMA_SERVER_LOG.splitlines()[1].split("load_model: ")[1] \
+        in capped[0]
+    assert f"--ctx-size 40960 gives a slot as much with {8192 * per_token / MIB:,.2f} MiB less" \
+        in capped[0]
+    assert not any("capping" in n for n in trained.notes)
+    # llama.cpp pads the context to 256 cells: 40,961 is 41,216, past the trained context
+    odd = fit("qwen3-8b", FitRequest(gpu=("rtx-4090",), ctx=40961))
+    assert any('the slot context (41216) exceeds' in n for n in odd.notes)
+    # four separate streams: each slot's share is what is capped
+    four = fit("qwen3-8b", FitRequest(gpu=("rtx-4090",), ctx=4 * 49152, parallel=4))
+    assert any("slot context (49152)" in n and "--ctx-size 163840 " in n for n in four.notes)
+    shared = fit("qwen3-8b", FitRequest(gpu=("rtx-4090",), ctx=49152, parallel=4))
+    assert not any("capping" in n for n in shared.notes)  # 12,288 a sequence
+
+
+def test_ollama_runs_the_trained_context_when_num_ctx_is_past_it() -> None:
+    asked = fit("qwen3-8b", FitRequest(gpu=("rtx-4090",), ctx=49152, engine="ollama"))
+    trained = fit("qwen3-8b", FitRequest(gpu=("rtx-4090",), ctx=40960, engine="ollama"))
+    warning, context = OLLAMA_LOG.splitlines()
+    assert asked.placement.n_ctx == int(context.rsplit("= ", 1)[1])
+    assert asked.placement == trained.placement and asked.env == trained.env
+    said = [n for n in asked.notes if "num_ctx 49,152" in n]
+    assert len(said) == 1 and warning.split("msg=", 1)[1] in said[0]
+    assert not any("capping" in n for n in asked.notes)  # the slot is the trained context
+
+
 # ---- MLX -----------------------------------------------------------------------------------
 
 def test_mlx_4bit_bytes_derived_by_hand() -> None:

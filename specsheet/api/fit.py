@@ -319,6 +319,25 @@ def _check(request: FitRequest) -> None:
                         field="wired_limit_mb", value=request.wired_limit_mb)
 
 
+def _uncapped(request: FitRequest, trained: int) -> int:
+    """The context that gives each of llama.cpp's sequences the ``trained`` context, no more:
+    one stream (a unified cache) holds it whole, separate streams ``parallel`` times it."""
+    return trained if request.kv_unified else trained * request.parallel
+
+
+def _slot_capped(placement: Placement, enough: Placement, trained: int) -> str:
+    """The note for a context past the training context: llama-server allocates every cell
+    asked for, then caps each slot at the training context (tools/server, the server
+    context's slot setup: n_ctx_slot = min(llama_n_ctx_seq, llama_model_n_ctx_train))."""
+    def kv(p: Placement) -> int:
+        return sum(d.kv_bytes for d in (*p.devices, p.host))
+
+    return (f"each slot is capped at the trained context, {trained:,} tokens: llama-server "
+            f"logs \"the slot context ({placement.n_ctx_seq}) exceeds the training context "
+            f"of the model ({trained}) - capping\"; --ctx-size {enough.n_ctx} gives a slot "
+            f"as much with {(kv(placement) - kv(enough)) / MIB_BYTES:,.2f} MiB less KV cache")
+
+
 def default_ctx(request: FitRequest, spec: ModelSpec, devices: list[Device]) -> int:
     """The engine's default context: llama.cpp's n_ctx 0 = the training context (common.h,
     since PR #16653, b7437); Ollama's by the GPUs' memory, 4096 / 32768 / 262144 at < 23,
@@ -404,6 +423,13 @@ def fit(model: str | Model, request: FitRequest = FitRequest()) -> Fit:
     else:
         assert isinstance(request.ctx, int)
         ctx = request.ctx
+        if request.engine == "ollama" and ctx > spec.context:
+            # Ollama sizes everything at the training context (llm/server.go,
+            # NewLlamaServer: opts.NumCtx = trainCtx), before llama-server starts
+            notes.append(f"num_ctx {ctx:,} is past the model's trained context: Ollama runs "
+                         f"{spec.context:,} (it logs \"requested context size too large for "
+                         f"model\" num_ctx={ctx} n_ctx_train={spec.context})")
+            ctx = spec.context
     if request.n_gpu_layers == "auto":
         check_searched(n_layer, source.model.name)  # before the search
         best = most_layers(lambda n: ok(at(ctx, n)), n_layer) if devices else 0
@@ -422,6 +448,9 @@ def fit(model: str | Model, request: FitRequest = FitRequest()) -> Fit:
             ngl = every
     placement = at(ctx, ngl)
     max_ctx = longest_ctx(lambda c: ok(at(c, ngl)), spec.context)
+    if placement.n_ctx_seq > spec.context and request.engine == "llama.cpp":
+        notes.append(_slot_capped(placement, at(_uncapped(request, spec.context), ngl),
+                                  spec.context))
     if source.quant != "file" and request.quant is None:
         notes.append(f"weights in {DEFAULT_QUANT} (give --quant, or a .gguf file)")
     if source.mmproj:
