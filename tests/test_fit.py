@@ -461,6 +461,14 @@ def test_ollama_runs_the_trained_context_when_num_ctx_is_past_it() -> None:
     assert not any("capping" in n for n in asked.notes)  # the slot is the trained context
 
 
+def test_mlx_places_a_context_past_the_trained_one_and_says_so() -> None:
+    asked = fit("llama3-8b", FitRequest(engine="mlx", gpu=("apple-m3-max",), ctx=16384))
+    assert asked.placement.devices[0].kv_bytes == 16384 * 32 * 2 * 1024 * 2
+    assert sum("past the model's trained context (8,192)" in n for n in asked.notes) == 1
+    trained = fit("llama3-8b", FitRequest(engine="mlx", gpu=("apple-m3-max",), ctx=8192))
+    assert not any("trained context" in n for n in trained.notes)
+
+
 # ---- MLX -----------------------------------------------------------------------------------
 
 def test_mlx_4bit_bytes_derived_by_hand() -> None:

@@ -533,6 +533,10 @@ def _fit_mlx(model: str | Model, request: FitRequest) -> Fit:
     else:
         assert isinstance(request.ctx, int)
         ctx = request.ctx
+        if ctx > spec.context:  # placed as asked: no cap is modelled for mlx-lm
+            notes.append(f"context {ctx:,} is past the model's trained context "
+                         f"({spec.context:,}): the positions past it are ones the model was "
+                         "not trained on")
     if request.quant is None:
         notes.append(f"weights in {DEFAULT_MLX_QUANT} (affine, group 64, bf16 scales and "
                      "biases; give --quant)")
