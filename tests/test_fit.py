@@ -448,6 +448,13 @@ def test_a_context_past_the_trained_one_is_capped_as_llama_server_caps_it() -> N
     assert any("slot context (49152)" in n and "--ctx-size 163840 " in n for n in four.notes)
     shared = fit("qwen3-8b", FitRequest(gpu=("rtx-4090",), ctx=49152, parallel=4))
     assert not any("capping" in n for n in shared.notes)  # 12,288 a sequence
+    # a trained context short of a multiple of 256 is capped at its padded cells: the log's
+    # line, and no other --ctx-size to give (it would be padded alike)
+    short = specsheet.load("qwen3-8b", context=1000)
+    padded = fit(short, FitRequest(gpu=("rtx-4090",), ctx=1000)).notes
+    assert [n for n in padded if "capping" in n] == [
+        "each slot is capped at the trained context, 1,000 tokens: llama-server logs \"the "
+        "slot context (1024) exceeds the training context of the model (1000) - capping\""]
 
 
 def test_ollama_runs_the_trained_context_when_num_ctx_is_past_it() -> None:

@@ -325,17 +325,22 @@ def _uncapped(request: FitRequest, trained: int) -> int:
     return trained if request.kv_unified else trained * request.parallel
 
 
-def _slot_capped(placement: Placement, enough: Placement, trained: int) -> str:
+def _slot_capped(placement: Placement, enough: Placement, ctx: int, trained: int) -> str:
     """The note for a context past the training context: llama-server allocates every cell
     asked for, then caps each slot at the training context (tools/server, the server
-    context's slot setup: n_ctx_slot = min(llama_n_ctx_seq, llama_model_n_ctx_train))."""
+    context's slot setup: n_ctx_slot = min(llama_n_ctx_seq, llama_model_n_ctx_train)).
+    ``enough`` is the placement at ``ctx``, the context that gives each slot as much."""
     def kv(p: Placement) -> int:
         return sum(d.kv_bytes for d in (*p.devices, p.host))
 
-    return (f"each slot is capped at the trained context, {trained:,} tokens: llama-server "
+    said = (f"each slot is capped at the trained context, {trained:,} tokens: llama-server "
             f"logs \"the slot context ({placement.n_ctx_seq}) exceeds the training context "
-            f"of the model ({trained}) - capping\"; --ctx-size {enough.n_ctx} gives a slot "
-            f"as much with {(kv(placement) - kv(enough)) / MIB_BYTES:,.2f} MiB less KV cache")
+            f"of the model ({trained}) - capping\"")
+    saved = kv(placement) - kv(enough)
+    if not saved:  # the cells were padded past it (llama.cpp pads the context to 256)
+        return said
+    return f"{said}; --ctx-size {ctx} gives a slot as much with {saved / MIB_BYTES:,.2f} MiB " \
+        "less KV cache"
 
 
 def default_ctx(request: FitRequest, spec: ModelSpec, devices: list[Device]) -> int:
@@ -449,8 +454,8 @@ def fit(model: str | Model, request: FitRequest = FitRequest()) -> Fit:
     placement = at(ctx, ngl)
     max_ctx = longest_ctx(lambda c: ok(at(c, ngl)), spec.context)
     if placement.n_ctx_seq > spec.context and request.engine == "llama.cpp":
-        notes.append(_slot_capped(placement, at(_uncapped(request, spec.context), ngl),
-                                  spec.context))
+        enough = _uncapped(request, spec.context)
+        notes.append(_slot_capped(placement, at(enough, ngl), enough, spec.context))
     if source.quant != "file" and request.quant is None:
         notes.append(f"weights in {DEFAULT_QUANT} (give --quant, or a .gguf file)")
     if source.mmproj:
