@@ -570,3 +570,21 @@ def test_gemma3_windowed_layers_keep_window_plus_ubatch_cells() -> None:
     assert got.placement.devices[0].kv_bytes == (10 * 32768 + 52 * 1536) * per_cell
     two = fit("gemma2-9b", FitRequest(gpu=("rtx-5090",), ctx=32768, n_ubatch=1024))
     assert two.placement.n_swa_cells == 4096 + 1024  # window 4,096 + ub 1,024, already 256s
+
+
+def test_split_mode_none_places_on_the_main_gpu_alone() -> None:
+    """llama.cpp's split mode none keeps the main GPU (0) and drops the others
+    (llama_model_load_from_file_impl): two RTX 4090s place as one does, and the note says so.
+    Run through the CLI, whose decode estimate once zipped two bandwidths with one device."""
+    from commands import specsheet as run
+
+    done = run("fit", "llama3.1-70b", "--gpu", "rtx-4090,rtx-4090", "--split-mode", "none",
+               "--json")
+    assert done.returncode == 0 and done.stderr == ""
+    doc = json.loads(done.stdout)
+    one = fit("llama3.1-70b", FitRequest(gpu=("rtx-4090",))).to_dict()
+    assert doc["devices"] == one["devices"] and len(doc["devices"]) == 1
+    assert doc["host"] == one["host"] and doc["layers"] == one["layers"]
+    assert ("split mode none: everything on the GPUs goes on CUDA0 (the main GPU, 0); the "
+            "other GPU holds nothing") in doc["notes"]
+    assert "--split-mode none" in " ".join(doc["command"])

@@ -456,6 +456,13 @@ def fit(model: str | Model, request: FitRequest = FitRequest()) -> Fit:
     if placement.n_ctx_seq > spec.context and request.engine == "llama.cpp":
         enough = _uncapped(request, spec.context)
         notes.append(_slot_capped(placement, at(enough, ngl), enough, spec.context))
+    if request.split_mode == "none" and len(devices) > 1:
+        # llama_model_load_from_file_impl: "if using single GPU mode, remove all except the
+        # main GPU" (main_gpu 0)
+        others = "the other GPU holds" if len(devices) == 2 else \
+            f"the other {len(devices) - 1} GPUs hold"
+        notes.append(f"split mode none: everything on the GPUs goes on {devices[0].name} (the "
+                     f"main GPU, 0); {others} nothing")
     if source.quant != "file" and request.quant is None:
         notes.append(f"weights in {DEFAULT_QUANT} (give --quant, or a .gguf file)")
     if source.mmproj:
@@ -467,7 +474,8 @@ def fit(model: str | Model, request: FitRequest = FitRequest()) -> Fit:
     version = OLLAMA_VERSION if request.engine == "ollama" else LLAMA_CPP_BUILD + (
         " + PR #18148 (output layer first)" if request.output_rule == "output-first" else "")
     share = spec.experts_per_token / spec.experts if spec.experts else 1.0
-    step = decode_estimate(placement, [d.bandwidth_bytes_per_s for d in devices],
+    used = devices[:len(placement.devices)]  # split mode none: the first GPU alone
+    step = decode_estimate(placement, [d.bandwidth_bytes_per_s for d in used],
                            request.host_bandwidth or 0, share)
     return Fit(source.model, source.quant, source.file, placement, request.engine, version,
                request.parallel, request.cache_type_k, request.cache_type_v, max_ctx,
