@@ -6,8 +6,9 @@ before it is said: a way is only named when that placement fits, compute estimat
     >>> import specsheet as s
     >>> from specsheet.api.fit_ways import fit_ways
     >>> request = s.FitRequest(gpu=("rtx-4090",), host_memory=16 << 30)
-    >>> fit_ways("llama3-70b", request, s.fit("llama3-70b", request))
-    FitWays(n_gpu_layers=None, cache_type=None, quant='gguf-q3_k_m', host_memory=20401094656)
+    >>> ways = fit_ways("llama3-70b", request, s.fit("llama3-70b", request))
+    >>> ways.quant, ways.host_memory >> 30, ways.gpu, ways.ctx
+    ('gguf-q3_k_m', 19, ('rtx-4090', 'rtx-4090'), None)
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from specsheet.model.spec import Model
 
 GIB = 1 << 30
+MOST_DEVICES = 8  # the most GPUs the "more GPUs" way tries: a workstation's slots
 # the formats people download, most bits first: llama.cpp's usual k-quants (the files every
 # GGUF repository ships), and mlx-community's conversions
 QUANT_LADDERS = {
@@ -34,13 +36,17 @@ QUANT_LADDERS = {
 class FitWays(NamedTuple):
     """The ways found, each None when there is none: fewer GPU layers than the request's
     (the most that fit), a q8_0 KV cache (``cache_type``, K and V), the format of the most
-    bits in QUANT_LADDERS that fits, and the host memory (bytes, whole GiB) that holds what
-    the GPUs do not."""
+    bits in QUANT_LADDERS that fits, the host memory (bytes, whole GiB) that holds what the
+    GPUs do not, the longest context that fits at the placement (``ctx``, tokens, the
+    request's unit: ``--ctx``), and the fewest GPUs that hold it (``gpu``: the request's
+    list with its last GPU repeated)."""
 
     n_gpu_layers: int | None
     cache_type: str | None
     quant: str | None
     host_memory: int | None
+    ctx: int | None = None
+    gpu: tuple[str, ...] | None = None
 
 
 NONE = FitWays(None, None, None, None)
@@ -55,7 +61,12 @@ def fit_ways(model: str | Model, request: FitRequest, placed: Fit) -> FitWays:
     - Format: the first of the engine's ladder below the current format's bits that fits,
       for a model (a .gguf file holds its own types).
     - Host memory: when it was given, the host's share with the GPUs holding what they can
-      (placed again without the limit), rounded up to a GiB."""
+      (placed again without the limit), rounded up to a GiB.
+    - Context: the placement's longest context (``max_ctx``), placed again at it.
+    - GPUs: one more of the last GPU given, then two ..., up to MOST_DEVICES in all (tried
+      first: when so many do not hold it, the search stops there); not for MLX (one
+      machine), a tensor split (it names each GPU's share) or split mode none (one GPU holds
+      the model)."""
     from specsheet.api.fit import fit
 
     p = placed.placement
@@ -95,7 +106,22 @@ def fit_ways(model: str | Model, request: FitRequest, placed: Fit) -> FitWays:
             need = -(-free.placement.host.total_bytes // GIB) * GIB
             if need > request.host_memory and fits(request._replace(host_memory=need)):
                 host = need
-    return FitWays(layers, cache, quant, host)
+    ctx = None
+    if placed.max_ctx is not None and fits(request._replace(ctx=placed.max_ctx)):
+        ctx = placed.max_ctx
+    gpu = None
+    if (request.gpu and request.engine != "mlx" and not request.tensor_split
+            and request.split_mode != "none"):
+        def more(n: int) -> FitRequest:
+            return request._replace(gpu=request.gpu + (request.gpu[-1],) * (n - len(request.gpu)))
+
+        # the most first: when they do not hold it, no fewer do (a placement is searched
+        # afresh at each count), and a model far too large costs one search, not seven
+        if len(request.gpu) < MOST_DEVICES and fits(more(MOST_DEVICES)):
+            n = next(n for n in range(len(request.gpu) + 1, MOST_DEVICES + 1)
+                     if n == MOST_DEVICES or fits(more(n)))
+            gpu = more(n).gpu
+    return FitWays(layers, cache, quant, host, ctx, gpu)
 
 
 def _bits(name: str) -> int | None:

@@ -36,7 +36,8 @@ DTYPES = ", ".join(DTYPE_BITS)
 OPTION_NAMES = {"json": "--json", "price": "--price", "quant": "--quant",
                 "max_model_len": "--tokens", "concurrency": "--concurrency", "gpus": "--gpus",
                 "n_gpu_layers": "--n-gpu-layers", "cache_type_k": "--cache-type-k",
-                "cache_type_v": "--cache-type-v", "host_memory": "--host-memory"}
+                "cache_type_v": "--cache-type-v", "host_memory": "--host-memory",
+                "ctx": "--ctx", "gpu": "--gpu"}
 
 
 def parse_tokens(text: str | int) -> int:

@@ -128,11 +128,12 @@ def _mib(n: int) -> str:
     return f"{n / MIB:,.2f}"
 
 
-# what fit_ways found (api.fit_ways.FitWays): GPU layers, KV cache type, format, host bytes
-Ways = tuple[int | None, str | None, str | None, int | None]
+# what fit_ways found (api.fit_ways.FitWays): GPU layers, KV cache type, format, host bytes,
+# context, GPUs
+Ways = tuple[int | None, str | None, str | None, int | None, int | None, tuple[str, ...] | None]
 
 
-def fit_views(fit: LocalFit, ways: Ways = (None, None, None, None),
+def fit_views(fit: LocalFit, ways: Ways = (None, None, None, None, None, None),
               options: Mapping[str, str] | None = None) -> list[TableView]:
     """Memory per device, the placement, and the verdict with the command line; under a
     verdict that is not "fits", the ``ways`` that make it one (``options`` names the
@@ -188,13 +189,17 @@ def fit_views(fit: LocalFit, ways: Ways = (None, None, None, None),
 
 
 def _ways(ways: Ways, options: Mapping[str, str]) -> list[str]:
-    """Each way as the options that ask for it: '--quant gguf-q3_k_m'."""
-    layers, cache, quant, host = ways
-    said = [f"{options['n_gpu_layers']} {layers}"] if layers is not None else []
+    """Each way as the options that ask for it: '--quant gguf-q3_k_m'; the least change
+    first (the context, the GPU layers, the cache, the format), then more memory: the host's,
+    then GPUs."""
+    layers, cache, quant, host, ctx, gpu = ways
+    said = [f"{options['ctx']} {ctx} or less"] if ctx is not None else []
+    said += [f"{options['n_gpu_layers']} {layers}"] if layers is not None else []
     if cache is not None:
         said.append(f"{options['cache_type_k']} {cache} {options['cache_type_v']} {cache}")
     said += [f"{options['quant']} {quant}"] if quant is not None else []
     said += [f"{options['host_memory']} {host >> 30}GiB"] if host is not None else []
+    said += [f"{options['gpu']} {','.join(gpu)}"] if gpu is not None else []
     return said
 
 
