@@ -505,14 +505,15 @@ def _fit_mlx(model: str | Model, request: FitRequest) -> Fit:
     if len(devices) != 1 or devices[0].backend != "Metal":
         raise SpecError("MLX runs on one Apple GPU: give an Apple entry of the catalog",
                         field="gpu", value=",".join(request.gpu))
-    for field, value, default in (("cache_type_k", request.cache_type_k, "f16"),
-                                  ("cache_type_v", request.cache_type_v, "f16"),
-                                  ("tensor_split", request.tensor_split, ()),
-                                  ("n_cpu_moe", request.n_cpu_moe, 0),
-                                  ("override_tensor", request.override_tensor, ())):
+    cache = "its cache is in the model's dtype, or quantized with --kv-bits"
+    whole = "the one Apple GPU holds every layer"
+    for field, value, default, why in (("cache_type_k", request.cache_type_k, "f16", cache),
+                                       ("cache_type_v", request.cache_type_v, "f16", cache),
+                                       ("tensor_split", request.tensor_split, (), whole),
+                                       ("n_cpu_moe", request.n_cpu_moe, 0, whole),
+                                       ("override_tensor", request.override_tensor, (), whole)):
         if value != default:
-            raise SpecError("MLX has no such setting (its cache is in the model's dtype)",
-                            field=field, value=str(value))
+            raise SpecError(f"MLX has no such setting ({why})", field=field, value=str(value))
     spec = model.spec
     every = spec.layers + 1
     if request.n_gpu_layers not in ("auto", "all") and (

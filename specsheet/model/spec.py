@@ -79,7 +79,8 @@ FIELD_DOCS: tuple[FieldDoc, ...] = (
              "layernorm: weight and bias; rmsnorm: weight only; none: norms without parameters "
              "(or none at all)", NORM_KINDS),
     FieldDoc("norms_per_block", "count", "2",
-             "d_model-wide norms in each block (1: GPT-J, Falcon-7B; 4: Gemma 2 and 3)"),
+             "d_model-wide norms in each block (1: GPT-J, Falcon-7B; 4: Gemma 2 and 3; at most "
+             "64)"),
     FieldDoc("final_norm", "bool", "true", "a norm after the last block"),
     FieldDoc("embedding_norm", "bool", "false", "a norm on the embeddings (BLOOM)"),
     FieldDoc("qk_norm", "choice", "none",
@@ -150,6 +151,7 @@ REQUIRED_FIELDS: tuple[str, ...] = ("layers", "d_model", "heads", "vocab", "cont
 # Sizes of up to 100 digits are arithmetic (10^30 layers gives exact integers); longer ones are
 # refused, so that no product reaches Python's 4,300-digit limit for printing an integer.
 MAX_DIGITS = 100
+MAX_NORMS_PER_BLOCK = 64  # d-wide norms a block: Gemma 2 and 3 have the most, 4
 # fields that create() accepts but a spec does not store
 INPUT_ONLY_FIELDS: tuple[str, ...] = ("attn_bias",)
 FIELDS: dict[str, FieldDoc] = {f.name: f for f in FIELD_DOCS}
@@ -286,6 +288,10 @@ class ModelSpec:
         for doc in _OF_TYPE["bool"]:
             if type(getattr(self, doc.name)) is not bool:
                 check_type(doc, getattr(self, doc.name))
+        if self.norms_per_block > MAX_NORMS_PER_BLOCK:  # the tensor walks list each one
+            raise SpecError(f"expected at most {MAX_NORMS_PER_BLOCK}, got "
+                            f"{self.norms_per_block:,} (real blocks have 1 to 4)",
+                            field="norms_per_block", value=self.norms_per_block)
         if self.heads % self.kv_heads:
             raise SpecError(f"{self.kv_heads} does not divide heads {self.heads}; each "
                             "key/value head must serve a whole group of query heads",
@@ -334,6 +340,9 @@ class ModelSpec:
         if kinds & {"mamba2", "hybrid"} and not (self.ssm_heads and self.ssm_groups):
             raise SpecError("the Mamba-2 layers of layer_types need ssm_heads and ssm_groups",
                             field="ssm_heads")
+        if kinds & {"mamba2", "hybrid"} and not self.ssm_chunk:  # the scan's FLOPs: T / Q
+            raise SpecError("the Mamba-2 layers of layer_types need the scan's chunk length, at "
+                            "least 1 (a config's chunk_size: 256 in Bamba's)", field="ssm_chunk")
         if "mamba" in kinds and not self.ssm_dt_rank:
             raise SpecError("the Mamba layers of layer_types need it", field="ssm_dt_rank")
         if "linear_attention" in kinds:
