@@ -3,6 +3,7 @@ example, Korthikanti et al.'s activation formulas, LoRA and QLoRA, and the comma
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from fractions import Fraction
 from pathlib import Path
@@ -311,6 +312,22 @@ def test_activations_of_a_pipeline_and_a_micro_batch() -> None:
     act = activations(GPT3, S, 2, layout, "selective", flash=False)
     assert act.per_sequence == 96 * S * H * 34 // 8  # L layers' worth on the first stage
     assert act.total == 2 * act.per_sequence
+
+
+def test_a_layer_without_an_mlp_in_a_model_of_experts() -> None:
+    """Mixtral with block 0 left without an MLP: that layer counts as a dense one (no experts,
+    no router), which keeps less than a layer of 2 routed experts of the same width; before,
+    the lookup of the dense kind failed (KeyError) in an all-MoE model. Through the CLI too."""
+    mixtral = load_preset("mixtral-8x7b")
+    bare = dataclasses.replace(mixtral, no_mlp_layers=(0,))
+    layout = Parallel(gpus=8, tp=8, pp=1)
+    less = activations(bare, 4096, 1, layout, "selective", flash=True)
+    assert 0 < less.per_sequence < activations(mixtral, 4096, 1, layout, "selective",
+                                               flash=True).per_sequence
+    result = runner.invoke(app, ["train", "mixtral-8x7b", "--set", "no_mlp_layers=0", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["params"]["total"] == 46_702_792_704 - (
+        8 * 3 * 4096 * 14336 + 8 * 4096)  # the preset's total less block 0's experts and router
 
 
 def test_max_micro_batch_fits_and_one_more_does_not() -> None:

@@ -181,7 +181,8 @@ def activations(spec: ModelSpec, seq: int, micro_batch: int, layout: Parallel,
             terms = terms._replace(scores=terms.scores * layout.cp)
         return layer_activation_bytes(terms, layout.tp, layout.sp, recompute, flash)
 
-    kinds = {False: layer_bytes(False)} if spec.dense_mlp_layers or not spec.moe_layers else {}
+    # every layer without routed experts (a dense MLP's, or none: taken as a dense one's)
+    kinds = {False: layer_bytes(False)} if spec.moe_layers < spec.layers else {}
     if spec.moe_layers:
         kinds[True] = layer_bytes(True)
     per_layer = max(kinds.values())
