@@ -52,6 +52,20 @@ def test_each_point_is_count_at_its_tokens() -> None:
     assert doc["gpu"] is None
 
 
+def test_layer_types_given_to_set_is_one_value() -> None:
+    """``--set layer_types=none,attention`` is the model's list, not a series of two one-layer
+    lists (which stopped with an internal error, unhashable in the sweep's cache, or were
+    refused as one entry for two layers): each point is count with the same --set."""
+    for kinds in ("none,attention", "attention,attention"):
+        setting = f"layer_types={kinds}"
+        doc = as_json("sweep", "tiny", "--tokens", "1,2", "--set", setting)
+        assert [a["name"] for a in doc["axes"]] == ["tokens"]
+        for point in doc["points"]:
+            assert point["report"] == count("tiny", "--set", setting, "--tokens",
+                                            str(point["at"]["tokens"]))
+        assert doc["points"][0]["report"]["spec"]["layer_types"] == kinds.split(",")
+
+
 def serve(*args: str) -> dict[str, Any]:
     document: dict[str, Any] = json.loads(invoke("serve", *args, "--json").stdout)
     return document

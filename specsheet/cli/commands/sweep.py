@@ -78,8 +78,8 @@ KvDtypeList = Annotated[str, typer.Option(
     "--kv-dtype", metavar="LIST", help="KV-cache element types, comma-separated.")]
 SetSeries = Annotated[list[str] | None, typer.Option(
     "--set", metavar="FIELD=VALUES", help="Set any spec field, or sweep it with a series: "
-    "--set experts_per_token=1,2,4 (repeatable; a layer list such as sliding_layers=0,2,4 is "
-    "one value; docs/models.md lists the fields).", show_default=False)]
+    "--set experts_per_token=1,2,4 (repeatable; a layer list such as sliding_layers=0,2,4, or "
+    "layer_types, is one value; docs/models.md lists the fields).", show_default=False)]
 
 
 def _field(help: str) -> Any:
@@ -222,8 +222,8 @@ def _axes(tokens: str | None, batch: str | None, quant: str | None, dtype: str |
           kv_dtype: str, named: dict[str, str | None], settings: list[str] | None,
           flags: dict[str, bool | None]) -> tuple[list[Axis], Overrides, set[str]]:
     """Every option that may be an axis with its values (one value: fixed), the spec
-    overrides that are fixed (the flags, layer lists, and --set of one value), and the spec
-    fields given a series by --set."""
+    overrides that are fixed (the flags, layer lists and layer_types, and --set of one value),
+    and the spec fields given a series by --set."""
     axes = []
     by_set = set()
     if tokens is not None:
@@ -244,7 +244,7 @@ def _axes(tokens: str | None, batch: str | None, quant: str | None, dtype: str |
         name, sep, text = setting.partition("=")
         name = name.strip().replace("-", "_")
         doc = SPEC_FIELDS.get(name)
-        if not sep or doc is None or doc.type == "layers" or ("," not in text and
+        if not sep or doc is None or doc.type in ("layers", "kinds") or ("," not in text and
                                                               ":" not in text):
             fixed_settings.append(setting)  # parse_settings checks it, as count does
             continue
