@@ -30,6 +30,15 @@ def plain(document: dict[str, Any], lines_of: str) -> str:
 
 
 shared = {"layers": 32, "name": "é", "list": [1, 2.5, None, True]}
+
+
+def _changing() -> list[dict[str, Any]]:
+    """A section whose entries a, b, c change in turn, then two at once, then one again."""
+    sections = [{"a": 10**6, "b": 2 * 10**6, "c": 3 * 10**6, "d": "x"}]
+    for change in ({"a": 10**7}, {"b": 10**8}, {"c": 10**9}, {"a": 5, "b": 10**10},
+                   {"a": 10**11}, {"a": 10**12}):
+        sections.append({**sections[-1], **change})
+    return sections
 DOCUMENTS = [
     {"schema_version": 1, "points": []},
     {"schema_version": 1, "axes": [{"name": "tokens"}], "points": [
@@ -50,6 +59,8 @@ DOCUMENTS = [
         {"at": {"tokens": 3}, "report": {"spec": shared, "kv": [1.5, shared], "n": None}},
         {"at": {"tokens": 3}, "report": {"spec": shared, "kv": [1.5, shared], "n": None}},
     ]},
+    # a section spliced from the one before it, which of its entries are new changing
+    {"schema_version": 1, "points": [{"s": s} for s in _changing()]},
 ]
 
 
@@ -205,3 +216,51 @@ def test_random_rows_are_written_as_a_plain_csv_writer_writes_them(
 def test_random_unshared_rows_are_written_as_a_plain_csv_writer_writes_them(
         rows: list[dict[Any, Any]]) -> None:
     written_as_plain(rows)
+
+
+NAMES = st.one_of(st.sampled_from(["a", "b", "a.b", "description", "%s", "", "é", "x"]),
+                  KEYS)  # mostly strings: a dict with another key is written whole
+SECTIONS = st.dictionaries(NAMES, VALUES, min_size=3, max_size=6)
+
+
+@st.composite
+def shared_items(draw: st.DrawFn) -> list[Any]:
+    """Items (dicts, now and then a scalar or a list) whose values are drawn from a pool of
+    sections (dicts of three or more entries) and values, so that items share them; most
+    items are the one before built again: each section a new dict of the same entries (the
+    same objects), some replaced by new ones, so that which entries are new changes from item
+    to item; now and then the very same item again."""
+    pool = draw(st.lists(st.one_of(SECTIONS, VALUES), min_size=1, max_size=4))
+    keys = draw(st.lists(NAMES, min_size=1, max_size=4, unique=True))
+    items: list[Any] = []
+    for _ in range(draw(st.integers(1, 14))):
+        before = items[-1] if items else None
+        choice = draw(st.integers(0, 9))
+        if choice == 0:
+            items.append(draw(st.one_of(SCALARS, st.lists(VALUES, max_size=2))))
+        elif choice == 1 and items:
+            items.append(before)  # the very same item again
+        elif isinstance(before, dict) and choice > 3:
+            item = {}
+            for key, value in before.items():
+                if isinstance(value, dict) and value:
+                    value = dict(value)
+                    for entry in draw(st.lists(st.sampled_from(list(value)), max_size=3)):
+                        value[entry] = draw(st.one_of(VALUES, st.integers(10**6, 10**9)))
+                item[key] = value
+            items.append(item)
+        else:
+            items.append({key: draw(st.sampled_from(pool)) for key in keys})
+    return items
+
+
+@settings(max_examples=400, deadline=None)
+@given(shared_items())
+def test_random_items_are_written_as_json_dumps_writes_them(items: list[Any]) -> None:
+    document = {"schema_version": 1, "points": items}
+    if finite(items):
+        assert to_json(document, "points") == plain(document, "points")
+        assert json.loads(to_json(document, "points")) == json.loads(json.dumps(document))
+    else:
+        with pytest.raises(ValueError):
+            to_json(document, "points")

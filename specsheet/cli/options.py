@@ -220,13 +220,16 @@ def emit(fmt: str, document: dict[str, Any], rows: list[dict[str, Any]],
         out = render_views(drawn(), streams.terminal_width(), streams.use_color(),
                            streams.ascii_only())
     elif fmt == "json":
-        from specsheet.render.text import to_json
+        from specsheet.render.text import json_pieces
 
         try:
-            out = to_json(document, lines_of)
+            pieces = json_pieces(document, lines_of)
         except ValueError:  # a number that is not finite: name it and the inputs
             not_finite(document, inputs or {})
             raise
+        for piece in pieces:
+            streams.write(piece)
+        return
     elif fmt == "csv":
         from specsheet.render.text import to_csv
 

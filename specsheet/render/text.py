@@ -50,21 +50,38 @@ def to_json(document: dict[str, Any], lines_of: str | None = None) -> str:
     """One JSON document, keys in schema order, integers exact: ``json.dumps`` with an indent
     of 2. With ``lines_of``, that key's list (a sweep's points) is written an item per line,
     each as ``json.dumps`` writes it compact: the same JSON value, and a line per point for
-    grep (``_item_lines``)."""
+    grep (``json_pieces``)."""
+    return "".join(json_pieces(document, lines_of))
+
+
+ITEMS_PER_PIECE = 16  # a sweep's point is some 3 KB of text: pieces of about 50 KB
+
+
+def json_pieces(document: dict[str, Any], lines_of: str | None = None) -> list[str]:
+    """``to_json``'s text in pieces, which joined are that text: ``lines_of``'s items
+    ``ITEMS_PER_PIECE`` to a piece (else the document is one piece). A writer sends them in
+    turn, so that a sweep's megabytes are never one string, nor encoded as one copy of it.
+    Every value is encoded before the pieces are returned: a number that is not finite raises
+    ValueError before anything is written."""
     if lines_of is None:
-        return _dumps(document, indent=2) + "\n"
+        return [_dumps(document, indent=2) + "\n"]
     head = "".join(f"  {_dumps(key)}: {_dumps(value)},\n"
                    for key, value in document.items() if key != lines_of)
     items = document[lines_of]
     if not items:
-        return f"{{\n{head}  {_dumps(lines_of)}: []\n}}\n"
-    lines = _item_lines(items)
-    parts = [""] * (2 * len(lines) + 1)  # the text joined once: a copy of megabytes less
-    parts[0] = f"{{\n{head}  {_dumps(lines_of)}: [\n    "
-    parts[1::2] = lines
-    parts[2:-1:2] = [",\n    "] * (len(lines) - 1)
+        return [f"{{\n{head}  {_dumps(lines_of)}: []\n}}\n"]
+    parts = [f"{{\n{head}  {_dumps(lines_of)}: [\n    "]
+    starts = [0]  # where each piece's parts start
+    written = _Written()
+    for n, item in enumerate(items, 1):
+        parts += written.item(item)
+        parts.append(",\n    ")
+        if not n % ITEMS_PER_PIECE:
+            starts.append(len(parts))
     parts[-1] = "\n  ]\n}\n"
-    return "".join(parts)
+    if starts[-1] < len(parts):
+        starts.append(len(parts))
+    return ["".join(parts[a:b]) for a, b in zip(starts, starts[1:])]
 
 
 # The one optimisation of the text writers: a section that consecutive items share (the very
@@ -72,65 +89,111 @@ def to_json(document: dict[str, Any], lines_of: str | None = None) -> str:
 # written once. Held by tests/test_render_json.py to what json.dumps and a plain flatten +
 # csv.writer write.
 
-def _item_lines(items: list[Any]) -> list[str]:
-    """``list(map(json.dumps, items))``, written faster (the one optimisation, above).
-    Each item's value at a key is compared with the value at that key in the item before: the
-    same object is its text again; a dict whose entries are partly the item before's (the same
-    objects under the same keys, in the same order) is spliced from their texts and the others
-    encoded; anything else is encoded whole, as json.dumps encodes it."""
-    keys: dict[str, str] = {}  # '"key": ' by key
-    before: dict[str, tuple[Any, str, list[str] | None]] = {}  # the item before's, by key:
-    # its value, its '"key": text', and for a spliced dict its entries' texts
-    lines = []
-    for item in items:
-        if type(item) is not dict:
-            lines.append(_dumps(item))
-            continue
-        fields = []
+_NOTHING = object()  # no value written yet at a key
+_MARK = "\x00"  # never in json.dumps's text, which writes a control character as \u0000
+
+
+class _Place:
+    """The value an item held last at one key, for the next item's value there: its text (in
+    pieces), and for a dict its keys, its entries, each entry's text, the entries that were
+    new and the text between them (``runs``)."""
+
+    __slots__ = ("value", "text", "names", "entries", "pieces", "fresh", "runs")
+
+    def __init__(self) -> None:
+        self.value: Any = _NOTHING
+        self.text: list[str] = []
+        self.names: list[Any] | None = None  # None: not a dict that may be spliced
+        self.entries: list[Any] = []
+        self.pieces: list[str] | None = None  # None: written whole
+        self.fresh: list[int] | None = None
+        self.runs: list[str] = []
+
+
+class _Written:
+    """Items written in turn as ``json.dumps`` writes each (compact). An item's value at a key
+    that is the very same object as the item before's there is that text again; a dict of
+    the same keys as the one before (three or more: a smaller one is as quick written whole),
+    some of its entries the same objects, is spliced from their texts: the runs of entries
+    that are shared joined once, and kept while the same entries are new, each new entry
+    written; anything else is encoded whole."""
+
+    def __init__(self) -> None:
+        self.places: dict[str, _Place] = {}
+        self.opening: dict[str, str] = {}  # '{"key": ' by key
+        self.following: dict[str, str] = {}  # ', "key": ' by key
+        self.heads: dict[str, str] = {}  # '"key": ' by key, within a spliced dict
+
+    def item(self, item: Any) -> list[str]:
+        """The text of ``item``, in pieces."""
+        if type(item) is not dict or not item:
+            return [_dumps(item)]
+        text: list[str] = []
+        heads = self.opening
         for name, value in item.items():
-            last = before.get(name)
-            if last is not None and last[0] is value:
-                fields.append(last[1])
-                continue
-            head = keys.get(name)
+            if type(name) is not str:  # json.dumps spells such a key as a string
+                return [_dumps(item)]
+            head = heads.get(name)
             if head is None:
-                head = keys[name] = _dumps(name) + ": "
-            pieces = None
-            if last is not None and type(value) is dict and type(last[0]) is dict:
-                pieces = _spliced(value, last[0], last[2], keys)
-            text = head + (_dumps(value) if pieces is None else "{" + ", ".join(pieces) + "}")
-            before[name] = (value, text, pieces)
-            fields.append(text)
-        lines.append("{" + ", ".join(fields) + "}")
-    return lines
+                head = heads[name] = ("{" if heads is self.opening else ", ") + \
+                    _dumps(name) + ": "
+            heads = self.following
+            text.append(head)
+            place = self.places.get(name)
+            if place is None:
+                place = self.places[name] = _Place()
+            if place.value is not value:
+                place.text = self._value(value, place)
+                place.value = value
+            text += place.text
+        text.append("}")
+        return text
 
+    def _value(self, value: Any, place: _Place) -> list[str]:
+        """The text of ``value``, the one before it at its key held by ``place``."""
+        if type(value) is not dict or len(value) < 3:
+            place.names = None
+            return [_dumps(value)]
+        names = list(value)
+        entries = list(value.values())
+        text = None
+        if names == place.names:
+            text = self._spliced(names, entries, place)
+        else:
+            place.pieces = None
+        place.names, place.entries = names, entries
+        return [_dumps(value)] if text is None else text
 
-def _spliced(value: dict[Any, Any], last: dict[Any, Any], pieces: list[str] | None,
-             keys: dict[str, str]) -> list[str] | None:
-    """The '"key": text' of each entry of ``value``, taking ``pieces`` (those of ``last``,
-    when it was spliced) for the entries that are the same objects as ``last``'s; None when
-    none is, or the keys differ (then ``value`` is encoded whole)."""
-    names = list(value)
-    if names != list(last):
-        return None
-    entries = list(value.values())
-    fresh: Sequence[int] = list(compress(range(len(names)),
-                                         map(is_not, entries, last.values())))
-    if pieces is None:
-        if len(fresh) == len(names):
-            return None  # (a dict spliced before is spliced again: its neighbours share)
-        fresh, new = range(len(names)), [""] * len(names)
-    else:
-        new = pieces.copy()  # (each key was checked when its piece was written)
-    for i in fresh:
-        key = names[i]
-        if type(key) is not str:
-            return None
-        head = keys.get(key)
-        if head is None:
-            head = keys[key] = _dumps(key) + ": "
-        new[i] = head + _dumps(entries[i])
-    return new
+    def _spliced(self, names: list[Any], entries: list[Any], place: _Place
+                 ) -> list[str] | None:
+        """The text of the dict of ``names`` and ``entries`` from the one before it (the same
+        keys, ``place``), or None when it shares no entry with it and has no runs to take, or
+        a key is not a string."""
+        fresh = list(compress(range(len(names)), map(is_not, entries, place.entries)))
+        pieces = place.pieces
+        if pieces is None:
+            if len(fresh) == len(names) or not all(type(name) is str for name in names):
+                return None
+            pieces = place.pieces = list(map(_dumps, entries))
+            place.fresh = None
+        if fresh != place.fresh:  # other entries are new: the runs between them again
+            new = set(fresh)
+            heads = self.heads
+            marked = []
+            for i, name in enumerate(names):
+                head = heads.get(name)
+                if head is None:
+                    head = heads[name] = _dumps(name) + ": "
+                marked.append(head + (_MARK if i in new else pieces[i]))
+            place.runs = ("{" + ", ".join(marked) + "}").split(_MARK)
+            place.fresh = fresh
+        runs = place.runs
+        text = [runs[0]]
+        for j, i in enumerate(fresh, 1):
+            pieces[i] = entry = _dumps(entries[i])
+            text.append(entry)
+            text.append(runs[j])
+        return text
 
 
 def flatten(document: dict[str, Any], prefix: str = "") -> dict[str, Any]:
