@@ -81,7 +81,7 @@ def json_pieces(document: dict[str, Any], lines_of: str | None = None) -> list[s
     parts[-1] = "\n  ]\n}\n"
     if starts[-1] < len(parts):
         starts.append(len(parts))
-    return ["".join(parts[a:b]) for a, b in zip(starts, starts[1:])]
+    return ["".join(parts[a:b]) for a, b in zip(starts, starts[1:], strict=False)]
 
 
 # The one optimisation of the text writers: a section that consecutive items share (the very
