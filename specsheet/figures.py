@@ -100,7 +100,8 @@ class Report(NamedTuple):
     @property
     def flops_2n_error(self) -> float:
         """Relative error of the 2N estimate against the exact count, in percent."""
-        return 100 * (self.flops_2n - self.flops.total) / self.flops.total
+        total = self.flops.total
+        return 100 * (self.flops_2n - total) / total
 
 
 def build_report(
