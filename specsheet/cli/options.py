@@ -214,27 +214,17 @@ def emit(fmt: str, document: dict[str, Any], rows: list[dict[str, Any]],
         title = drawn()[0].title if drawn() else "specsheet"
         for kind, path in exports:
             write_whole(path, export(drawn(), kind, streams.terminal_width(), title))
+    pieces: list[str]  # the text, written in turn (a sweep's megabytes are never one string)
     if fmt == "table":
         from specsheet.render.terminal import render_views
 
-        out = render_views(drawn(), streams.terminal_width(), streams.use_color(),
-                           streams.ascii_only())
-    elif fmt == "json":
-        from specsheet.render.text import json_pieces
+        pieces = [render_views(drawn(), streams.terminal_width(), streams.use_color(),
+                               streams.ascii_only())]
+    elif fmt in ("json", "csv"):
+        from specsheet.render.text import csv_pieces, json_pieces
 
         try:
-            pieces = json_pieces(document, lines_of)
-        except ValueError:  # a number that is not finite: name it and the inputs
-            not_finite(document, inputs or {})
-            raise
-        for piece in pieces:
-            streams.write(piece)
-        return
-    elif fmt == "csv":
-        from specsheet.render.text import to_csv
-
-        try:
-            out = to_csv(rows)
+            pieces = json_pieces(document, lines_of) if fmt == "json" else csv_pieces(rows)
         except ValueError:  # a number that is not finite: name it and the inputs
             not_finite(document, inputs or {})
             raise
@@ -242,9 +232,9 @@ def emit(fmt: str, document: dict[str, Any], rows: list[dict[str, Any]],
         from specsheet.render.text import to_ascii, to_markdown
 
         out = to_markdown(drawn())
-        if streams.ascii_only():
-            out = to_ascii(out)
-    streams.write(out)
+        pieces = [to_ascii(out) if streams.ascii_only() else out]
+    for piece in pieces:
+        streams.write(piece)
 
 
 def _non_finite(document: Any) -> tuple[str, float] | None:

@@ -222,12 +222,22 @@ def _csv_cell(value: Scalar | list[Any]) -> Scalar:
 
 
 def to_csv(rows: list[dict[str, Any]]) -> str:
-    """A header row and one line per row, each row's leaves by dotted path (``flatten``). The
-    columns are the union of every row's leaves, in the order they first appear (the first
-    row's, then each a later row adds), free-text columns last, so no row loses a field; a
-    row without a column has an empty cell. Lists are written as JSON ([0, 2, 4]), booleans
-    as true and false, null as an empty cell: what csv.writer writes of the cells. A number
-    that is not finite raises ValueError, as in JSON (``_dumps``), never written as inf.
+    """``csv_pieces``'s text, joined."""
+    return "".join(csv_pieces(rows))
+
+
+ROWS_PER_PIECE = 64  # a sweep's row is some 1 KB of text
+
+
+def csv_pieces(rows: list[dict[str, Any]]) -> list[str]:
+    """A header row and one line per row, in pieces of ``ROWS_PER_PIECE`` lines that joined
+    are the text (every cell written before they are returned, as in ``json_pieces``); each
+    row's leaves by dotted path (``flatten``). The columns are the union of every row's
+    leaves, in the order they first appear (the first row's, then each a later row adds),
+    free-text columns last, so no row loses a field; a row without a column has an empty
+    cell. Lists are written as JSON ([0, 2, 4]), booleans as true and false, null as an
+    empty cell: what csv.writer writes of the cells. A number that is not finite raises
+    ValueError, as in JSON (``_dumps``), never written as inf.
 
     A section or value that a row shares with the row before it (the same object at the same
     key) has its cells written once (the one optimisation, above): csv.writer quotes a cell by
@@ -316,7 +326,8 @@ def to_csv(rows: list[dict[str, Any]]) -> str:
     lines[0] = out.getvalue()
     for group in layouts.values():
         _lines(header, held, group, lines)
-    return "".join(lines)
+    return ["".join(lines[i:i + ROWS_PER_PIECE])
+            for i in range(0, len(lines), ROWS_PER_PIECE)]
 
 
 def _section(key: Any, value: Any, last: list[Any] | None, values: list[Any],
