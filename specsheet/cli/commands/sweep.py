@@ -142,7 +142,7 @@ def sweep(
     weights and KV per GPU against the GPU's budget, and serve's document with --json.
 
     Examples: 'specsheet sweep llama3.1-8b --tokens 1k:128k:x2 --gpu h100-sxm',
-    'specsheet sweep gpt2-small --d-model 512:4096:x2 --layers 12,24,48 --json',
+    'specsheet sweep gpt2-small --d-model 768:3072:x2 --layers 12,24,48 --json',
     'specsheet sweep llama3-8b --quant none,gptq-int4,gguf-q4_k_m --batch 1,8,32'.
     """
     output = output_format(fmt, json_)
