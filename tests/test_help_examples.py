@@ -22,7 +22,7 @@ def examples() -> list[list[str]]:
     found = []
     for name in COMMANDS:
         module = import_module(f"specsheet.cli.commands.{name}")
-        text = " ".join((getattr(module, name.replace("-", "_")).__doc__ or "").split())
+        text = " ".join((getattr(module, name).__doc__ or "").split())
         for example in QUOTED.findall(text):
             args = shlex.split(example)[1:]
             if args[0] == "explore" or any(

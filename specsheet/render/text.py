@@ -120,25 +120,26 @@ class _Written:
 
     def __init__(self) -> None:
         self.places: dict[str, _Place] = {}
-        self.opening: dict[str, str] = {}  # '{"key": ' by key
-        self.following: dict[str, str] = {}  # ', "key": ' by key
-        self.heads: dict[str, str] = {}  # '"key": ' by key, within a spliced dict
+        self.heads: dict[str, str] = {}  # '"key": ' by key
+
+    def head(self, name: str) -> str:
+        """'"name": ', as json.dumps writes a key."""
+        head = self.heads.get(name)
+        if head is None:
+            head = self.heads[name] = _dumps(name) + ": "
+        return head
 
     def item(self, item: Any) -> list[str]:
         """The text of ``item``, in pieces."""
         if type(item) is not dict or not item:
             return [_dumps(item)]
         text: list[str] = []
-        heads = self.opening
+        separator = "{"
         for name, value in item.items():
             if type(name) is not str:  # json.dumps spells such a key as a string
                 return [_dumps(item)]
-            head = heads.get(name)
-            if head is None:
-                head = heads[name] = ("{" if heads is self.opening else ", ") + \
-                    _dumps(name) + ": "
-            heads = self.following
-            text.append(head)
+            text.append(separator + self.head(name))
+            separator = ", "
             place = self.places.get(name)
             if place is None:
                 place = self.places[name] = _Place()
@@ -178,13 +179,8 @@ class _Written:
             place.fresh = None
         if fresh != place.fresh:  # other entries are new: the runs between them again
             new = set(fresh)
-            heads = self.heads
-            marked = []
-            for i, name in enumerate(names):
-                head = heads.get(name)
-                if head is None:
-                    head = heads[name] = _dumps(name) + ": "
-                marked.append(head + (_MARK if i in new else pieces[i]))
+            marked = [self.head(name) + (_MARK if i in new else pieces[i])
+                      for i, name in enumerate(names)]
             place.runs = ("{" + ", ".join(marked) + "}").split(_MARK)
             place.fresh = fresh
         runs = place.runs
