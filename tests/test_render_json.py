@@ -6,13 +6,14 @@ plain flatten and csv.writer write, for the documents below and for random ones.
 from __future__ import annotations
 
 import csv
+import enum
 import io
 import json
 import math
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from specsheet.render.text import FREE_TEXT, flatten, to_csv, to_json
@@ -264,3 +265,48 @@ def test_random_items_are_written_as_json_dumps_writes_them(items: list[Any]) ->
     else:
         with pytest.raises(ValueError):
             to_json(document, "points")
+
+
+# Whole documents, written indented (every command's --json but a sweep's): nested dicts and
+# lists, keys that are not strings, empty containers, and the types json.dumps writes its own
+# way (a tuple as a list, an int or a str subclass by its value)
+class Level(enum.IntEnum):
+    LOW = 1
+
+
+class Name(str):
+    pass
+
+
+ODD = st.one_of(st.just(Level.LOW), st.builds(Name, st.text(alphabet="ab\"é\n", max_size=3)),
+                st.tuples(st.integers(0, 9), st.text(max_size=2)))
+NESTED = st.recursive(st.one_of(SCALARS, ODD),
+                      lambda inner: st.one_of(st.dictionaries(NAMES, inner, max_size=5),
+                                              st.lists(inner, max_size=4)),
+                      max_leaves=30)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.dictionaries(NAMES, NESTED, max_size=6))
+@example({"a": [1.5, {"b": float("nan")}], "c": {}})
+@example({"a": [float("-inf")], "b": [1, "x", None, True, 2.5, -0.0]})
+@example({"a": {1: [], True: {"b": (1, Name("é"))}, "c": [Level.LOW, []]}})
+def test_random_documents_are_written_as_json_dumps_writes_them_indented(
+        document: dict[Any, Any]) -> None:
+    if finite(document):
+        assert to_json(document) == json.dumps(document, indent=2) + "\n"
+    else:
+        with pytest.raises(ValueError):
+            to_json(document)
+
+
+@pytest.mark.parametrize("args", [["presets", "--json"], ["count", "llama3.1-8b", "--json"],
+                                  ["compare", "gpt2-small", "mixtral-8x7b", "--json"]])
+def test_commands_documents_are_written_as_json_dumps_writes_them_indented(
+        args: list[str]) -> None:
+    from typer.testing import CliRunner
+
+    from specsheet.cli.app import app
+
+    text = CliRunner().invoke(app, args).stdout
+    assert text == json.dumps(json.loads(text), indent=2) + "\n"

@@ -8,8 +8,9 @@ from __future__ import annotations
 import io
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import compress, repeat
+from json.encoder import encode_basestring_ascii
 from math import isfinite
 from operator import is_, is_not
 from typing import TYPE_CHECKING, Any
@@ -36,14 +37,73 @@ def to_ascii(text: str) -> str:
 _STRICT = json.JSONEncoder(allow_nan=False, check_circular=False)
 
 
-def _dumps(value: Any, indent: int | None = None) -> str:
-    """``json.dumps``, strict: a number that is not finite raises ValueError, never written
-    as ``Infinity`` or ``NaN``, which strict JSON readers refuse. Compact, it is one encoder's
-    ``encode`` (what ``json.dumps(value, allow_nan=False, check_circular=False)`` builds and
-    calls each time)."""
-    if indent is None:
-        return _STRICT.encode(value)
-    return json.dumps(value, indent=indent, allow_nan=False)
+def _dumps(value: Any) -> str:
+    """``json.dumps(value, allow_nan=False)``'s compact text: a number that is not finite
+    raises ValueError, never written as ``Infinity`` or ``NaN``, which strict JSON readers
+    refuse. One encoder's ``encode`` (what ``json.dumps`` builds and calls each time)."""
+    return _STRICT.encode(value)
+
+
+def _not_finite(value: float) -> str:
+    raise ValueError(f"Out of range float values are not JSON compliant: {value!r}")
+
+
+# The text of each scalar as json.dumps writes it (ensure_ascii), by its exact type: a subclass
+# (an IntEnum, say) is json.dumps's to write. `value - value == 0` fails for inf and nan alone.
+_SCALAR_TEXT: dict[type, Callable[[Any], str]] = {
+    str: encode_basestring_ascii, int: int.__repr__,
+    float: lambda value: float.__repr__(value) if value - value == 0 else _not_finite(value),
+    bool: {True: "true", False: "false"}.__getitem__, type(None): lambda value: "null"}
+_scalar_text = _SCALAR_TEXT.get
+
+
+def _indented(value: Any, level: int, keys: dict[str, str]) -> str:
+    """``json.dumps(value, indent=2, allow_nan=False)``'s text, ``value`` at depth ``level``
+    (its lines after the first indented by 2 x ``level`` spaces); ``keys``: each key's text
+    with its ``": "``, made as met. CPython's C encoder writes compact text alone, and with an
+    indent json.dumps runs its pure-Python encoder, a chain of generators (some 9,000
+    instructions a value; this walk, some 3,700): the second optimisation of the writers,
+    held by tests/test_render_json.py to json.dumps's text. A value of a type json.dumps
+    writes otherwise (a tuple, a subclass, a dict with a key that is not a string) is
+    json.dumps's own text."""
+    kind = type(value)
+    scalar = _scalar_text(kind)
+    if scalar is not None:
+        return scalar(value)
+    if kind is dict:
+        if not value:
+            return "{}"
+        inner = "\n" + "  " * (level + 1)
+        try:
+            entries = [keys[key] + (scalar(entry) if (scalar := _scalar_text(type(entry)))
+                                    else _indented(entry, level + 1, keys))
+                       for key, entry in value.items()]
+        except KeyError:  # a key not met before
+            if not all(type(key) is str for key in value):
+                return _whole(value, level)
+            for key in value:
+                if key not in keys:
+                    keys[key] = encode_basestring_ascii(key) + ": "
+            return _indented(value, level, keys)
+        return "{" + inner + ("," + inner).join(entries) + inner[:-2] + "}"
+    if kind is list:
+        if not value:
+            return "[]"
+        inner = "\n" + "  " * (level + 1)
+        kinds = set(map(type, value))
+        if len(kinds) == 1 and (scalar := _scalar_text(kinds.pop())) is not None:
+            items = list(map(scalar, value))
+        else:
+            items = [scalar(item) if (scalar := _scalar_text(type(item)))
+                     else _indented(item, level + 1, keys) for item in value]
+        return "[" + inner + ("," + inner).join(items) + inner[:-2] + "]"
+    return _whole(value, level)
+
+
+def _whole(value: Any, level: int) -> str:
+    """json.dumps's own indented text of ``value`` at depth ``level`` (its text holds no line
+    break but those between its lines: ensure_ascii writes one in a string as \\n)."""
+    return json.dumps(value, indent=2, allow_nan=False).replace("\n", "\n" + "  " * level)
 
 
 def to_json(document: dict[str, Any], lines_of: str | None = None) -> str:
@@ -64,7 +124,7 @@ def json_pieces(document: dict[str, Any], lines_of: str | None = None) -> list[s
     Every value is encoded before the pieces are returned: a number that is not finite raises
     ValueError before anything is written."""
     if lines_of is None:
-        return [_dumps(document, indent=2) + "\n"]
+        return [_indented(document, 0, {}) + "\n"]
     head = "".join(f"  {_dumps(key)}: {_dumps(value)},\n"
                    for key, value in document.items() if key != lines_of)
     items = document[lines_of]
