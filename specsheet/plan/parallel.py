@@ -11,6 +11,7 @@ the tensors to one GPU's share under it. Errors carry the argument they are abou
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 
 from specsheet.compiled import NamedTuple
 from specsheet.errors import SpecError, quoted
@@ -63,7 +64,8 @@ def pad_vocab(vocab: int) -> int:
     return -(-vocab // VOCAB_PADDING) * VOCAB_PADDING
 
 
-def pp_partition(layers: int, pp: int) -> list[range]:
+@lru_cache(maxsize=1024)  # a search asks for each stage of each layout, plan after plan
+def pp_partition(layers: int, pp: int) -> tuple[range, ...]:
     """The layers of each pipeline stage, as vLLM's get_pp_indices assigns them: layers // pp
     each, the remainder one each to the stages before the last, from the second-to-last back."""
     sizes = [layers // pp] * pp
@@ -73,7 +75,7 @@ def pp_partition(layers: int, pp: int) -> list[range]:
     for size in sizes:
         ranges.append(range(start, start + size))
         start += size
-    return ranges
+    return tuple(ranges)
 
 
 def _divisors(n: int) -> list[int]:

@@ -497,14 +497,14 @@ class TrainPlanning(NamedTuple):
 
 
 class KeptCut(Cut):
-    """The plan search's one cache: each stage's tensors, listed or alike (by model, layout
-    and stage), and their bytes (by tensors and format), computed once for every GPU searched
-    (a stage's cut does not depend on the GPU) and for every training run of a layout. One per
-    search; nothing outlives it (``api.plan.search`` makes it)."""
+    """The plan search's one cache: each stage's tensors (by model, layout and stage) and
+    their bytes (by tensors and format; in a dtype, by stage and dtype), computed once for
+    every GPU searched (a stage's cut does not depend on the GPU) and for every training run
+    of a layout. One per search; nothing outlives it (``api.plan.search`` makes it)."""
 
     def __init__(self) -> None:
         self.tensors: dict[tuple[ModelSpec, Parallel, int], tuple[Tensor, ...]] = {}
-        self.alike: dict[tuple[ModelSpec, Parallel, int], tuple[tuple[Tensor, int], ...]] = {}
+        self.weights: dict[tuple[object, ...], tuple[int, int, int]] = {}
         self.bytes: dict[tuple[object, ...], int] = {}
 
     def stage_tensors(self, spec: ModelSpec, layout: Parallel, stage: int
@@ -515,13 +515,14 @@ class KeptCut(Cut):
             held = self.tensors[key] = super().stage_tensors(spec, layout, stage)
         return held
 
-    def stage_tensors_alike(self, spec: ModelSpec, layout: Parallel, stage: int
-                            ) -> tuple[tuple[Tensor, int], ...]:
-        key = (spec, layout, stage)
-        held = self.alike.get(key)
-        if held is None:
-            held = self.alike[key] = super().stage_tensors_alike(spec, layout, stage)
-        return held
+    def stage_weights(self, spec: ModelSpec, layout: Parallel, stage: int, dtype: str | None,
+                      score_bias: bool) -> tuple[int, int, int]:
+        key = (spec, layout, stage, dtype, score_bias)
+        found = self.weights.get(key)
+        if found is None:
+            found = self.weights[key] = super().stage_weights(spec, layout, stage, dtype,
+                                                              score_bias)
+        return found
 
     def stored_bytes(self, spec: ModelSpec, tensors: tuple[Tensor, ...], dtype: str | None,
                      quant: str | None, group_size: int | None, keep: tuple[str, ...] = (),
@@ -531,11 +532,4 @@ class KeptCut(Cut):
         if found is None:
             found = self.bytes[key] = super().stored_bytes(spec, tensors, dtype, quant,
                                                            group_size, keep, match, file_types)
-        return found
-
-    def tail_bytes(self, held: tuple[tuple[Tensor, int], ...], dtype: str) -> int:
-        key = ("tails", held, dtype)
-        found = self.bytes.get(key)
-        if found is None:
-            found = self.bytes[key] = super().tail_bytes(held, dtype)
         return found

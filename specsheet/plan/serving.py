@@ -41,7 +41,7 @@ from specsheet.plan.kv_blocks import (
     state_pages,
 )
 from specsheet.plan.parallel import Parallel, pad_vocab, pp_partition
-from specsheet.plan.sharding import COMPUTED, Cut, held_bytes, shard
+from specsheet.plan.sharding import COMPUTED, Cut, shard
 from specsheet.plan.vllm_layout import lora_slot_bytes, rotary_cache_bytes
 from specsheet.quant.tensors import Tensor, layer_tensors
 
@@ -160,14 +160,13 @@ def _state_inputs(spec: ModelSpec) -> tuple[Tensor, ...]:
     return tuple(firsts.values())
 
 
-def activation_estimate(spec: ModelSpec, layout: Parallel, layers: range, last: bool,
-                        batched_tokens: int, max_seqs: int) -> int:
-    """An estimate of vLLM's profile-run peak: max_num_batched_tokens x (2 x d + the widest
-    intermediate of a layer on one GPU) x 2 bytes, plus on the last stage the sampler's fp32
-    logits for min(max_num_seqs, max_num_batched_tokens) requests: S x pad64(V) / tp x 4."""
+def activation_estimate(spec: ModelSpec, layout: Parallel, last: bool, batched_tokens: int,
+                        max_seqs: int) -> int:
+    """An estimate of vLLM's profile-run peak on a stage that holds layers: max_num_batched_tokens
+    x (2 x d + the widest intermediate of a layer on one GPU) x 2 bytes, plus on the last stage
+    the sampler's fp32 logits for min(max_num_seqs, max_num_batched_tokens) requests:
+    S x pad64(V) / tp x 4."""
     tp, d = layout.tp, spec.d_model
-    if not len(layers):
-        return 0
     matrices = 2 if spec.mlp == "gated" else 1
     kv_gpu = max(1, spec.kv_heads // tp)
     if spec.latent_attention:
@@ -220,54 +219,28 @@ def _quantized_weights(report: Report, hardware: Accelerator, layout: Parallel, 
     return weights, experts
 
 
-def stage_memory(report: Report, hardware: Accelerator, layout: Parallel, stage: int,
-                 max_model_len: int, utilization: Share, kv_memory: int | None,
-                 batched_tokens: int, max_seqs: int, group_size: int | None,
-                 moe_kernel: str | None = None, measured: Measured | None = None,
-                 block_size: int | None = None, kv_layout: str | None = None,
-                 lora: tuple[int, int] = (0, 16), mamba_mode: str = "none",
-                 draft: Draft | None = None, cut: Cut | None = None) -> StageMemory:
-    """The memory of one GPU of pipeline stage ``stage`` (``cut``: where its tensors and their
-    bytes come from, a search's cache or computed)."""
+def stage_memories(report: Report, hardware: Accelerator, layout: Parallel, max_model_len: int,
+                   utilization: Share, kv_memory: int | None, batched_tokens: int,
+                   max_seqs: int, group_size: int | None, moe_kernel: str | None = None,
+                   measured: Measured | None = None, block_size: int | None = None,
+                   kv_layout: str | None = None, lora: tuple[int, int] = (0, 16),
+                   mamba_mode: str = "none", draft: Draft | None = None,
+                   cut: Cut | None = None) -> tuple[StageMemory, ...]:
+    """The memory of one GPU of each pipeline stage (``cut``: where its tensors and their
+    bytes come from, a search's cache or computed). What every stage shares (the KV block, a
+    token's bits, the state page, the draft's pages, the budget) is worked out once."""
     spec = report.model.spec
     quant = report.weights.format if report.weights.quantized else None
     dtype = report.dtype
-    layers = pp_partition(spec.layers, layout.pp)[stage]
     cut = cut or COMPUTED
     w = report.weights
     group_size = w.group_size if group_size is None else group_size
-    tails = 0
-    if quant is None:  # sums over the stage's tensors: each kind of block counted once
-        held = cut.stage_tensors_alike(spec, layout, stage)
-        if w.router_score_bias:  # stored, and loaded whole on every GPU
-            from specsheet.quant.tensors import score_bias_tensors
-
-            held += tuple((t, 1) for t in score_bias_tensors(spec, layers))
-        weights = held_bytes(held, dtype)
-        experts = held_bytes(tuple(p for p in held if "_exps." in p[0].name), dtype) \
-            if spec.experts else 0
-        # the caching allocator's unsplit tails, for weights stored in a dtype (allocator.py)
-        tails = cut.tail_bytes(held, dtype or "bf16")
-    else:
-        weights, experts = _quantized_weights(report, hardware, layout, stage, layers, quant,
-                                              group_size, moe_kernel, cut)
-    buffers = rotary_cache_bytes(spec, dtype) if attention_layers(spec, layers) else 0
-    buffers += tails
-    lora_bytes = lora_slot_bytes(spec, layout.tp, layers, *lora, dtype) if lora[0] else 0
-    buffers += lora_bytes
-    activation = activation_estimate(spec, layout, layers, stage == layout.pp - 1,
-                                     batched_tokens, max_seqs)
     overhead = OVERHEAD_BYTES
     capacity = hardware.device_bytes  # CUDA's total where the catalog has it
     if measured is not None:  # a vLLM log's figures in place of the estimates
-        activation = activation if measured.activation is None else measured.activation
         overhead = overhead if measured.overhead is None else measured.overhead
         capacity = capacity if measured.total is None else measured.total
-    if kv_memory is None:
-        budget = utilization.of(capacity)
-        pool = max(0, budget - weights - buffers - activation - overhead)
-    else:
-        budget, pool = capacity, kv_memory
+    budget = utilization.of(capacity) if kv_memory is None else capacity
     values = kv_values_per_layer(spec, layout.tp)
     kv_dtype = report.kv.dtype
     state_dtype = dtype or "bf16"
@@ -276,34 +249,57 @@ def stage_memory(report: Report, hardware: Accelerator, layout: Parallel, stage:
                            kv_block_size(spec, hardware, layout.tp, kv_dtype, state_dtype,
                                          max_model_len, layout.dcp, mamba_mode))
     state_page = state_page_bytes(spec, layout.tp, state_dtype)
-    attention = attention_layers(spec, layers)
     token_bits = FP8_DS_MLA_TOKEN_BYTES * 8 if kv_layout else values * DTYPE_BITS[kv_dtype]
     page = -(-block * token_bits // 8) if spec.attention_layers else state_page
     draft_bytes, draft_block, draft_per_token = _draft(report, draft, layout, block, token_bits,
                                                        quant, group_size)
-    buffers += draft_bytes  # loaded with the weights, out of the pool
-    pool = pool if kv_memory is not None else max(0, pool - draft_bytes)
-    groups = tuple(kv_groups(spec, layers))
-    per_group = max((g.layers for g in groups), default=0)
-    num_blocks = pool // page // per_group if per_group else 0
-    if draft_block and per_group:  # one type of full attention: pages summed
-        num_blocks = pool // (page * per_group + draft_block)
-    blocks = sum(group_blocks(g, max_model_len, batched_tokens, block * layout.dcp, mamba_mode)
-                 for g in groups)  # the lookahead stops at max_model_len
-    per_token = token_bits * len(attention) // 8
-    return StageMemory(
-        stage=stage, layers=len(layers), capacity_bytes=capacity, budget_bytes=budget,
-        weights_bytes=weights, expert_bytes=experts, activation_bytes=activation,
-        overhead_bytes=overhead, kv_pool_bytes=pool, kv_bytes_per_token=per_token,
-        block_size=block, page_bytes=page, state_page_bytes=state_page, groups=groups,
-        layers_per_group=per_group, num_blocks=num_blocks, blocks_per_request=blocks,
-        kv_read_per_token=token_bits // 8 // layout.dcp, buffers_bytes=buffers,
-        dcp=layout.dcp, lora_bytes=lora_bytes, allocator_bytes=tails,
-        mamba_cache_mode=mamba_mode,
-        state_pages=state_pages(mamba_mode, max_model_len, block * layout.dcp),
-        draft_bytes=draft_bytes, draft_block_bytes=draft_block,
-        draft_bytes_per_token=draft_per_token,
-        lookahead=draft.lookahead if draft else 0, max_model_len=max_model_len)
+    pages = state_pages(mamba_mode, max_model_len, block * layout.dcp)
+    peak = activation_estimate(spec, layout, False, batched_tokens, max_seqs) \
+        if layout.pp > 1 else 0
+    last_peak = activation_estimate(spec, layout, True, batched_tokens, max_seqs)
+    stages = []
+    for stage, layers in enumerate(pp_partition(spec.layers, layout.pp)):
+        tails = 0
+        if quant is None:  # and the caching allocator's unsplit tails (allocator.py)
+            weights, experts, tails = cut.stage_weights(spec, layout, stage, dtype,
+                                                        w.router_score_bias)
+        else:
+            weights, experts = _quantized_weights(report, hardware, layout, stage, layers,
+                                                  quant, group_size, moe_kernel, cut)
+        attention = attention_layers(spec, layers)
+        buffers = rotary_cache_bytes(spec, dtype) if attention else 0
+        buffers += tails
+        lora_bytes = lora_slot_bytes(spec, layout.tp, layers, *lora, dtype) if lora[0] else 0
+        buffers += lora_bytes
+        activation = (last_peak if stage == layout.pp - 1 else peak) if layers else 0
+        if measured is not None and measured.activation is not None:
+            activation = measured.activation
+        if kv_memory is None:
+            pool = max(0, budget - weights - buffers - activation - overhead - draft_bytes)
+        else:
+            pool = kv_memory
+        buffers += draft_bytes  # loaded with the weights, out of the pool
+        groups = tuple(kv_groups(spec, layers))
+        per_group = max((g.layers for g in groups), default=0)
+        num_blocks = pool // page // per_group if per_group else 0
+        if draft_block and per_group:  # one type of full attention: pages summed
+            num_blocks = pool // (page * per_group + draft_block)
+        blocks = sum(group_blocks(g, max_model_len, batched_tokens, block * layout.dcp,
+                                  mamba_mode)
+                     for g in groups)  # the lookahead stops at max_model_len
+        stages.append(StageMemory(
+            stage=stage, layers=len(layers), capacity_bytes=capacity, budget_bytes=budget,
+            weights_bytes=weights, expert_bytes=experts, activation_bytes=activation,
+            overhead_bytes=overhead, kv_pool_bytes=pool,
+            kv_bytes_per_token=token_bits * len(attention) // 8, block_size=block,
+            page_bytes=page, state_page_bytes=state_page, groups=groups,
+            layers_per_group=per_group, num_blocks=num_blocks, blocks_per_request=blocks,
+            kv_read_per_token=token_bits // 8 // layout.dcp, buffers_bytes=buffers,
+            dcp=layout.dcp, lora_bytes=lora_bytes, allocator_bytes=tails,
+            mamba_cache_mode=mamba_mode, state_pages=pages, draft_bytes=draft_bytes,
+            draft_block_bytes=draft_block, draft_bytes_per_token=draft_per_token,
+            lookahead=draft.lookahead if draft else 0, max_model_len=max_model_len))
+    return tuple(stages)
 
 
 def _draft(report: Report, draft: Draft | None, layout: Parallel, block: int,
@@ -520,11 +516,10 @@ def plan_serving(report: Report, hardware: Accelerator, layout: Parallel, reques
     utilization = utilization or parse_utilization(DEFAULT_MEMORY_UTILIZATION)
     if request.max_model_len > spec.context:
         raise over_context(report, request.max_model_len)
-    stages = tuple(stage_memory(report, hardware, layout, i, request.max_model_len, utilization,
-                                kv_memory, request.batched_tokens, request.max_seqs, group_size,
-                                request.moe_kernel, measured, request.block_size,
-                                request.kv_layout, (request.max_loras, request.max_lora_rank),
-                                request.mamba_cache_mode, request.draft, cut)
-                   for i in range(layout.pp))
+    stages = stage_memories(report, hardware, layout, request.max_model_len, utilization,
+                            kv_memory, request.batched_tokens, request.max_seqs, group_size,
+                            request.moe_kernel, measured, request.block_size,
+                            request.kv_layout, (request.max_loras, request.max_lora_rank),
+                            request.mamba_cache_mode, request.draft, cut)
     return ServePlan(report, hardware, layout, request, utilization, kv_memory is not None,
                      stages)

@@ -183,6 +183,24 @@ def held_bytes(held: Iterable[tuple[Tensor, int]], dtype: str | None) -> int:
     return bytes_for(sum(t.elements * n for t, n in held), dtype or "bf16")
 
 
+def stage_weights(spec: ModelSpec, layout: Parallel, stage: int, dtype: str | None,
+                  score_bias: bool) -> tuple[int, int, int]:
+    """Bytes one GPU of stage ``stage`` holds of weights stored in ``dtype`` (bf16 by default):
+    all its weights, its routed experts', and the caching allocator's unsplit tails of them
+    (allocator.py); with ``score_bias``, the routers' score biases, stored and loaded whole on
+    every GPU, among them. Sums over ``stage_tensors_alike``: each kind of block counted once."""
+    held = stage_tensors_alike(spec, layout, stage)
+    if score_bias:
+        from specsheet.quant.tensors import score_bias_tensors
+
+        layers = pp_partition(spec.layers, layout.pp)[stage]
+        held += tuple((t, 1) for t in score_bias_tensors(spec, layers))
+    weights = held_bytes(held, dtype)
+    experts = held_bytes(tuple(p for p in held if "_exps." in p[0].name), dtype) \
+        if spec.experts else 0
+    return weights, experts, tail_bytes(held, dtype or "bf16")
+
+
 def stored_bytes(spec: ModelSpec, tensors: tuple[Tensor, ...], dtype: str | None,
                  quant: str | None, group_size: int | None, keep: tuple[str, ...] = (),
                  match: str = "exact", file_types: tuple[tuple[str, str], ...] = ()) -> int:
@@ -209,17 +227,14 @@ class Cut:
                       ) -> tuple[Tensor, ...]:
         return stage_tensors(spec, layout, stage)
 
-    def stage_tensors_alike(self, spec: ModelSpec, layout: Parallel, stage: int
-                            ) -> tuple[tuple[Tensor, int], ...]:
-        return stage_tensors_alike(spec, layout, stage)
+    def stage_weights(self, spec: ModelSpec, layout: Parallel, stage: int, dtype: str | None,
+                      score_bias: bool) -> tuple[int, int, int]:
+        return stage_weights(spec, layout, stage, dtype, score_bias)
 
     def stored_bytes(self, spec: ModelSpec, tensors: tuple[Tensor, ...], dtype: str | None,
                      quant: str | None, group_size: int | None, keep: tuple[str, ...] = (),
                      match: str = "exact", file_types: tuple[tuple[str, str], ...] = ()) -> int:
         return stored_bytes(spec, tensors, dtype, quant, group_size, keep, match, file_types)
-
-    def tail_bytes(self, held: tuple[tuple[Tensor, int], ...], dtype: str) -> int:
-        return tail_bytes(held, dtype)
 
 
 COMPUTED = Cut()  # the cut of a plan made on its own
