@@ -142,6 +142,29 @@ def test_a_budget_and_a_minimum_throughput() -> None:
     assert doc["candidates"][doc["best"]]["gpus"] <= 2
 
 
+def test_any_format_skips_a_format_that_cannot_store_the_model_and_says_why() -> None:
+    # gpt-oss's hidden size 2,880 is not a multiple of AWQ's group of 128 (count refuses
+    # --quant awq-int4): any searches the other formats and names the one it skipped
+    counted = runner.invoke(app, ["count", "gpt-oss-120b", "--quant", "awq-int4", "--json"])
+    assert counted.exit_code == 2 and counted.stdout == ""
+    why = counted.stderr.strip().removeprefix("specsheet: error: ")
+    code, doc = run("plan", "gpt-oss-120b", "--gpu", "h100-sxm", "--gpus", "1..2", "--quant",
+                    "any")
+    assert code == 0 and doc["skipped"]["formats"] == [{"format": "awq-int4", "reason": why}]
+    assert "awq-int4" not in {f["format"] for f in doc["formats"]}
+    assert {f["format"] for f in doc["formats"]} == {"mxfp4", "fp8", "w8a8", "w4a16", "nvfp4"}
+    table = real("plan", "gpt-oss-120b", "--gpu", "h100-sxm", "--gpus", "1..2", "--quant",
+                 "any", COLUMNS="200", NO_COLOR="1")
+    assert table.returncode == 0
+    assert [line.split(None, 2)[2] for line in table.stdout.splitlines()
+            if line.strip().startswith("format skipped")] == [why]
+    named = runner.invoke(app, ["plan", "gpt-oss-120b", "--gpu", "h100-sxm", "--quant",
+                                "awq-int4", "--json"])  # asked by name: bad input
+    assert named.exit_code == 2 and named.stdout == "" and why in named.stderr
+    _, plain = run("plan", "llama3-8b", "--gpu", "h100-sxm", "--gpus", "1", "--quant", "any")
+    assert plain["skipped"]["formats"] == []
+
+
 def test_any_format_orders_the_formats_by_bits_per_weight() -> None:
     _, doc = run("plan", "llama3-8b", "--gpu", "h100-sxm", "--gpus", "1", "--quant", "any",
                  "--kv-dtype", "bf16,fp8")

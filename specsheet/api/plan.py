@@ -238,25 +238,36 @@ def search(model: Model, request: PlanRequest | None = None, **options: Any
     return _search(model, request, cut)
 
 
-def _reports(model: Model, request: PlanRequest) -> list[tuple[str | None, Report]]:
-    """A report per (format, KV dtype): the model's own format first, then the formats asked."""
+def _reports(model: Model, request: PlanRequest
+             ) -> tuple[list[tuple[str | None, Report]], tuple[tuple[str, str], ...]]:
+    """A report per (format, KV dtype): the model's own format first, then the formats asked;
+    and the formats of ``any`` that cannot store the model, each with why (a format asked by
+    name that cannot is bad input)."""
     from specsheet.api.count import report
 
+    any_format = request.quant is not None and request.quant.strip().lower() == "any"
     if request.quant is None:
         quants: list[str | None] = [None]
-    elif request.quant.strip().lower() == "any":
+    elif any_format:
         quants = [None, *ANY_FORMATS]
     else:
         quants = list(_names(request.quant, "quant"))
     found: list[tuple[str | None, Report]] = []
+    unstored: dict[str, str] = {}
     seen: set[tuple[str, str]] = set()
     for kv in _names(request.kv_dtype, "kv_dtype"):
         for quant in quants:
-            r = report(model, None, None, kv, quant)
+            try:
+                r = report(model, None, None, kv, quant)
+            except SpecError as e:  # a tensor the format cannot store (awq-int4's groups)
+                if not any_format or quant is None:
+                    raise
+                unstored.setdefault(quant, e.message)
+                continue
             if (r.weights.format, kv) not in seen:  # --quant any names the own format again
                 seen.add((r.weights.format, kv))
                 found.append((quant, r))
-    return found
+    return found, tuple(unstored.items())
 
 
 def bits_per_weight(r: Report) -> float:
@@ -292,7 +303,7 @@ def _search(model: Model, request: PlanRequest, cut: KeptCut | None = None) -> P
         concurrency=request.concurrency, requests_per_s=request.requests_per_s,
         max_ttft=request.max_ttft, max_tpot=request.max_tpot,
         min_tokens_per_s=request.min_tokens_per_s, budget=request.budget)
-    reports = _reports(model, request)
+    reports, unstored = _reports(model, request)
     speculative = _spec_request(request)
     if reports:  # what refuses the draft on any layout, said once, not as no candidate
         from specsheet.api.speculative import draft_of
@@ -370,7 +381,7 @@ def _search(model: Model, request: PlanRequest, cut: KeptCut | None = None) -> P
         model=model, params=reports[0][1].params.total, asked=request.objective,
         objective=used, constraints=constraints,
         max_gpus=request.max_gpus, mfu=mfu, mbu=request.mbu, priced=priced,
-        formats=tuple(formats),
+        formats=tuple(formats), unstored=unstored,
         candidates=tuple(ranked), commands=commands, searched=searched, refused=refused,
         over_memory=over,
         pareto=tuple(search.pareto(ranked, priced)), solved=solved,

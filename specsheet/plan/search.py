@@ -385,6 +385,8 @@ class Planning(NamedTuple):
     max_model_len: int
     prompt: int
     output: int
+    # the formats of --quant any that cannot store the model: (format, why)
+    unstored: tuple[tuple[str, str], ...] = ()
 
     @property
     def best(self) -> int | None:

@@ -105,7 +105,8 @@ def plan_document(p: Planning) -> dict[str, Any]:
         "objective": {"asked": p.asked, "used": p.objective, "note": objective_note(p)},
         "formats": [{"format": f, "bits_per_weight": bits} for f, bits in p.formats],
         "searched": p.searched,
-        "skipped": {"refused": p.refused, "memory": p.over_memory},
+        "skipped": {"refused": p.refused, "memory": p.over_memory,
+                    "formats": [{"format": f, "reason": why} for f, why in p.unstored]},
         "candidates": [_candidate(c, argv) for c, argv in zip(p.candidates, p.commands,
                                                                strict=True)],
         "best": p.best,
@@ -188,6 +189,8 @@ def plan_views(p: Planning, price_option: str) -> list[TableView]:
     verdict.add("objective", objective_note(p))
     verdict.add("searched", f"{p.searched:,} memory plans; skipped {p.refused:,} layouts "
                             f"vLLM refuses, {p.over_memory:,} that do not fit")
+    for _, why in p.unstored:
+        verdict.add("format skipped", why)
     if p.best is not None:
         verdict.add("reproduce #0", " ".join(p.commands[0]))
         lost = runner_up(p)
@@ -262,7 +265,9 @@ def schemas() -> dict[str, Any]:
         "formats": {"type": "array", "items": obj({"format": {"type": "string"},
                                                    "bits_per_weight": number})},
         "searched": count,
-        "skipped": obj({"refused": count, "memory": count}),
+        "skipped": obj({"refused": count, "memory": count, "formats": {
+            "type": "array", "items": obj({"format": {"type": "string"},
+                                           "reason": {"type": "string"}})}}),
         "candidates": {"type": "array", "items": candidate},
         "best": maybe_count,
         "reason": {"type": ["string", "null"]},
