@@ -144,10 +144,10 @@ def json_pieces(document: dict[str, Any], lines_of: str | None = None) -> list[s
     return ["".join(parts[a:b]) for a, b in zip(starts, starts[1:], strict=False)]
 
 
-# The one optimisation of the text writers: a section that consecutive items share (the very
-# same object: views/sweep.py shares a sweep's spec, parameters and memory along the grid) is
-# written once. Held by tests/test_render_json.py to what json.dumps and a plain flatten +
-# csv.writer write.
+# The first optimisation of the text writers (the second is ``_indented``, above): a section
+# that consecutive items share (the very same object: views/sweep.py shares a sweep's spec,
+# parameters and memory along the grid) is written once. Held by tests/test_render_json.py to
+# what json.dumps and a plain flatten + csv.writer write.
 
 _NOTHING = object()  # no value written yet at a key
 _MARK = "\x00"  # never in json.dumps's text, which writes a control character as \u0000
