@@ -290,7 +290,7 @@ NESTED = st.recursive(st.one_of(SCALARS, ODD),
 @given(st.dictionaries(NAMES, NESTED, max_size=6))
 @example({"a": [1.5, {"b": float("nan")}], "c": {}})
 @example({"a": [float("-inf")], "b": [1, "x", None, True, 2.5, -0.0]})
-@example({"a": {1: [], True: {"b": (1, Name("é"))}, "c": [Level.LOW, []]}})
+@example({"a": {1: [], "b": {True: (1, Name("é"))}, "c": [Level.LOW, []]}})
 def test_random_documents_are_written_as_json_dumps_writes_them_indented(
         document: dict[Any, Any]) -> None:
     if finite(document):
