@@ -78,7 +78,8 @@ def _indented(value: Any, level: int, keys: dict[str, str]) -> str:
             entries = [keys[key] + (scalar(entry) if (scalar := _scalar_text(type(entry)))
                                     else _indented(entry, level + 1, keys))
                        for key, entry in value.items()]
-        except KeyError:  # a key not met before
+        except KeyError:  # a key not met before: its text made, the dict written again (the
+            # entries before it too, once a document: cheaper than a test of every dict's keys)
             if not all(type(key) is str for key in value):
                 return _whole(value, level)
             for key in value:
