@@ -254,6 +254,23 @@ def test_non_utf8_file(tmp_path: Path) -> None:
     assert_bad(run("count", str(path)), "not UTF-8")
 
 
+def test_a_byte_order_mark_is_read_past_and_not_counted_in_an_offset(tmp_path: Path) -> None:
+    """Windows editors write a UTF-8 BOM: the file reads as without it, and a bad byte's offset
+    counts from after it, as Python's utf-8-sig codec counts it."""
+    config = (Path(__file__).parent / "data" / "llama-3.1-8b.json").read_bytes()
+    plain, marked = tmp_path / "plain" / "config.json", tmp_path / "marked" / "config.json"
+    for path, raw in ((plain, config), (marked, b"\xef\xbb\xbf" + config)):
+        path.parent.mkdir()
+        path.write_bytes(raw)
+    first, second = run("count", str(plain), "--json"), run("count", str(marked), "--json")
+    assert first.exit_code == second.exit_code == 0
+    assert json.loads(first.stdout)["params"]["total"] == 8_030_261_248
+    assert first.stdout == second.stdout.replace("marked", "plain")
+    broken = tmp_path / "broken.yaml"
+    broken.write_bytes(b"\xef\xbb\xbfname: caf\xe9\n")
+    assert_bad(run("count", str(broken)), "not UTF-8 text (byte 9)")
+
+
 def test_bare_command_prints_help_on_stderr() -> None:
     result = run()
     assert result.exit_code == 2

@@ -29,8 +29,9 @@ def read_text(path: Path) -> str:
         raw = path.read_bytes()
     except OSError as e:
         raise SpecError(f"cannot read: {e.strerror}", source=str(path)) from None
-    try:
-        return raw.decode("utf-8-sig")
+    try:  # as raw.decode("utf-8-sig") does, without importing that codec (a byte's offset
+        # counts from after the BOM, as that codec counts it)
+        return (raw[3:] if raw.startswith(b"\xef\xbb\xbf") else raw).decode("utf-8")
     except UnicodeDecodeError as e:
         raise SpecError(f"not UTF-8 text (byte {e.start})", source=str(path)) from None
 

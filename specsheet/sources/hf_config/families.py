@@ -11,7 +11,6 @@ from typing import Any
 from specsheet.errors import SpecError, did_you_mean, quoted
 from specsheet.sources.hf_config.defaults import DEFAULTS
 from specsheet.sources.hf_config.reader import HFConfig, key_error
-from specsheet.sources.hf_config.unsupported import refusal
 
 Fields = dict[str, Any]
 
@@ -1109,6 +1108,8 @@ def fields_from_hf_config(data: Mapping[str, Any], origin: str) -> tuple[Fields,
     if family is None:
         # a family transformers knows is refused with its reason, never by a similar name
         # (bamba is not jamba); a name it does not know may be a misspelt supported one
+        from specsheet.sources.hf_config.unsupported import refusal  # a refusal's table
+
         why = refusal(model_type)
         if why is not None:
             raise SpecError(f"model_type '{model_type}' is not supported: {why}",

@@ -28,11 +28,13 @@ its processor is named by the model_type, and counting its images is refused.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from specsheet.errors import quoted
-from specsheet.model.images import ImageProcessor
 from specsheet.sources.hf_config.reader import key_error
+
+if TYPE_CHECKING:
+    from specsheet.model.images import ImageProcessor
 
 QWEN_PREPROCESSOR = "Qwen/Qwen2.5-VL-7B-Instruct's preprocessor_config.json"
 
@@ -55,6 +57,8 @@ def image_processor_of(data: Mapping[str, Any], origin: str) -> ImageProcessor |
     vision = data.get("vision_config")
     if not isinstance(vision, dict):
         return None
+    from specsheet.model.images import ImageProcessor  # imported by a multimodal file only
+
     model_type = str(data.get("model_type"))
     sources: list[tuple[str, str]] = []
 

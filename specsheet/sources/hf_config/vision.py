@@ -11,11 +11,13 @@ files) are read as its text model's (``FLAT_TEXT``).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from specsheet.errors import SpecError, quoted
-from specsheet.model.vision import VisionTower
 from specsheet.sources.hf_config.reader import HFConfig, key_error
+
+if TYPE_CHECKING:
+    from specsheet.model.vision import VisionTower
 
 _SIGLIP = {"hidden_size": 768, "intermediate_size": 3072, "num_hidden_layers": 12,
            "num_attention_heads": 12, "num_channels": 3, "image_size": 224, "patch_size": 16,
@@ -134,6 +136,8 @@ def vision_tower(data: Mapping[str, Any], d_model: int, origin: str) -> VisionTo
                         f"for a '{wrapper}' model (it reads {', '.join(known)}); the vision tower "
                         "cannot be counted, so no figure of the whole checkpoint is given",
                         field="vision_config", value=kind, source=origin)
+    from specsheet.model.vision import VisionTower  # imported by a wrapper's file only
+
     c = HFConfig({**vision, "model_type": kind}, where, known[kind])
     top = HFConfig(data, origin, _WRAPPER_DEFAULTS.get(str(wrapper), {}))
     encoder = _ENCODER_OF[kind]
