@@ -3,6 +3,7 @@ the file and the line."""
 
 from __future__ import annotations
 
+import codecs
 import json
 from pathlib import Path
 from typing import Any
@@ -29,9 +30,9 @@ def read_text(path: Path) -> str:
         raw = path.read_bytes()
     except OSError as e:
         raise SpecError(f"cannot read: {e.strerror}", source=str(path)) from None
-    try:  # as raw.decode("utf-8-sig") does, without importing that codec (a byte's offset
-        # counts from after the BOM, as that codec counts it)
-        return (raw[3:] if raw.startswith(b"\xef\xbb\xbf") else raw).decode("utf-8")
+    bom = codecs.BOM_UTF8  # (codecs is loaded with the interpreter; the utf-8-sig codec is not)
+    try:  # as raw.decode("utf-8-sig") does: a byte's offset counts from after the BOM
+        return (raw[len(bom):] if raw.startswith(bom) else raw).decode("utf-8")
     except UnicodeDecodeError as e:
         raise SpecError(f"not UTF-8 text (byte {e.start})", source=str(path)) from None
 
