@@ -6,7 +6,9 @@ from __future__ import annotations
 import gc
 import subprocess
 import sys
+from importlib import import_module
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -35,3 +37,30 @@ def test_the_console_script_and_python_m_use_it(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=tmp_path, check=True).stdout
     assert out == "True True\n"
+
+
+def _described(command: Any) -> list[tuple[Any, ...]]:
+    """What a built command's parameters are: their names, flags, defaults, types and help."""
+    return [(p.name, p.opts, p.secondary_opts, p.default, p.required, type(p.type),
+             p.type.name, getattr(p.type, "func", None), getattr(p.type, "choices", None),
+             getattr(p, "help", None), getattr(p, "hidden", False)) for p in command.params]
+
+
+@pytest.mark.parametrize("name", sorted(app.COMMANDS))
+def test_a_command_built_with_its_parameters_read_once_is_typers_own(name: str) -> None:
+    """build_command serves typer's second reading of a command's parameters from its first:
+    the command is the one typer builds reading them each time (every option's flags, default,
+    type and help), and typer's reader is its own again afterwards."""
+    import typer
+    from typer.utils import get_params_from_function
+
+    built = app.build_command(name)
+    assert typer.main.get_params_from_function is get_params_from_function
+    module = import_module(f"specsheet.cli.commands.{name}")
+    single = typer.Typer(add_completion=False, pretty_exceptions_enable=False,
+                         rich_markup_mode=None)
+    single.command(name=name, short_help=app.COMMANDS[name], **module.SETTINGS)(
+        getattr(module, name))
+    own = typer.main.get_command(single)
+    assert _described(built) == _described(own)
+    assert (built.help, built.epilog, built.short_help) == (own.help, own.epilog, own.short_help)
