@@ -15,10 +15,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from specsheet.compiled import (
-    NamedTuple,
-    dataclass,  # dataclasses' own, its methods compiled once
-)
+from specsheet.compiled import NamedTuple
 from specsheet.errors import SpecError, did_you_mean, quoted
 
 
@@ -101,8 +98,7 @@ FP8_BLOCK = 128  # DeepSeek-V3 / llm-compressor FP8_BLOCK: 128 x 128 weight tile
 Family = Literal["gguf", "gptq", "awq", "bnb", "fp8", "compressed-tensors", "mxfp4", "nvfp4"]
 
 
-@dataclass(frozen=True)
-class QuantFormat:
+class QuantFormat(NamedTuple):
     """One storage format: the toolchain that writes it and what its quantized weights hold."""
 
     name: str  # as the user types it: gguf-q4_k_m
