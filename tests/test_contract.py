@@ -279,6 +279,15 @@ def test_a_folder_named_like_a_preset_does_not_shadow_it(tmp_path: Path) -> None
     assert as_path.returncode == 2 and "without a config.json" in as_path.stderr
 
 
+def test_the_list_of_presets_names_no_path(tmp_path: Path) -> None:
+    """``presets`` lists the built-in presets: a folder named like one, where it runs, is no
+    note (the list reads no name the user typed, so no path is shadowed)."""
+    (tmp_path / "gpt2-small").mkdir()
+    result = specsheet("presets", cwd=tmp_path)
+    assert result.returncode == 0 and result.stderr == ""
+    assert "gpt2-small" in result.stdout
+
+
 def test_check_takes_several_models() -> None:
     result = specsheet("check", "gpt2-small", "llama3-8b", "tiny", "--max-params", "1B", "--json")
     assert result.returncode == 1

@@ -204,11 +204,13 @@ def build_spec(base: Mapping[str, Any], origin: str,
 
 def model_from_mapping(
     data: object, origin: str, overrides: Mapping[str, Any] | None = None,
-    default_name: str = "custom",
+    default_name: str = "custom", shipped: bool = True,
 ) -> Model:
     """Build a Model from a preset mapping read from ``origin``, then apply ``overrides``.
 
     Errors in the mapping are prefixed with ``origin`` (a file path or "preset NAME").
+    ``shipped`` False: the format the checkpoint ships in is not read (``Model.shipped`` None),
+    for a list that shows none (``presets``).
     """
     if not isinstance(data, dict):
         raise SpecError(f"expected a mapping of preset fields (layers: 12, d_model: 768, ...), "
@@ -234,13 +236,13 @@ def model_from_mapping(
         raise with_source(e, origin) from None
     spec = build_spec(base, origin, overrides)
     published = data.get("published_total")
-    shipped = None
+    checkpoint = None
     # the format the checkpoint ships in (an overridden model has no checkpoint), read only
     # from a mapping that names one: most presets ship unquantized and skip its reader
-    if not overrides and any(key in data for key in QUANTIZATION_KEYS):
+    if shipped and not overrides and any(key in data for key in QUANTIZATION_KEYS):
         from specsheet.sources.hf_config.quantization import shipped_of
 
-        shipped = shipped_of(data, spec, origin)
+        checkpoint = shipped_of(data, spec, origin)
     return Model(
         name=data.get("name", default_name),
         spec=spec,
@@ -249,7 +251,7 @@ def model_from_mapping(
         published_total=published if not overrides else None,
         description=data.get("description", ""),
         reference=data.get("source", ""),
-        shipped=shipped,
+        shipped=checkpoint,
         # so does a training recipe: it describes the run of the published model
         training=tuple((str(k), tuple(v) if isinstance(v, list) else v)
                        for k, v in data.get("training", {}).items()) if not overrides else (),

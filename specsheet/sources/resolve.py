@@ -142,13 +142,15 @@ def hub_reference(text: str) -> HubReference:
     return ref
 
 
-def load_preset(name: str, overrides: Mapping[str, Any] | None = None) -> Model:
-    """Load a built-in preset by name."""
+def load_preset(name: str, overrides: Mapping[str, Any] | None = None,
+                shipped: bool = True) -> Model:
+    """Load a built-in preset by name; ``shipped`` False leaves out the format its checkpoint
+    ships in (``model_from_mapping``)."""
     index = preset_index()
     if name not in index:
         raise SpecError(f"unknown preset {quoted(name)}{did_you_mean(name, index)}; "
                         "'specsheet presets' lists them, or give a path to a preset YAML file")
-    return model_from_mapping(index[name], f"preset {name}", overrides)
+    return model_from_mapping(index[name], f"preset {name}", overrides, shipped=shipped)
 
 
 def resolve(ref: str | None, overrides: Mapping[str, Any] | None = None,

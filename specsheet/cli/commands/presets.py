@@ -5,9 +5,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from specsheet.api.spec import count_params
-from specsheet.cli.options import FormatOpt, JsonOpt, emit, option_errors, output_format, say_notes
-from specsheet.sources.fields import Overrides
-from specsheet.sources.resolve import resolve
+from specsheet.cli.options import FormatOpt, JsonOpt, emit, option_errors, output_format
+from specsheet.sources.resolve import load_preset
 from specsheet.views.catalog import presets_document
 
 if TYPE_CHECKING:
@@ -26,14 +25,10 @@ def presets(fmt: FormatOpt = None, json_: JsonOpt = False, long: LongOpt = False
     from specsheet.sources.presets import preset_index
 
     output = output_format(fmt, json_)
-    # each preset read as a model is (a note if a path of its name exists) and its parameters
-    # counted: all the list shows, so no report (KV cache, FLOPs, weights) is built
-    notes: list[str] = []
-    try:
-        with option_errors(""):
-            models = [resolve(name, Overrides(), notes) for name in preset_index()]
-    finally:
-        say_notes(notes)
+    # each preset's model and its parameters counted: all the list shows, so no report (KV
+    # cache, FLOPs, weights) is built, nor the format its checkpoint ships in read
+    with option_errors(""):
+        models = [load_preset(name, shipped=False) for name in preset_index()]
     listed = [(model, count_params(model.spec)) for model in models]
     listed.sort(key=lambda p: (p[0].name.split("-")[0], p[1].total))
     document = presets_document(listed)
