@@ -297,7 +297,7 @@ def csv_pieces(rows: list[dict[str, Any]]) -> list[str]:
     ValueError, as in JSON (``_dumps``), never written as inf.
 
     A section or value that a row shares with the row before it (the same object at the same
-    key) has its cells written once (the one optimisation, above): csv.writer quotes a cell by
+    key) has its cells written once (the first optimisation, above): csv.writer quotes a cell by
     what it holds alone, so a line is the join of its cells' texts, each written once. Rows
     laid out alike (the same columns at the same keys) whose section at a key is one object
     in all of them have its cells joined once, into the text between the cells that vary: a
