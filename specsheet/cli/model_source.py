@@ -4,7 +4,7 @@ numbers and every spec option, and ``--set``, defined once.
 A command adopts the whole group with one decorator and one parameter::
 
     @model_options
-    def count(model: ModelArg = None, ..., src: ModelSource = NO_SOURCE) -> None:
+    def count(model: str | None = MODEL_ARG, ..., src: ModelSource = NO_SOURCE) -> None:
         given = src.overrides()               # --set, then the named spec options
         ref = src.ref(model)                  # MODEL, or hf:ORG/NAME for --hf
 
@@ -13,32 +13,30 @@ and hands them to the command as one ``ModelSource``: a new source or spec field
 reaches every command at once (tests/test_model_source.py runs every command with every kind
 of source)."""
 
-from __future__ import annotations
-
 import functools
 import inspect
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from specsheet.cli.options import (
+    ATTN_BIAS_OPT,
+    CONTEXT_OPT,
+    D_MODEL_OPT,
+    DFF_OPT,
+    HEAD_DIM_OPT,
+    HEADS_OPT,
+    HF_OPT,
+    KV_HEADS_OPT,
+    LAYERS_OPT,
+    MLP_BIAS_OPT,
+    MLP_OPT,
+    NORM_OPT,
+    POSITIONS_OPT,
+    SET_OPT,
     SPEC_OPTIONS,
-    AttnBiasOpt,
-    ContextOpt,
-    DffOpt,
-    DModelOpt,
-    HeadDimOpt,
-    HeadsOpt,
-    HfOpt,
-    KvHeadsOpt,
-    LayersOpt,
-    MlpBiasOpt,
-    MlpOpt,
-    NormOpt,
-    PositionsOpt,
-    SetOpt,
-    TiedOpt,
-    TimeoutOpt,
-    VocabOpt,
+    TIED_OPT,
+    TIMEOUT_OPT,
+    VOCAB_OPT,
     checked_timeout,
     overrides,
     source,
@@ -98,27 +96,21 @@ class ModelSource(NamedTuple):
 
 NO_SOURCE = ModelSource()
 
-# the group's parameters, in the order --help lists them: (name, annotation, default)
-_GROUP: tuple[tuple[str, Any, Any], ...] = (
-    ("hf", HfOpt, None),
-    ("timeout", TimeoutOpt, DEFAULT_TIMEOUT),
-    ("layers", LayersOpt, None),
-    ("d_model", DModelOpt, None),
-    ("heads", HeadsOpt, None),
-    ("vocab", VocabOpt, None),
-    ("context", ContextOpt, None),
-    ("kv_heads", KvHeadsOpt, None),
-    ("head_dim", HeadDimOpt, None),
-    ("d_ff", DffOpt, None),
-    ("mlp", MlpOpt, None),
-    ("norm", NormOpt, None),
-    ("attn_bias", AttnBiasOpt, None),
-    ("mlp_bias", MlpBiasOpt, None),
-    ("positions", PositionsOpt, None),
-    ("tied", TiedOpt, None),
-    ("settings", SetOpt, None),
-)
-GROUP_PARAMETERS = tuple(name for name, _, _ in _GROUP)
+
+def _group(*, hf: str | None = HF_OPT, timeout: float = TIMEOUT_OPT,
+           layers: int | None = LAYERS_OPT, d_model: int | None = D_MODEL_OPT,
+           heads: int | None = HEADS_OPT, vocab: int | None = VOCAB_OPT,
+           context: int | None = CONTEXT_OPT, kv_heads: int | None = KV_HEADS_OPT,
+           head_dim: int | None = HEAD_DIM_OPT, d_ff: int | None = DFF_OPT,
+           mlp: str | None = MLP_OPT, norm: str | None = NORM_OPT,
+           attn_bias: bool | None = ATTN_BIAS_OPT, mlp_bias: bool | None = MLP_BIAS_OPT,
+           positions: str | None = POSITIONS_OPT, tied: bool | None = TIED_OPT,
+           settings: list[str] | None = SET_OPT) -> None:
+    """The group's parameters, in the order --help lists them (each default is its option)."""
+
+
+_GROUP = tuple(inspect.signature(_group).parameters.values())
+GROUP_PARAMETERS = tuple(parameter.name for parameter in _GROUP)
 assert set(SPEC_OPTIONS) <= set(GROUP_PARAMETERS)
 
 
@@ -130,18 +122,16 @@ def model_options(command: F) -> F:
     if clash or "src" not in signature.parameters:
         raise TypeError(f"{command.__name__}: the model-source group owns {sorted(clash)}; "
                         "take them as src: ModelSource")
-    added = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default,
-                               annotation=annotation) for name, annotation, default in _GROUP]
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        group = {name: kwargs.pop(name, default) for name, _, default in _GROUP}
+        group = {p.name: kwargs.pop(p.name, p.default.default) for p in _GROUP}
         src = ModelSource(hf=group.pop("hf"), timeout=group.pop("timeout"),
                           settings=tuple(group.pop("settings") or ()),
                           spec=tuple(group.items()))
         return command(*args, src=src, **kwargs)
 
-    parameters = own + added
+    parameters = own + list(_GROUP)
     wrapper.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
     wrapper.__annotations__ = {**{p.name: p.annotation for p in parameters},
                                "return": signature.return_annotation}

@@ -1,17 +1,23 @@
-"""Options shared by several commands (defined once, as ``Annotated`` aliases), and the steps every
-computing command takes: pick the output format, gather the spec overrides, build the reports,
-write the result."""
+"""Options shared by several commands, defined once, and the steps every computing command takes:
+pick the output format, gather the spec overrides, build the reports, write the result.
+
+An option is written in typer's default style, ``gpu: str | None = GPU_OPT``: the constant is
+the ``typer.Option`` (its default first), declared with the type of the value it gives, so
+mypy checks each parameter against it. Not ``Annotated[str | None, typer.Option(...)]``:
+building that alias takes ``typing`` about 10 us, each run, for every option a command's
+imports define, and typer copies its ``OptionInfo`` twice where it copies a default once
+(docs/performance.md, the sixteenth round)."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import typer
 
-from specsheet.api.spec import DTYPE_BITS
+from specsheet.api.spec import DEFAULT_DTYPE, DTYPE_BITS
 from specsheet.cli.errors import as_options, given_by_options, of_set
 from specsheet.errors import SpecError, did_you_mean, quoted, shortened
 from specsheet.figures import Report, build_report
@@ -61,71 +67,75 @@ def parse_tokens(text: str | int) -> int:
     return tokens
 
 
-TokensOpt = Annotated[int | None, typer.Option(
-    "--tokens", "-t", parser=parse_tokens, metavar="T", help="Tokens T in a request, for the "
+TOKENS_OPT: int | None = typer.Option(
+    None, "--tokens", "-t", parser=parse_tokens, metavar="T", help="Tokens T in a request, for the "
     "KV cache and FLOPs: 8192, or 8k (k = 1,024) [default: the model's context; with "
-    "--images, the context less the images' tokens].")]
-ImagesOpt = Annotated[int | None, typer.Option(
-    "--images", min=1, metavar="N", help="Images in a request (a multimodal model): their "
+    "--images, the context less the images' tokens].")
+IMAGES_OPT: int | None = typer.Option(
+    None, "--images", min=1, metavar="N", help="Images in a request (a multimodal model): their "
     "tokens, as the model's processor counts them, join the request's KV cache and FLOPs, "
-    "beside --tokens of text.", show_default=False)]
-ImageSizeOpt = Annotated[str | None, typer.Option(
-    "--image-size", metavar="WxH", help="The images' size in pixels, such as 1024x768 (with "
-    "--images) [default: the model's native resolution].", show_default=False)]
-DtypeOpt = Annotated[str | None, typer.Option(
-    "--dtype", help=f"Weight element type: {DTYPES} [default: bf16]; with --quant, the type of "
+    "beside --tokens of text.", show_default=False)
+IMAGE_SIZE_OPT: str | None = typer.Option(
+    None, "--image-size", metavar="WxH", help="The images' size in pixels, such as 1024x768 (with "
+    "--images) [default: the model's native resolution].", show_default=False)
+DTYPE_OPT: str | None = typer.Option(
+    None, "--dtype",
+    help=f"Weight element type: {DTYPES} [default: bf16]; with --quant, the type of "
     "the tensors the format leaves unquantized [default: the format's own].",
-    show_default=False)]
+    show_default=False)
 # the names of specsheet.quant.formats.FORMATS (a test keeps them equal), written out so that
 # building the option does not import the quantization tables
 QUANT_FORMATS = ("gptq-int4, gptq-int8, awq-int4, bnb-nf4, bnb-nf4-dq, bnb-int8, fp8, "
                  "fp8-channel, fp8-block, w4a16, w8a8, mxfp4, nvfp4, gguf-f16, gguf-q8_0, "
                  "gguf-q6_k, gguf-q5_k_m, gguf-q4_k_m, gguf-q4_0, gguf-q3_k_m, gguf-q2_k, "
                  "gguf-iq4_xs")
-QuantOpt = Annotated[str | None, typer.Option(
-    "--quant", "-q", help=f"Store the weights as a quantized checkpoint does, every tensor and "
-    f"its scales counted: {QUANT_FORMATS} (docs/quantization.md).", show_default=False)]
-GroupSizeOpt = Annotated[int | None, typer.Option(
-    "--group-size", help="Values that share a scale, for gptq-*, awq-int4 and w4a16 "
-    "[default: 128; -1: one group per row].", show_default=False)]
-KvDtypeOpt = Annotated[str, typer.Option("--kv-dtype", help=f"KV-cache element type: {DTYPES}.")]
-JsonOpt = Annotated[bool, typer.Option(
-    "--json", help="Short for --format json: one JSON document, exact integers.")]
+QUANT_OPT: str | None = typer.Option(
+    None, "--quant", "-q",
+    help=f"Store the weights as a quantized checkpoint does, every tensor and "
+    f"its scales counted: {QUANT_FORMATS} (docs/quantization.md).", show_default=False)
+GROUP_SIZE_OPT: int | None = typer.Option(
+    None, "--group-size", help="Values that share a scale, for gptq-*, awq-int4 and w4a16 "
+    "[default: 128; -1: one group per row].", show_default=False)
+KV_DTYPE_OPT: str = typer.Option(
+    DEFAULT_DTYPE, "--kv-dtype", help=f"KV-cache element type: {DTYPES}.")
+JSON_OPT: bool = typer.Option(
+    False, "--json", help="Short for --format json: one JSON document, exact integers.")
 
 SPEC = "Spec (overrides a preset's value)"
-LayersOpt = Annotated[int | None, typer.Option(help="Layers L.", rich_help_panel=SPEC)]
-DModelOpt = Annotated[int | None, typer.Option(help="Hidden size d.", rich_help_panel=SPEC)]
-HeadsOpt = Annotated[int | None, typer.Option(help="Attention heads h.", rich_help_panel=SPEC)]
-VocabOpt = Annotated[int | None, typer.Option(help="Vocabulary size V.", rich_help_panel=SPEC)]
-ContextOpt = Annotated[int | None, typer.Option(help="Context length n_max.", rich_help_panel=SPEC)]
-KvHeadsOpt = Annotated[int | None, typer.Option(help="Key/value heads [default: heads].")]
-HeadDimOpt = Annotated[int | None, typer.Option(help="Head size [default: d / heads].")]
-DffOpt = Annotated[int | None, typer.Option("--d-ff", help="MLP width [default: 4 x d].")]
-MlpOpt = Annotated[str | None, typer.Option(help="MLP kind: plain (2 matrices) or gated "
-                                                 "(3, SwiGLU) [default: plain].")]
-NormOpt = Annotated[str | None, typer.Option(help="Norm: layernorm, rmsnorm or none "
-                                                  "[default: layernorm].")]
-AttnBiasOpt = Annotated[bool | None, typer.Option("--attn-bias/--no-attn-bias",
-                                                  help="Attention biases [default: yes].")]
-MlpBiasOpt = Annotated[bool | None, typer.Option("--mlp-bias/--no-mlp-bias",
-                                                 help="MLP biases [default: yes].")]
-PositionsOpt = Annotated[str | None, typer.Option(help="Positions: learned, rotary or none "
-                                                       "[default: learned].")]
-TiedOpt = Annotated[bool | None, typer.Option("--tied/--untied",
-                                              help="Output head tied to the token embedding "
-                                                   "[default: tied].")]
+LAYERS_OPT: int | None = typer.Option(None, help="Layers L.", rich_help_panel=SPEC)
+D_MODEL_OPT: int | None = typer.Option(None, help="Hidden size d.", rich_help_panel=SPEC)
+HEADS_OPT: int | None = typer.Option(None, help="Attention heads h.", rich_help_panel=SPEC)
+VOCAB_OPT: int | None = typer.Option(None, help="Vocabulary size V.", rich_help_panel=SPEC)
+CONTEXT_OPT: int | None = typer.Option(None, help="Context length n_max.", rich_help_panel=SPEC)
+KV_HEADS_OPT: int | None = typer.Option(None, help="Key/value heads [default: heads].")
+HEAD_DIM_OPT: int | None = typer.Option(None, help="Head size [default: d / heads].")
+DFF_OPT: int | None = typer.Option(None, "--d-ff", help="MLP width [default: 4 x d].")
+MLP_OPT: str | None = typer.Option(
+    None, help="MLP kind: plain (2 matrices) or gated (3, SwiGLU) [default: plain].")
+NORM_OPT: str | None = typer.Option(
+    None, help="Norm: layernorm, rmsnorm or none [default: layernorm].")
+ATTN_BIAS_OPT: bool | None = typer.Option(
+    None, "--attn-bias/--no-attn-bias", help="Attention biases [default: yes].")
+MLP_BIAS_OPT: bool | None = typer.Option(
+    None, "--mlp-bias/--no-mlp-bias", help="MLP biases [default: yes].")
+POSITIONS_OPT: str | None = typer.Option(
+    None, help="Positions: learned, rotary or none [default: learned].")
+TIED_OPT: bool | None = typer.Option(
+    None, "--tied/--untied", help="Output head tied to the token embedding [default: tied].")
 
-SvgOpt = Annotated[str | None, typer.Option(
-    "--svg", metavar="FILE", help="Also write what the terminal shows (the tables and charts, in "
-    "colour) as an SVG picture to FILE, whole or not at all.", show_default=False)]
-HtmlOpt = Annotated[str | None, typer.Option(
-    "--html", metavar="FILE", help="Also write what the terminal shows as an HTML page to FILE, "
-    "whole or not at all.", show_default=False)]
+SVG_OPT: str | None = typer.Option(
+    None, "--svg", metavar="FILE",
+    help="Also write what the terminal shows (the tables and charts, in "
+    "colour) as an SVG picture to FILE, whole or not at all.", show_default=False)
+HTML_OPT: str | None = typer.Option(
+    None, "--html", metavar="FILE",
+    help="Also write what the terminal shows as an HTML page to FILE, "
+    "whole or not at all.", show_default=False)
 
 FORMATS = ("table", "json", "csv", "markdown")
-FormatOpt = Annotated[str | None, typer.Option(
-    "--format", "-f", help="Output: table (default), json, csv or markdown.",
-    show_default=False)]
+FORMAT_OPT: str | None = typer.Option(
+    None, "--format", "-f", help="Output: table (default), json, csv or markdown.",
+    show_default=False)
 
 
 def complete_preset(incomplete: str) -> list[str]:
@@ -140,20 +150,21 @@ def complete_preset(incomplete: str) -> list[str]:
 complete_preset.__annotations__ = {"incomplete": str, "return": list[str]}
 
 
-ModelArg = Annotated[str | None, typer.Argument(
+MODEL_ARG: str | None = typer.Argument(
+    None,
     help="A preset name (see 'specsheet presets'), a preset YAML file, a config.json or a model "
          "folder holding one, a .gguf or .safetensors file (its header), or ORG/NAME[@REVISION] "
          "on the Hugging Face Hub (read from the local cache when it is there). Leave out to "
          "give the five numbers as options.",
-    show_default=False, autocompletion=complete_preset)]
-HfOpt = Annotated[str | None, typer.Option(
-    "--hf", help="ORG/NAME[@REVISION] on the Hugging Face Hub, never a preset or a path: the "
-    "local cache, else the Hub (docs/hub.md).", show_default=False)]
-TimeoutOpt = Annotated[float, typer.Option(
-    "--timeout", help="Seconds to wait for the Hugging Face Hub before giving up.")]
-SetOpt = Annotated[list[str] | None, typer.Option(
-    "--set", help="Set any spec field, e.g. --set experts=8 --set sliding_layers=0,2,4 "
-    "(repeatable; see docs/models.md for the fields).", show_default=False)]
+    show_default=False, autocompletion=complete_preset)
+HF_OPT: str | None = typer.Option(
+    None, "--hf", help="ORG/NAME[@REVISION] on the Hugging Face Hub, never a preset or a path: the "
+    "local cache, else the Hub (docs/hub.md).", show_default=False)
+TIMEOUT_OPT: float = typer.Option(
+    DEFAULT_TIMEOUT, "--timeout", help="Seconds to wait for the Hugging Face Hub before giving up.")
+SET_OPT: list[str] | None = typer.Option(
+    None, "--set", help="Set any spec field, e.g. --set experts=8 --set sliding_layers=0,2,4 "
+    "(repeatable; see docs/models.md for the fields).", show_default=False)
 
 
 def output_format(fmt: str | None, json_: bool) -> str:

@@ -1,23 +1,17 @@
 """``specsheet check``: budgets for CI; exit 0 when every limit holds, 1 when one is exceeded."""
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
-from specsheet.api.defaults import (
-    DEFAULT_MBU,
-    DEFAULT_MFU,
-    DEFAULT_UTILIZATION,
-)
-from specsheet.api.spec import DEFAULT_DTYPE
 from specsheet.cli.model_source import NO_SOURCE, ModelSource, model_options
 from specsheet.cli.options import (
-    DtypeOpt,
-    FormatOpt,
-    GroupSizeOpt,
-    JsonOpt,
-    KvDtypeOpt,
-    QuantOpt,
+    DTYPE_OPT,
+    FORMAT_OPT,
+    GROUP_SIZE_OPT,
+    JSON_OPT,
+    KV_DTYPE_OPT,
+    QUANT_OPT,
     complete_preset,
     emit,
     output_format,
@@ -25,20 +19,20 @@ from specsheet.cli.options import (
     reports,
 )
 from specsheet.cli.serving import (
+    CONCURRENCY_OPT,
+    EP_OPT,
+    GPU_OPT,
+    GPUS_OPT,
+    KV_MEMORY_OPT,
+    MAX_MODEL_LEN_OPT,
+    MBU_OPT,
+    MFU_OPT,
+    OUTPUT_OPT,
+    PP_OPT,
+    PROMPT_OPT,
     SERVE,
-    ConcurrencyOpt,
-    EpOpt,
-    GpuOpt,
-    GpusOpt,
-    KvMemoryOpt,
-    MaxModelLenOpt,
-    MbuOpt,
-    MfuOpt,
-    OutputOpt,
-    PpOpt,
-    PromptOpt,
-    TpOpt,
-    UtilizationOpt,
+    TP_OPT,
+    UTILIZATION_OPT,
 )
 from specsheet.errors import ExitCode, SpecError
 
@@ -55,60 +49,64 @@ SETTINGS: dict[str, Any] = {
 
 @model_options
 def check(
-    models: Annotated[list[str] | None, typer.Argument(
+    models: list[str] | None = typer.Argument(
+        None,
         help="One or more models (preset names, files, folders, hf:ORG/NAME); each is checked "
              "against every limit. Leave out to give the five numbers as options.",
-        show_default=False, autocompletion=complete_preset)] = None,
-    max_params: Annotated[str | None, typer.Option(
-        help="Most parameters, e.g. 8B.", rich_help_panel=LIMITS)] = None,
-    max_weights: Annotated[str | None, typer.Option(
-        help="Most weight bytes in --dtype, e.g. 16GB.", rich_help_panel=LIMITS)] = None,
-    max_kv: Annotated[str | None, typer.Option(
-        help="Most KV-cache bytes for one request of --tokens, e.g. 1GiB.",
-        rich_help_panel=LIMITS)] = None,
-    max_flops: Annotated[str | None, typer.Option(
-        help="Most forward FLOPs per token at --tokens, e.g. 20G.",
-        rich_help_panel=LIMITS)] = None,
-    min_concurrency: Annotated[int | None, typer.Option(
-        help="With --gpu: fewest requests of --tokens the KV pool must hold at once.",
-        rich_help_panel=LIMITS, show_default=False)] = None,
-    max_ttft: Annotated[str | None, typer.Option(
-        "--max-ttft", help="With --gpu: most seconds to the first token of a --prompt request "
+        show_default=False, autocompletion=complete_preset),
+    max_params: str | None = typer.Option(
+        None, help="Most parameters, e.g. 8B.", rich_help_panel=LIMITS),
+    max_weights: str | None = typer.Option(
+        None, help="Most weight bytes in --dtype, e.g. 16GB.", rich_help_panel=LIMITS),
+    max_kv: str | None = typer.Option(
+        None, help="Most KV-cache bytes for one request of --tokens, e.g. 1GiB.",
+        rich_help_panel=LIMITS),
+    max_flops: str | None = typer.Option(
+        None, help="Most forward FLOPs per token at --tokens, e.g. 20G.",
+        rich_help_panel=LIMITS),
+    min_concurrency: int | None = typer.Option(
+        None, help="With --gpu: fewest requests of --tokens the KV pool must hold at once.",
+        rich_help_panel=LIMITS, show_default=False),
+    max_ttft: str | None = typer.Option(
+        None, "--max-ttft",
+        help="With --gpu: most seconds to the first token of a --prompt request "
         "(a roofline estimate), e.g. 0.5 or 500ms.", rich_help_panel=LIMITS,
-        show_default=False)] = None,
-    min_tokens_per_s: Annotated[float | None, typer.Option(
-        "--min-tokens-per-s", help="With --gpu: fewest output tokens/s per request at "
+        show_default=False),
+    min_tokens_per_s: float | None = typer.Option(
+        None, "--min-tokens-per-s", help="With --gpu: fewest output tokens/s per request at "
         "--concurrency (a roofline estimate).", rich_help_panel=LIMITS,
-        show_default=False)] = None,
-    min_ctx: Annotated[int | None, typer.Option(
-        "--min-ctx", parser=parse_tokens, metavar="T", help="With --engine: the least context "
+        show_default=False),
+    min_ctx: int | None = typer.Option(
+        None, "--min-ctx", parser=parse_tokens, metavar="T",
+        help="With --engine: the least context "
         "that must fit at the placement (8192, 32k).", rich_help_panel=LIMITS,
-        show_default=False)] = None,
-    min_gpu_layers: Annotated[int | None, typer.Option(
-        "--min-gpu-layers", help="With --engine: the fewest layers that must fit on the GPUs.",
-        rich_help_panel=LIMITS, show_default=False)] = None,
-    engine: Annotated[str | None, typer.Option(
-        "--engine", help="llama.cpp or ollama: check a local placement as 'specsheet fit' "
-        "makes it, on the GPUs --gpu names (NAME[,NAME...]).", show_default=False)] = None,
-    gpu: GpuOpt = None,
-    gpus: GpusOpt = None,
-    tp: TpOpt = None,
-    pp: PpOpt = None,
-    ep: EpOpt = False,
-    tokens: MaxModelLenOpt = None,
-    prompt: PromptOpt = None,
-    output_tokens: OutputOpt = None,
-    concurrency: ConcurrencyOpt = None,
-    memory_utilization: UtilizationOpt = DEFAULT_UTILIZATION,
-    kv_memory: KvMemoryOpt = None,
-    mfu: MfuOpt = DEFAULT_MFU,
-    mbu: MbuOpt = DEFAULT_MBU,
-    quant: QuantOpt = None,
-    group_size: GroupSizeOpt = None,
-    dtype: DtypeOpt = None,
-    kv_dtype: KvDtypeOpt = DEFAULT_DTYPE,
-    fmt: FormatOpt = None,
-    json_: JsonOpt = False,
+        show_default=False),
+    min_gpu_layers: int | None = typer.Option(
+        None, "--min-gpu-layers",
+        help="With --engine: the fewest layers that must fit on the GPUs.",
+        rich_help_panel=LIMITS, show_default=False),
+    engine: str | None = typer.Option(
+        None, "--engine", help="llama.cpp or ollama: check a local placement as 'specsheet fit' "
+        "makes it, on the GPUs --gpu names (NAME[,NAME...]).", show_default=False),
+    gpu: str | None = GPU_OPT,
+    gpus: int | None = GPUS_OPT,
+    tp: int | None = TP_OPT,
+    pp: int | None = PP_OPT,
+    ep: bool = EP_OPT,
+    tokens: int | None = MAX_MODEL_LEN_OPT,
+    prompt: int | None = PROMPT_OPT,
+    output_tokens: int | None = OUTPUT_OPT,
+    concurrency: int | None = CONCURRENCY_OPT,
+    memory_utilization: str = UTILIZATION_OPT,
+    kv_memory: str | None = KV_MEMORY_OPT,
+    mfu: float = MFU_OPT,
+    mbu: float = MBU_OPT,
+    quant: str | None = QUANT_OPT,
+    group_size: int | None = GROUP_SIZE_OPT,
+    dtype: str | None = DTYPE_OPT,
+    kv_dtype: str = KV_DTYPE_OPT,
+    fmt: str | None = FORMAT_OPT,
+    json_: bool = JSON_OPT,
     src: ModelSource = NO_SOURCE,
 ) -> None:
     """Check models against budgets: exit 0 when every limit holds, 1 when one is exceeded.

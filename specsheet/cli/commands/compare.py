@@ -1,48 +1,42 @@
 """``specsheet compare``: models side by side, with ratios to the first."""
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING
 
 import typer
 
-from specsheet.api.defaults import (
-    DEFAULT_MBU,
-    DEFAULT_MFU,
-    DEFAULT_UTILIZATION,
-)
-from specsheet.api.spec import DEFAULT_DTYPE
 from specsheet.cli.model_source import NO_SOURCE, ModelSource, model_options
 from specsheet.cli.options import (
     CONVENTIONS,
+    DTYPE_OPT,
+    FORMAT_OPT,
+    GROUP_SIZE_OPT,
+    HTML_OPT,
+    JSON_OPT,
+    KV_DTYPE_OPT,
     OPTION_NAMES,
-    DtypeOpt,
-    FormatOpt,
-    GroupSizeOpt,
-    HtmlOpt,
-    JsonOpt,
-    KvDtypeOpt,
-    QuantOpt,
-    SvgOpt,
+    QUANT_OPT,
+    SVG_OPT,
     complete_preset,
     emit,
     output_format,
     reports,
 )
 from specsheet.cli.serving import (
-    EpOpt,
-    GpuOpt,
-    GpusOpt,
-    MaxModelLenOpt,
-    MbuOpt,
-    MfuOpt,
-    OutputOpt,
-    PpOpt,
-    PriceOpt,
-    PromptOpt,
-    TextOpt,
-    TokenizerOpt,
-    TokensPerWordOpt,
-    TpOpt,
-    UtilizationOpt,
+    EP_OPT,
+    GPU_OPT,
+    GPUS_OPT,
+    MAX_MODEL_LEN_OPT,
+    MBU_OPT,
+    MFU_OPT,
+    OUTPUT_OPT,
+    PP_OPT,
+    PRICE_OPT,
+    PROMPT_OPT,
+    TEXT_OPT,
+    TOKENIZER_OPT,
+    TOKENS_PER_WORD_OPT,
+    TP_OPT,
+    UTILIZATION_OPT,
 )
 
 if TYPE_CHECKING:
@@ -53,34 +47,34 @@ SETTINGS = {"epilog": CONVENTIONS}
 
 @model_options
 def compare(
-    models: Annotated[list[str] | None, typer.Argument(
-        help="One or more models: preset names, preset YAML files, config.json files or "
-             "folders, ORG/NAME[@REVISION] or hf:ORG/NAME. Leave out to give the five numbers "
-             "as options.", show_default=False,
-        autocompletion=complete_preset)] = None,
-    tokens: MaxModelLenOpt = None,
-    quant: QuantOpt = None,
-    group_size: GroupSizeOpt = None,
-    dtype: DtypeOpt = None,
-    kv_dtype: KvDtypeOpt = DEFAULT_DTYPE,
-    fmt: FormatOpt = None,
-    json_: JsonOpt = False,
-    svg: SvgOpt = None,
-    html: HtmlOpt = None,
-    gpu: GpuOpt = None,
-    gpus: GpusOpt = None,
-    tp: TpOpt = None,
-    pp: PpOpt = None,
-    ep: EpOpt = False,
-    prompt: PromptOpt = None,
-    output_tokens: OutputOpt = None,
-    memory_utilization: UtilizationOpt = DEFAULT_UTILIZATION,
-    price: PriceOpt = None,
-    mfu: MfuOpt = DEFAULT_MFU,
-    mbu: MbuOpt = DEFAULT_MBU,
-    tokens_per_word: TokensPerWordOpt = None,
-    text: TextOpt = None,
-    tokenizer: TokenizerOpt = None,
+    models: list[str] | None = typer.Argument(
+        None, help="One or more models: preset names, preset YAML files, config.json files or "
+                   "folders, ORG/NAME[@REVISION] or hf:ORG/NAME. Leave out to give the five "
+                   "numbers as options.", show_default=False,
+        autocompletion=complete_preset),
+    tokens: int | None = MAX_MODEL_LEN_OPT,
+    quant: str | None = QUANT_OPT,
+    group_size: int | None = GROUP_SIZE_OPT,
+    dtype: str | None = DTYPE_OPT,
+    kv_dtype: str = KV_DTYPE_OPT,
+    fmt: str | None = FORMAT_OPT,
+    json_: bool = JSON_OPT,
+    svg: str | None = SVG_OPT,
+    html: str | None = HTML_OPT,
+    gpu: str | None = GPU_OPT,
+    gpus: int | None = GPUS_OPT,
+    tp: int | None = TP_OPT,
+    pp: int | None = PP_OPT,
+    ep: bool = EP_OPT,
+    prompt: int | None = PROMPT_OPT,
+    output_tokens: int | None = OUTPUT_OPT,
+    memory_utilization: str = UTILIZATION_OPT,
+    price: str | None = PRICE_OPT,
+    mfu: float = MFU_OPT,
+    mbu: float = MBU_OPT,
+    tokens_per_word: float | None = TOKENS_PER_WORD_OPT,
+    text: str | None = TEXT_OPT,
+    tokenizer: str | None = TOKENIZER_OPT,
     src: ModelSource = NO_SOURCE,
 ) -> None:
     """Models side by side: every figure of count, with ratios to the first model (one model

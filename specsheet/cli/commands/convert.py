@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
 import typer
 
 from specsheet.cli import streams
 from specsheet.cli.files import write_whole
 from specsheet.cli.model_source import NO_SOURCE, ModelSource, model_options
-from specsheet.cli.options import ModelArg, say_notes
+from specsheet.cli.options import MODEL_ARG, say_notes
 from specsheet.sources.resolve import resolve
 
 SETTINGS: dict[str, Any] = {}
@@ -17,10 +17,10 @@ SETTINGS: dict[str, Any] = {}
 
 @model_options
 def convert(
-    model: ModelArg = None,
-    output: Annotated[str | None, typer.Option(
-        "--output", "-o", help="Write the preset to this file instead of stdout.",
-        show_default=False)] = None,
+    model: str | None = MODEL_ARG,
+    output: str | None = typer.Option(
+        None, "--output", "-o", help="Write the preset to this file instead of stdout.",
+        show_default=False),
     src: ModelSource = NO_SOURCE,
 ) -> None:
     """Write a model as a preset YAML file, to keep and edit (the spec options and --set

@@ -2,22 +2,21 @@
 
 from typing import TYPE_CHECKING
 
-from specsheet.api.spec import DEFAULT_DTYPE
 from specsheet.cli.model_source import NO_SOURCE, ModelSource, model_options
 from specsheet.cli.options import (
     CONVENTIONS,
-    DtypeOpt,
-    FormatOpt,
-    GroupSizeOpt,
-    HtmlOpt,
-    ImageSizeOpt,
-    ImagesOpt,
-    JsonOpt,
-    KvDtypeOpt,
-    ModelArg,
-    QuantOpt,
-    SvgOpt,
-    TokensOpt,
+    DTYPE_OPT,
+    FORMAT_OPT,
+    GROUP_SIZE_OPT,
+    HTML_OPT,
+    IMAGE_SIZE_OPT,
+    IMAGES_OPT,
+    JSON_OPT,
+    KV_DTYPE_OPT,
+    MODEL_ARG,
+    QUANT_OPT,
+    SVG_OPT,
+    TOKENS_OPT,
     emit,
     output_format,
     reports,
@@ -32,18 +31,18 @@ SETTINGS = {"epilog": CONVENTIONS}
 
 @model_options
 def count(
-    model: ModelArg = None,
-    tokens: TokensOpt = None,
-    quant: QuantOpt = None,
-    group_size: GroupSizeOpt = None,
-    dtype: DtypeOpt = None,
-    kv_dtype: KvDtypeOpt = DEFAULT_DTYPE,
-    images: ImagesOpt = None,
-    image_size: ImageSizeOpt = None,
-    fmt: FormatOpt = None,
-    json_: JsonOpt = False,
-    svg: SvgOpt = None,
-    html: HtmlOpt = None,
+    model: str | None = MODEL_ARG,
+    tokens: int | None = TOKENS_OPT,
+    quant: str | None = QUANT_OPT,
+    group_size: int | None = GROUP_SIZE_OPT,
+    dtype: str | None = DTYPE_OPT,
+    kv_dtype: str = KV_DTYPE_OPT,
+    images: int | None = IMAGES_OPT,
+    image_size: str | None = IMAGE_SIZE_OPT,
+    fmt: str | None = FORMAT_OPT,
+    json_: bool = JSON_OPT,
+    svg: str | None = SVG_OPT,
+    html: str | None = HTML_OPT,
     src: ModelSource = NO_SOURCE,
 ) -> None:
     """Where one model's parameters live, its weight and KV-cache memory, and its FLOPs.

@@ -9,7 +9,7 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -17,8 +17,8 @@ from specsheet.api.spec import DEFAULT_DTYPE, REQUIRED_FIELDS, Model
 from specsheet.cli.model_source import NO_SOURCE, ModelSource, model_options
 from specsheet.cli.options import (
     DTYPES,
-    KvDtypeOpt,
-    TokensOpt,
+    KV_DTYPE_OPT,
+    TOKENS_OPT,
     complete_preset,
     reports,
 )
@@ -35,34 +35,34 @@ START = "gpt2-small"  # the lessons' worked example
 
 @model_options
 def explore(
-    model: Annotated[str | None, typer.Argument(
-        help=f"Where to start: a preset name, a preset YAML file, a config.json or a model "
-             f"folder, or hf:ORG/NAME [default: {START}].",
-        show_default=False, autocompletion=complete_preset)] = None,
-    tokens: TokensOpt = None,
-    dtype: Annotated[str | None, typer.Option(
-        "--dtype", help=f"Weight element type: {DTYPES} [default: bf16].",
-        show_default=False)] = None,
-    kv_dtype: KvDtypeOpt = DEFAULT_DTYPE,
-    output: Annotated[str | None, typer.Option(
-        "--output", "-o", help="The file ctrl+s saves the design to [default: NAME.yaml].",
-        show_default=False)] = None,
-    compare: Annotated[str | None, typer.Option(
-        "--compare", help="A preset to show beside the design, part by part (ctrl+b: "
-                          "llama3-70b) [default: none].",
-        show_default=False, autocompletion=complete_preset)] = None,
-    gpu: Annotated[str | None, typer.Option(
-        "--gpu", help="Serve the design on this GPU (a catalog name): weights and KV per GPU "
-                      "and the requests at once [default: none].", show_default=False)] = None,
-    gpus: Annotated[int, typer.Option("--gpus", min=1, help="GPUs to serve on.")] = 1,
-    web: Annotated[bool, typer.Option(
-        "--web", help="Serve the explorer to a browser on 127.0.0.1 instead (the web extra: "
-                      "pip install 'specsheet[web]').")] = False,
-    port: Annotated[int, typer.Option("--port", min=1, max=65535,
-                                      help="The port --web serves on.")] = 8770,
-    print_: Annotated[bool, typer.Option(
-        "--print", help="Print the first screen's figures (the breakdown bar, the comparison, "
-                        "the serving view) as text and exit: no terminal, no Textual.")] = False,
+    model: str | None = typer.Argument(
+        None, help=f"Where to start: a preset name, a preset YAML file, a config.json or a "
+                   f"model folder, or hf:ORG/NAME [default: {START}].",
+        show_default=False, autocompletion=complete_preset),
+    tokens: int | None = TOKENS_OPT,
+    dtype: str | None = typer.Option(
+        None, "--dtype", help=f"Weight element type: {DTYPES} [default: bf16].",
+        show_default=False),
+    kv_dtype: str = KV_DTYPE_OPT,
+    output: str | None = typer.Option(
+        None, "--output", "-o", help="The file ctrl+s saves the design to [default: NAME.yaml].",
+        show_default=False),
+    compare: str | None = typer.Option(
+        None, "--compare", help="A preset to show beside the design, part by part (ctrl+b: "
+                                "llama3-70b) [default: none].",
+        show_default=False, autocompletion=complete_preset),
+    gpu: str | None = typer.Option(
+        None, "--gpu", help="Serve the design on this GPU (a catalog name): weights and KV per "
+                            "GPU and the requests at once [default: none].", show_default=False),
+    gpus: int = typer.Option(1, "--gpus", min=1, help="GPUs to serve on."),
+    web: bool = typer.Option(
+        False, "--web", help="Serve the explorer to a browser on 127.0.0.1 instead (the web "
+                             "extra: pip install 'specsheet[web]')."),
+    port: int = typer.Option(8770, "--port", min=1, max=65535, help="The port --web serves on."),
+    print_: bool = typer.Option(
+        False, "--print",
+        help="Print the first screen's figures (the breakdown bar, the comparison, the "
+             "serving view) as text and exit: no terminal, no Textual."),
     src: ModelSource = NO_SOURCE,
 ) -> None:
     """Design a model in the terminal and watch its figures follow every keystroke.

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
-from specsheet.cli.options import FormatOpt, JsonOpt, emit, output_format
+from specsheet.cli.options import FORMAT_OPT, JSON_OPT, emit, output_format
 
 if TYPE_CHECKING:
     from specsheet.views.table import TableView
@@ -21,16 +21,18 @@ def complete_hardware(incomplete: str) -> list[str]:
     return [name for name in catalog_index() if name.startswith(incomplete)]
 
 
-GpuArg = Annotated[str | None, typer.Argument(
+GPU_ARG: str | None = typer.Argument(
+    None,
     help="A built-in accelerator (see the list without it) or a hardware YAML file, written like "
          "the built-in ones (docs/hardware.md). Leave out to list the built-ins.",
-    show_default=False, autocompletion=complete_hardware)]
+    show_default=False, autocompletion=complete_hardware)
 
 
-def hardware(gpu: GpuArg = None, fmt: FormatOpt = None, json_: JsonOpt = False,
-             long: Annotated[bool, typer.Option(
-                 "--long", "-l", help="The full list (fp8, fp4, interconnect) instead of one "
-                 "line an accelerator.")] = False) -> None:
+def hardware(gpu: str | None = GPU_ARG, fmt: str | None = FORMAT_OPT, json_: bool = JSON_OPT,
+             long: bool = typer.Option(
+                 False, "--long", "-l",
+                 help="The full list (fp8, fp4, interconnect) instead of one line an "
+                      "accelerator.")) -> None:
     """List the built-in accelerators (memory, bandwidth, dense peaks, interconnect), or show one
     with every figure and its source."""
     output = output_format(fmt, json_)

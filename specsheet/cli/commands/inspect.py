@@ -3,11 +3,11 @@ figures its config gives."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
-from specsheet.cli.options import OPTION_NAMES, FormatOpt, JsonOpt, emit, output_format
+from specsheet.cli.options import FORMAT_OPT, JSON_OPT, OPTION_NAMES, emit, output_format
 from specsheet.errors import ExitCode, SpecError
 
 if TYPE_CHECKING:
@@ -19,16 +19,18 @@ SETTINGS: dict[str, Any] = {
 
 
 def inspect(
-    path: Annotated[str, typer.Argument(
+    path: str = typer.Argument(
+        ...,
         help="A .safetensors or .gguf file, a folder of them, a model.safetensors.index.json, "
              "hf:ORG/NAME (the local Hugging Face cache), or ORG/NAME[@REVISION][:FILE] (its "
              "headers read from the Hub by byte ranges; no weights downloaded).",
-        show_default=False)],
-    check: Annotated[bool, typer.Option(
-        "--check", help="Exit 1 when a component differs from the figures of the config found "
-             "beside the weights (config.json, or the GGUF's metadata); 2 without one.")] = False,
-    fmt: FormatOpt = None,
-    json_: JsonOpt = False,
+        show_default=False),
+    check: bool = typer.Option(
+        False, "--check",
+        help="Exit 1 when a component differs from the figures of the config found "
+             "beside the weights (config.json, or the GGUF's metadata); 2 without one."),
+    fmt: str | None = FORMAT_OPT,
+    json_: bool = JSON_OPT,
 ) -> None:
     """A checkpoint's tensors by component, their element types, parameters and bytes, and
     the figures its config gives, component by component.

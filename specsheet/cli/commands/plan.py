@@ -3,30 +3,29 @@ context that serves a model under constraints (docs/plan.md)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
-from specsheet.api.defaults import DEFAULT_MBU, DEFAULT_UTILIZATION
 from specsheet.cli.model_source import NO_SOURCE, ModelSource, model_options
 from specsheet.cli.options import (
+    FORMAT_OPT,
+    JSON_OPT,
+    MODEL_ARG,
     OPTION_NAMES,
-    FormatOpt,
-    JsonOpt,
-    ModelArg,
     emit,
     output_format,
     reports,
 )
 from specsheet.cli.serving import (
-    DraftOpt,
-    MaxModelLenOpt,
-    MbuOpt,
-    OutputOpt,
-    PromptOpt,
-    SpeculativeMethodOpt,
-    SpeculativeTokensOpt,
-    UtilizationOpt,
+    DRAFT_OPT,
+    MAX_MODEL_LEN_OPT,
+    MBU_OPT,
+    OUTPUT_OPT,
+    PROMPT_OPT,
+    SPECULATIVE_METHOD_OPT,
+    SPECULATIVE_TOKENS_OPT,
+    UTILIZATION_OPT,
 )
 from specsheet.errors import ExitCode
 
@@ -42,104 +41,105 @@ SETTINGS: dict[str, Any] = {
 SPACE = "Search space"
 LIMITS = "Constraints (a candidate that misses one is listed, not chosen)"
 
-PlanGpuOpt = Annotated[str, typer.Option(
-    "--gpu", help="Accelerators to search: a name, a comma list, or all (the catalog but "
-    "Apple's, which vLLM does not run on).", rich_help_panel=SPACE)]
-PlanGpusOpt = Annotated[str | None, typer.Option(
-    "--gpus", metavar="N|LOW..HIGH", help="GPU counts to search [default: 1..8 x nodes].",
-    show_default=False, rich_help_panel=SPACE)]
-NodesOpt = Annotated[int, typer.Option(
-    "--nodes", min=1, help="Nodes of 8 GPUs: the default top of the counts searched.",
-    rich_help_panel=SPACE)]
-PlanQuantOpt = Annotated[str | None, typer.Option(
-    "--quant", help="Weight formats: a comma list, or any (the model's own plus fp8, w8a8, "
+PLAN_GPU_OPT: str = typer.Option(
+    "all", "--gpu", help="Accelerators to search: a name, a comma list, or all (the catalog but "
+    "Apple's, which vLLM does not run on).", rich_help_panel=SPACE)
+PLAN_GPUS_OPT: str | None = typer.Option(
+    None, "--gpus", metavar="N|LOW..HIGH", help="GPU counts to search [default: 1..8 x nodes].",
+    show_default=False, rich_help_panel=SPACE)
+NODES_OPT: int = typer.Option(
+    1, "--nodes", min=1, help="Nodes of 8 GPUs: the default top of the counts searched.",
+    rich_help_panel=SPACE)
+PLAN_QUANT_OPT: str | None = typer.Option(
+    None, "--quant", help="Weight formats: a comma list, or any (the model's own plus fp8, w8a8, "
     "w4a16, awq-int4 and nvfp4) [default: the model's own].", show_default=False,
-    rich_help_panel=SPACE)]
-PlanKvOpt = Annotated[str, typer.Option(
-    "--kv-dtype", help="KV-cache element types: one or a comma list (bf16,fp8).",
-    rich_help_panel=SPACE)]
-EngineOpt = Annotated[str, typer.Option(
-    "--engine", help="The engine whose layouts are searched: vllm.", rich_help_panel=SPACE)]
-PlanConcurrencyOpt = Annotated[int | None, typer.Option(
-    "--concurrency", help="Requests decoded at once, over all replicas [default: as many as "
-    "the KV pool holds].", show_default=False, rich_help_panel=LIMITS)]
-RateOpt = Annotated[float | None, typer.Option(
-    "--requests-per-s", help="Requests of prompt + output tokens a second to serve (the "
+    rich_help_panel=SPACE)
+PLAN_KV_OPT: str = typer.Option(
+    "bf16", "--kv-dtype", help="KV-cache element types: one or a comma list (bf16,fp8).",
+    rich_help_panel=SPACE)
+ENGINE_OPT: str = typer.Option(
+    "vllm", "--engine", help="The engine whose layouts are searched: vllm.", rich_help_panel=SPACE)
+PLAN_CONCURRENCY_OPT: int | None = typer.Option(
+    None, "--concurrency", help="Requests decoded at once, over all replicas [default: as many as "
+    "the KV pool holds].", show_default=False, rich_help_panel=LIMITS)
+RATE_OPT: float | None = typer.Option(
+    None, "--requests-per-s", help="Requests of prompt + output tokens a second to serve (the "
     "concurrency is then the fewest that reach it).", show_default=False,
-    rich_help_panel=LIMITS)]
-TtftOpt = Annotated[str | None, typer.Option(
-    "--max-ttft", help="Seconds to the first token at most (estimate), e.g. 1 or 500ms.",
-    show_default=False, rich_help_panel=LIMITS)]
-TpotOpt = Annotated[str | None, typer.Option(
-    "--max-tpot", help="Seconds per output token at most (estimate), e.g. 0.05 or 50ms.",
-    show_default=False, rich_help_panel=LIMITS)]
-MinTokensOpt = Annotated[float | None, typer.Option(
-    "--min-tokens-per-s", help="Output tokens a second at least, all replicas (estimate).",
-    show_default=False, rich_help_panel=LIMITS)]
-BudgetOpt = Annotated[float | None, typer.Option(
-    "--budget", help="US dollars an hour at most, every GPU (needs --price).",
-    show_default=False, rich_help_panel=LIMITS)]
-MaxGpusOpt = Annotated[int | None, typer.Option(
-    "--max-gpus", help="GPUs at most, all replicas.", show_default=False,
-    rich_help_panel=LIMITS)]
-ObjectiveOpt = Annotated[str, typer.Option(
-    "--objective", help="Rank by cost (per million output tokens; fewest GPUs without a "
-    "price), gpus, latency or throughput.")]
-PlanPriceOpt = Annotated[str | None, typer.Option(
-    "--price", help="US dollars per GPU-hour: one for every GPU, or NAME=USD,NAME=USD.",
-    show_default=False)]
+    rich_help_panel=LIMITS)
+TTFT_OPT: str | None = typer.Option(
+    None, "--max-ttft", help="Seconds to the first token at most (estimate), e.g. 1 or 500ms.",
+    show_default=False, rich_help_panel=LIMITS)
+TPOT_OPT: str | None = typer.Option(
+    None, "--max-tpot", help="Seconds per output token at most (estimate), e.g. 0.05 or 50ms.",
+    show_default=False, rich_help_panel=LIMITS)
+MIN_TOKENS_OPT: float | None = typer.Option(
+    None, "--min-tokens-per-s", help="Output tokens a second at least, all replicas (estimate).",
+    show_default=False, rich_help_panel=LIMITS)
+BUDGET_OPT: float | None = typer.Option(
+    None, "--budget", help="US dollars an hour at most, every GPU (needs --price).",
+    show_default=False, rich_help_panel=LIMITS)
+MAX_GPUS_OPT: int | None = typer.Option(
+    None, "--max-gpus", help="GPUs at most, all replicas.", show_default=False,
+    rich_help_panel=LIMITS)
+OBJECTIVE_OPT: str = typer.Option(
+    "cost", "--objective", help="Rank by cost (per million output tokens; fewest GPUs without a "
+    "price), gpus, latency or throughput.")
+PLAN_PRICE_OPT: str | None = typer.Option(
+    None, "--price", help="US dollars per GPU-hour: one for every GPU, or NAME=USD,NAME=USD.",
+    show_default=False)
 TRAIN = "Training (a run of --tokens-total tokens in --days days)"
-TrainOpt = Annotated[bool, typer.Option(
-    "--train", help="Search training runs (train's plans): the fewest GPUs, or the cheapest, "
-    "whose step fits and that finish in --days.", rich_help_panel=TRAIN)]
-TokensTotalOpt = Annotated[str | None, typer.Option(
-    "--tokens-total", "-D", help="Tokens to train on: 300B, 15.6T, 2e12.", show_default=False,
-    rich_help_panel=TRAIN)]
-DaysOpt = Annotated[float | None, typer.Option(
-    "--days", help="Days the run may take at most (an estimate at the MFU).",
-    show_default=False, rich_help_panel=TRAIN)]
-PlanMfuOpt = Annotated[float | None, typer.Option(
-    "--mfu", help="Share of the peak FLOP/s reached (estimates) [default: 0.5 serving, 0.4 "
-    "training, as serve and train].", show_default=False)]
-SolveOpt = Annotated[str | None, typer.Option(
-    "--solve", help="One answer: max-context (the longest --tokens at the concurrency), "
+TRAIN_OPT: bool = typer.Option(
+    False, "--train",
+    help="Search training runs (train's plans): the fewest GPUs, or the cheapest, "
+    "whose step fits and that finish in --days.", rich_help_panel=TRAIN)
+TOKENS_TOTAL_OPT: str | None = typer.Option(
+    None, "--tokens-total", "-D", help="Tokens to train on: 300B, 15.6T, 2e12.", show_default=False,
+    rich_help_panel=TRAIN)
+DAYS_OPT: float | None = typer.Option(
+    None, "--days", help="Days the run may take at most (an estimate at the MFU).",
+    show_default=False, rich_help_panel=TRAIN)
+PLAN_MFU_OPT: float | None = typer.Option(
+    None, "--mfu", help="Share of the peak FLOP/s reached (estimates) [default: 0.5 serving, 0.4 "
+    "training, as serve and train].", show_default=False)
+SOLVE_OPT: str | None = typer.Option(
+    None, "--solve", help="One answer: max-context (the longest --tokens at the concurrency), "
     "max-concurrency, best-quant (the most bits per weight that meets every constraint) or "
-    "min-gpus.", show_default=False)]
+    "min-gpus.", show_default=False)
 
 
 @model_options
 def plan(
-    model: ModelArg = None,
-    gpu: PlanGpuOpt = "all",
-    gpus: PlanGpusOpt = None,
-    nodes: NodesOpt = 1,
-    quant: PlanQuantOpt = None,
-    kv_dtype: PlanKvOpt = "bf16",
-    engine: EngineOpt = "vllm",
-    max_model_len: MaxModelLenOpt = None,
-    prompt: PromptOpt = None,
-    output: OutputOpt = None,
-    concurrency: PlanConcurrencyOpt = None,
-    requests_per_s: RateOpt = None,
-    max_ttft: TtftOpt = None,
-    max_tpot: TpotOpt = None,
-    min_tokens_per_s: MinTokensOpt = None,
-    budget: BudgetOpt = None,
-    max_gpus: MaxGpusOpt = None,
-    objective: ObjectiveOpt = "cost",
-    price: PlanPriceOpt = None,
-    solve: SolveOpt = None,
-    memory_utilization: UtilizationOpt = DEFAULT_UTILIZATION,
-    mfu: PlanMfuOpt = None,
-    mbu: MbuOpt = DEFAULT_MBU,
-    train: TrainOpt = False,
-    tokens_total: TokensTotalOpt = None,
-    days: DaysOpt = None,
-    draft: DraftOpt = None,
-    speculative_tokens: SpeculativeTokensOpt = None,
-    speculative_method: SpeculativeMethodOpt = None,
-    fmt: FormatOpt = None,
-    json_: JsonOpt = False,
+    model: str | None = MODEL_ARG,
+    gpu: str = PLAN_GPU_OPT,
+    gpus: str | None = PLAN_GPUS_OPT,
+    nodes: int = NODES_OPT,
+    quant: str | None = PLAN_QUANT_OPT,
+    kv_dtype: str = PLAN_KV_OPT,
+    engine: str = ENGINE_OPT,
+    max_model_len: int | None = MAX_MODEL_LEN_OPT,
+    prompt: int | None = PROMPT_OPT,
+    output: int | None = OUTPUT_OPT,
+    concurrency: int | None = PLAN_CONCURRENCY_OPT,
+    requests_per_s: float | None = RATE_OPT,
+    max_ttft: str | None = TTFT_OPT,
+    max_tpot: str | None = TPOT_OPT,
+    min_tokens_per_s: float | None = MIN_TOKENS_OPT,
+    budget: float | None = BUDGET_OPT,
+    max_gpus: int | None = MAX_GPUS_OPT,
+    objective: str = OBJECTIVE_OPT,
+    price: str | None = PLAN_PRICE_OPT,
+    solve: str | None = SOLVE_OPT,
+    memory_utilization: str = UTILIZATION_OPT,
+    mfu: float | None = PLAN_MFU_OPT,
+    mbu: float = MBU_OPT,
+    train: bool = TRAIN_OPT,
+    tokens_total: str | None = TOKENS_TOTAL_OPT,
+    days: float | None = DAYS_OPT,
+    draft: str | None = DRAFT_OPT,
+    speculative_tokens: int | None = SPECULATIVE_TOKENS_OPT,
+    speculative_method: str | None = SPECULATIVE_METHOD_OPT,
+    fmt: str | None = FORMAT_OPT,
+    json_: bool = JSON_OPT,
     src: ModelSource = NO_SOURCE,
 ) -> None:
     """The cheapest hardware, fewest GPUs, best format or longest context that serves a model

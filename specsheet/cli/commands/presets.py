@@ -1,11 +1,11 @@
 """``specsheet presets``: the built-in presets."""
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from specsheet.api.spec import count_params
-from specsheet.cli.options import FormatOpt, JsonOpt, emit, option_errors, output_format
+from specsheet.cli.options import FORMAT_OPT, JSON_OPT, emit, option_errors, output_format
 from specsheet.sources.resolve import load_preset
 from specsheet.views.catalog import presets_document
 
@@ -15,11 +15,11 @@ if TYPE_CHECKING:
 SETTINGS: dict[str, Any] = {}
 
 
-LongOpt = Annotated[bool, typer.Option(
-    "--long", "-l", help="The full table (every column) instead of one line a model.")]
+LONG_OPT: bool = typer.Option(
+    False, "--long", "-l", help="The full table (every column) instead of one line a model.")
 
 
-def presets(fmt: FormatOpt = None, json_: JsonOpt = False, long: LongOpt = False) -> None:
+def presets(fmt: str | None = FORMAT_OPT, json_: bool = JSON_OPT, long: bool = LONG_OPT) -> None:
     """List the built-in presets, one line a model (name, total, context, family); --long adds
     L, d, heads, KV heads, vocab and the description."""
     from specsheet.sources.presets import preset_index

@@ -8,7 +8,7 @@ share its JSON section, so a sweep of 1,000 points costs little more than one co
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -16,20 +16,20 @@ from specsheet.api.defaults import DEFAULT_UTILIZATION
 from specsheet.api.spec import DEFAULT_DTYPE
 from specsheet.cli.errors import as_options, option_series
 from specsheet.cli.options import (
+    ATTN_BIAS_OPT,
     CONVENTIONS,
+    FORMAT_OPT,
+    GROUP_SIZE_OPT,
+    HF_OPT,
+    HTML_OPT,
+    JSON_OPT,
+    MLP_BIAS_OPT,
+    MODEL_ARG,
     OPTION_NAMES,
     SPEC,
-    AttnBiasOpt,
-    FormatOpt,
-    GroupSizeOpt,
-    HfOpt,
-    HtmlOpt,
-    JsonOpt,
-    MlpBiasOpt,
-    ModelArg,
-    SvgOpt,
-    TiedOpt,
-    TimeoutOpt,
+    SVG_OPT,
+    TIED_OPT,
+    TIMEOUT_OPT,
     checked_timeout,
     emit,
     option_errors,
@@ -40,17 +40,16 @@ from specsheet.cli.options import (
     source,
 )
 from specsheet.cli.serving import (
-    EpOpt,
-    GpuOpt,
-    GpusOpt,
-    KvMemoryOpt,
-    PpOpt,
-    TpOpt,
-    UtilizationOpt,
+    EP_OPT,
+    GPU_OPT,
+    GPUS_OPT,
+    KV_MEMORY_OPT,
+    PP_OPT,
+    TP_OPT,
+    UTILIZATION_OPT,
 )
 from specsheet.errors import SpecError, quoted
 from specsheet.figures import Axis
-from specsheet.sources import DEFAULT_TIMEOUT
 from specsheet.sources.fields import SPEC_FIELDS, Overrides
 from specsheet.units import QuantityKind
 
@@ -62,34 +61,34 @@ if TYPE_CHECKING:
 SETTINGS = {"epilog": CONVENTIONS}
 
 SERIES = ("a range START:STOP:xFACTOR or START:STOP:+STEP, a comma list, or one value")
-TokensSeries = Annotated[str | None, typer.Option(
-    "--tokens", "-t", metavar="SERIES", help=f"Tokens T in a request: {SERIES}; k = 1,024 "
-    "(1k:128k:x2) [default: the model's context].", show_default=False)]
-BatchSeries = Annotated[str | None, typer.Option(
-    "--batch", "-b", metavar="SERIES", help="Requests at once, each with its KV cache "
-    "[default: 1].", show_default=False)]
-QuantList = Annotated[str | None, typer.Option(
-    "--quant", "-q", metavar="LIST", help="Quantization formats, comma-separated (none: a "
-    "plain dtype); see count --help.", show_default=False)]
-DtypeList = Annotated[str | None, typer.Option(
-    "--dtype", metavar="LIST", help="Weight element types, comma-separated (bf16,fp8) "
-    "[default: bf16].", show_default=False)]
-KvDtypeList = Annotated[str, typer.Option(
-    "--kv-dtype", metavar="LIST", help="KV-cache element types, comma-separated.")]
-SetSeries = Annotated[list[str] | None, typer.Option(
-    "--set", metavar="FIELD=VALUES", help="Set any spec field, or sweep it with a series: "
+TOKENS_SERIES: str | None = typer.Option(
+    None, "--tokens", "-t", metavar="SERIES", help=f"Tokens T in a request: {SERIES}; k = 1,024 "
+    "(1k:128k:x2) [default: the model's context].", show_default=False)
+BATCH_SERIES: str | None = typer.Option(
+    None, "--batch", "-b", metavar="SERIES", help="Requests at once, each with its KV cache "
+    "[default: 1].", show_default=False)
+QUANT_LIST: str | None = typer.Option(
+    None, "--quant", "-q", metavar="LIST", help="Quantization formats, comma-separated (none: a "
+    "plain dtype); see count --help.", show_default=False)
+DTYPE_LIST: str | None = typer.Option(
+    None, "--dtype", metavar="LIST", help="Weight element types, comma-separated (bf16,fp8) "
+    "[default: bf16].", show_default=False)
+KV_DTYPE_LIST: str = typer.Option(
+    DEFAULT_DTYPE, "--kv-dtype", metavar="LIST", help="KV-cache element types, comma-separated.")
+SET_SERIES: list[str] | None = typer.Option(
+    None, "--set", metavar="FIELD=VALUES", help="Set any spec field, or sweep it with a series: "
     "--set experts_per_token=1,2,4 (repeatable; a layer list such as sliding_layers=0,2,4, or "
-    "layer_types, is one value; docs/models.md lists the fields).", show_default=False)]
+    "layer_types, is one value; docs/models.md lists the fields).", show_default=False)
 
 
 def _field(help: str) -> Any:
-    return typer.Option(metavar="SERIES", help=f"{help}.", rich_help_panel=SPEC,
+    return typer.Option(None, metavar="SERIES", help=f"{help}.", rich_help_panel=SPEC,
                         show_default=False)
 
 
 def _choices(help: str) -> Any:
-    return typer.Option(metavar="LIST", help=f"{help}, comma-separated.", rich_help_panel=SPEC,
-                        show_default=False)
+    return typer.Option(None, metavar="LIST", help=f"{help}, comma-separated.",
+                        rich_help_panel=SPEC, show_default=False)
 
 
 # the choice fields whose option takes a list of names (the rest: --set FIELD=VALUES)
@@ -97,43 +96,43 @@ CHOICES = ("mlp", "norm", "positions")
 
 
 def sweep(
-    model: ModelArg = None,
-    hf: HfOpt = None,
-    tokens: TokensSeries = None,
-    batch: BatchSeries = None,
-    quant: QuantList = None,
-    group_size: GroupSizeOpt = None,
-    dtype: DtypeList = None,
-    kv_dtype: KvDtypeList = DEFAULT_DTYPE,
-    gpu: GpuOpt = None,
-    gpus: GpusOpt = None,
-    tp: TpOpt = None,
-    pp: PpOpt = None,
-    ep: EpOpt = False,
-    memory_utilization: UtilizationOpt = DEFAULT_UTILIZATION,
-    kv_memory: KvMemoryOpt = None,
-    fmt: FormatOpt = None,
-    timeout: TimeoutOpt = DEFAULT_TIMEOUT,
-    json_: JsonOpt = False,
-    svg: SvgOpt = None,
-    html: HtmlOpt = None,
-    layers: Annotated[str | None, _field("Layers L")] = None,
-    d_model: Annotated[str | None, _field("Hidden size d")] = None,
-    heads: Annotated[str | None, _field("Attention heads h")] = None,
-    vocab: Annotated[str | None, _field("Vocabulary size V")] = None,
-    context: Annotated[str | None, _field("Context length n_max (k = 1,024)")] = None,
-    kv_heads: Annotated[str | None, _field("Key/value heads")] = None,
-    head_dim: Annotated[str | None, _field("Head size")] = None,
-    d_ff: Annotated[str | None, typer.Option(
-        "--d-ff", metavar="SERIES", help="MLP width.", rich_help_panel=SPEC,
-        show_default=False)] = None,
-    mlp: Annotated[str | None, _choices("MLP kinds: plain, gated")] = None,
-    norm: Annotated[str | None, _choices("Norms: layernorm, rmsnorm, none")] = None,
-    positions: Annotated[str | None, _choices("Positions: learned, rotary, alibi, none")] = None,
-    attn_bias: AttnBiasOpt = None,
-    mlp_bias: MlpBiasOpt = None,
-    tied: TiedOpt = None,
-    settings: SetSeries = None,
+    model: str | None = MODEL_ARG,
+    hf: str | None = HF_OPT,
+    tokens: str | None = TOKENS_SERIES,
+    batch: str | None = BATCH_SERIES,
+    quant: str | None = QUANT_LIST,
+    group_size: int | None = GROUP_SIZE_OPT,
+    dtype: str | None = DTYPE_LIST,
+    kv_dtype: str = KV_DTYPE_LIST,
+    gpu: str | None = GPU_OPT,
+    gpus: int | None = GPUS_OPT,
+    tp: int | None = TP_OPT,
+    pp: int | None = PP_OPT,
+    ep: bool = EP_OPT,
+    memory_utilization: str = UTILIZATION_OPT,
+    kv_memory: str | None = KV_MEMORY_OPT,
+    fmt: str | None = FORMAT_OPT,
+    timeout: float = TIMEOUT_OPT,
+    json_: bool = JSON_OPT,
+    svg: str | None = SVG_OPT,
+    html: str | None = HTML_OPT,
+    layers: str | None = _field("Layers L"),
+    d_model: str | None = _field("Hidden size d"),
+    heads: str | None = _field("Attention heads h"),
+    vocab: str | None = _field("Vocabulary size V"),
+    context: str | None = _field("Context length n_max (k = 1,024)"),
+    kv_heads: str | None = _field("Key/value heads"),
+    head_dim: str | None = _field("Head size"),
+    d_ff: str | None = typer.Option(
+        None, "--d-ff", metavar="SERIES", help="MLP width.", rich_help_panel=SPEC,
+        show_default=False),
+    mlp: str | None = _choices("MLP kinds: plain, gated"),
+    norm: str | None = _choices("Norms: layernorm, rmsnorm, none"),
+    positions: str | None = _choices("Positions: learned, rotary, alibi, none"),
+    attn_bias: bool | None = ATTN_BIAS_OPT,
+    mlp_bias: bool | None = MLP_BIAS_OPT,
+    tied: bool | None = TIED_OPT,
+    settings: list[str] | None = SET_SERIES,
 ) -> None:
     """One model's memory and compute along one or two axes: the tokens, the batch, weight or
     KV dtypes, quantization formats, or any spec field. A row per point, a chart of weights +
