@@ -1,7 +1,5 @@
 """``specsheet convert``: a model written as a preset YAML file."""
 
-from __future__ import annotations
-
 from typing import Any
 
 import typer

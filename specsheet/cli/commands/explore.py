@@ -2,8 +2,6 @@
 
 Textual is imported here only, when the command runs: no other command loads it."""
 
-from __future__ import annotations
-
 import gc
 import os
 import sys
@@ -118,7 +116,7 @@ def explore(
 APP_KEY = "specsheet.cli.explore.app"  # its entry in compiled.IMPORTS
 
 
-def import_app() -> type[ExploreApp]:
+def import_app() -> "type[ExploreApp]":
     """The explorer's app class: Textual imported (about 0.1 s of CPU), its dataclasses' methods
     compiled once and kept (specsheet.compiled.kept_compiles), asyncio without ssl
     (``without_ssl``)."""

@@ -1,7 +1,5 @@
 """``specsheet hardware [NAME]``: the built-in accelerators, or one of them (or a file) in full."""
 
-from __future__ import annotations
-
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -43,7 +41,7 @@ def hardware(gpu: str | None = GPU_ARG, fmt: str | None = FORMAT_OPT, json_: boo
         listed = [builtin(name) for name in catalog_index()]
         document = hardware_document(listed)
 
-        def views() -> list[TableView]:
+        def views() -> "list[TableView]":
             from specsheet.views.catalog import hardware_list, hardware_view
 
             return [hardware_view(listed) if long
@@ -58,7 +56,7 @@ def hardware(gpu: str | None = GPU_ARG, fmt: str | None = FORMAT_OPT, json_: boo
     accelerator = load_accelerator(gpu)
     one = accelerator_document(accelerator)
 
-    def view() -> list[TableView]:
+    def view() -> "list[TableView]":
         from specsheet.views.catalog import accelerator_view
 
         return [accelerator_view(accelerator)]

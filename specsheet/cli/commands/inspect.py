@@ -1,8 +1,6 @@
 """``specsheet inspect PATH``: a checkpoint's real tensors, read from its headers, against the
 figures its config gives."""
 
-from __future__ import annotations
-
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -62,7 +60,7 @@ def _written(path: str, check: bool, output: str) -> bool:
                         source=path)
     document = inspection.to_dict()
 
-    def views() -> list[TableView]:
+    def views() -> "list[TableView]":
         from specsheet.views.inspect import inspect_views
 
         return inspect_views(inspection, OPTION_NAMES)

@@ -1,8 +1,6 @@
 """``specsheet plan``: the cheapest hardware, the fewest GPUs, the best format or the longest
 context that serves a model under constraints (docs/plan.md)."""
 
-from __future__ import annotations
-
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -170,7 +168,7 @@ def plan(
         planning = search(report.model, request)
     document = planning.to_dict()
 
-    def views() -> list[TableView]:
+    def views() -> "list[TableView]":
         from specsheet.views.plan import plan_train_views, plan_views
 
         if isinstance(planning, TrainPlanning):

@@ -1,7 +1,5 @@
 """``specsheet schema``: the JSON Schema of every document specsheet writes."""
 
-from __future__ import annotations
-
 from typing import Any
 
 from specsheet.cli import streams

@@ -6,8 +6,6 @@ computes only its KV cache and FLOPs again (plan/sweep.py), and points that shar
 share its JSON section, so a sweep of 1,000 points costs little more than one count.
 """
 
-from __future__ import annotations
-
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -176,7 +174,7 @@ def sweep(
 
 def _swept(model: str | None, hf: str | None, axes: list[Axis], single: dict[str, Any],
            fixed: Overrides, group_size: int | None, timeout: float, by_set: set[str],
-           advice: str, gpu: str | None, request: ServeRequest | None, tp: int | None,
+           advice: str, gpu: str | None, request: "ServeRequest | None", tp: int | None,
            output: str, svg: str | None, html: str | None) -> None:
     """The grid of ``sweep``, its document and its output (the options as ``sweep`` read
     them)."""
@@ -196,7 +194,7 @@ def _swept(model: str | None, hf: str | None, axes: list[Axis], single: dict[str
     served = None if result.served is None else [(s.plan, s.estimates, s.costs)
                                                  for s in result.served]
 
-    def views() -> list[TableView | ChartView]:
+    def views() -> "list[TableView | ChartView]":
         from specsheet.views.charts import memory_charts
         from specsheet.views.sweep import sweep_view
 
@@ -268,7 +266,7 @@ def _axes(tokens: str | None, batch: str | None, quant: str | None, dtype: str |
 
 def _serve_request(gpu: str | None, gpus: int | None, tp: int | None, pp: int | None,
                    ep: bool, memory_utilization: str, kv_memory: str | None
-                   ) -> ServeRequest | None:
+                   ) -> "ServeRequest | None":
     """serve's request at every point (the tokens and the batch are the point's), or None
     without --gpu; a layout or memory option without --gpu is an error."""
     if gpu is None:
