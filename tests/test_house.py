@@ -1,5 +1,6 @@
 """The house keeps its shape: no CLI option name below the CLI, no import circle, no module too
-large to read (docs/architecture.md). Each check is also run on a tree that breaks it."""
+large to read (docs/architecture.md), options in the style that starts fast. Each check is also
+run on a tree that breaks it."""
 
 from __future__ import annotations
 
@@ -191,3 +192,34 @@ def test_parsing_a_message_is_found(tmp_path: Path) -> None:
         "        if str(e).startswith('tp:'):\n            raise\n"
         "        if 'digits' in str(e):\n            raise\n")
     assert list(message_parsing(tmp_path)) == ["specsheet/bad.py:5", "specsheet/bad.py:7"]
+
+
+def slow_options(root: Path) -> Iterator[str]:
+    """``path:line`` of every option written as an ``Annotated`` alias, and of every command
+    module under ``from __future__ import annotations`` (its signature then texts, which typer's
+    build compiles each run): cli/options.py says why, docs/performance.md measures it."""
+    for path in sorted((root / "specsheet" / "cli").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        command = path.parent.name == "commands"
+        for node in ast.walk(tree):
+            annotated = isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) \
+                and node.value.id == "Annotated"
+            future = command and isinstance(node, ast.ImportFrom) and \
+                node.module == "__future__"
+            if annotated or future:
+                yield f"{path.relative_to(root)}:{node.lineno}"
+
+
+def test_options_are_in_the_style_that_starts_fast() -> None:
+    assert list(slow_options(ROOT)) == []
+
+
+def test_an_annotated_option_is_found(tmp_path: Path) -> None:
+    commands = tmp_path / "specsheet" / "cli" / "commands"
+    commands.mkdir(parents=True)
+    (tmp_path / "specsheet" / "cli" / "options.py").write_text(
+        "from typing import Annotated\n\nimport typer\n\n"
+        "GpuOpt = Annotated[str, typer.Option('--gpu')]\n")
+    (commands / "serve.py").write_text("from __future__ import annotations\n")
+    assert list(slow_options(tmp_path)) == ["specsheet/cli/commands/serve.py:1",
+                                            "specsheet/cli/options.py:5"]
