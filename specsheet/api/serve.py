@@ -240,9 +240,11 @@ def _plan_serve(report: Report, request: ServeRequest, group_size: int | None = 
                             "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1)", field="max_model_len",
                             value=max_len)
         report = _long_context(report, max_len)
-    from specsheet.api.count import images_of
+    images = None
+    if request.images is not None or request.image_size is not None:  # imported only then
+        from specsheet.api.count import images_of
 
-    images = images_of(report.model, request.images, request.image_size)
+        images = images_of(report.model, request.images, request.image_size)
     pictured = images.tokens if images else 0
     prompt, output = request_shape(request, max_len, pictured)
     plan_request = serving.Request(
