@@ -245,7 +245,7 @@ def _version(value: bool) -> None:
 @_resolved
 def _root(
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
-                                          help="Print the version and exit."),
+                                 help="Print the version and exit."),
 ) -> None:
     """Exact spec sheets for decoder-only transformer language models."""
 

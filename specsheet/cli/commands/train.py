@@ -96,11 +96,11 @@ def train(
         None, "--dp", help="Data-parallel ranks [default: gpus / (tp x pp)].", show_default=False,
         rich_help_panel=PARALLEL),
     tp: int = typer.Option(1, "--tp", help="Tensor-parallel ranks (divide the heads).",
-                                    rich_help_panel=PARALLEL),
+                           rich_help_panel=PARALLEL),
     pp: int = typer.Option(1, "--pp", help="Pipeline stages (the layers split).",
-                                    rich_help_panel=PARALLEL),
+                           rich_help_panel=PARALLEL),
     sp: bool = typer.Option(False, "--sp", help="Sequence parallelism (with --tp).",
-                                     rich_help_panel=PARALLEL),
+                            rich_help_panel=PARALLEL),
     cp: int = typer.Option(
         1, "--cp", help="Context-parallel ranks: each sequence split cp ways (ring attention); "
         "gpus = dp x tp x pp x cp.", rich_help_panel=PARALLEL),
