@@ -1,7 +1,8 @@
 """The cost of a sweep of 1,000 points against one count (targets: <= 1.5x `count --json` as
 JSON and as CSV, <= 2x the count table as a table).
 
-Runs each command at least 20 times, interleaved, with the specsheet of this checkout
+Runs each command at least 20 times, interleaved (each round in an order of its own, drawn
+from a fixed seed, as bench/startup.py does), with the specsheet of this checkout
 (``python -m specsheet``, so an installed copy cannot stand in for it), and prints the medians
 of the wall-clock time and of the CPU time each run took (user + system, as the kernel counts
 it: steadier than the wall clock on a machine shared with other work), and the ratios of both:
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -76,8 +78,11 @@ def main() -> int:
     cpu: dict[str, list[float]] = {name: [] for name in COMMANDS}
     for args in COMMANDS.values():  # warm the file cache and the bytecode
         _run(args, env)
+    order = list(COMMANDS.items())
+    shuffle = random.Random(19).shuffle  # each round in an order of its own, the same each run
     for _ in range(rounds):
-        for name, args in COMMANDS.items():
+        shuffle(order)
+        for name, args in order:
             seconds, cpu_seconds = _run(args, env)
             wall[name].append(seconds)
             cpu[name].append(cpu_seconds)

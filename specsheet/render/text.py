@@ -410,8 +410,6 @@ def _section(key: Any, value: Any, last: list[Any] | None, values: list[Any],
 
 _LEAF = object()  # the shape of a value that is not a dict
 _PLAIN = frozenset({int, float, str})  # values that are their own cells
-_FLAT = frozenset({int, float, str, bool, type(None), list})  # no dict among them
-_STR = frozenset({str})
 
 
 def _leaves(value: dict[Any, Any], values: list[Any]) -> tuple[Any, ...]:
@@ -419,9 +417,6 @@ def _leaves(value: dict[Any, Any], values: list[Any]) -> tuple[Any, ...]:
     return its shape: its keys in order and each dict's within it, with the keys' types when
     one is not a string (1 and True are equal keys but not one column), from which ``flatten``
     names its columns."""
-    if set(map(type, value.values())) <= _FLAT and set(map(type, value)) <= _STR:
-        values.extend(value.values())
-        return tuple(value)
     shape: list[Any] = []
     for key, entry in value.items():
         if isinstance(entry, dict):
