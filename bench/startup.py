@@ -27,9 +27,11 @@ Each is measured for the kinds of install users have:
                   the dataclasses' methods too
 
 Each run's CPU time (user + system, from the kernel's accounting of the finished process) is
-what the ratios compare; the wall time is printed beside it, and the ratio against the same
-baseline imported as specsheet's entry point imports it (the garbage collector paused, then
-its objects frozen: "paused"), which is specsheet's own share of the run. On a shared machine
+what the ratios compare: the ratio of the medians. Beside it: the wall time's, the ratio
+against the same baseline imported as specsheet's entry point imports it (the garbage
+collector paused, then its objects frozen: "paused"), which is specsheet's own share of the
+run, and where the middle half of the ratios of one round's two runs lie ("rounds"), which
+shows how far the machine moves a verdict. On a shared machine
 a process also waits for a core, which the wall time counts and the command does not cost.
 
     python bench/startup.py [--rounds N] [--kind bytecode|editable|uncompiled ...] [--only TEXT]
@@ -223,8 +225,16 @@ def report(kind: str, rounds: int, times: dict[str, list[tuple[float, float]]]) 
         r = cpu[a] / cpu[b]
         verdict = "(reference)" if kind == "uncompiled" else "ok" if r <= target else "OVER"
         paused = f"; {cpu[a] / cpu[PAUSED[b]]:.2f}x paused" if b in PAUSED else ""
-        print(f"  {label:<26} / {b}: {r:.2f}x ({wall[a] / wall[b]:.2f}x wall{paused}) "
-              f"(<= {target}x) {verdict}")
+        low, high = middle_half([x / y for (_, x), (_, y) in zip(times[a], times[b], strict=True)])
+        print(f"  {label:<26} / {b}: {r:.2f}x ({wall[a] / wall[b]:.2f}x wall{paused}; "
+              f"rounds {low:.2f}-{high:.2f}x) (<= {target}x) {verdict}")
+
+
+def middle_half(values: list[float]) -> tuple[float, float]:
+    """The first and third quartiles of ``values``: where the middle half of them lie. Of the
+    ratios of one round's two runs: how far the machine moved a verdict run by run."""
+    low, _, high = statistics.quantiles(values, n=4)
+    return low, high
 
 
 if __name__ == "__main__":
