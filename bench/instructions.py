@@ -31,6 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import startup  # noqa: E402
 from startup import BASELINES, RATIOS, commands, compileall_package, hub_cache  # noqa: E402
 
 COLLECTED = re.compile(r"Collected\s*:\s*(\d+)")
@@ -43,7 +44,8 @@ def instructions(cmd: list[str], env: dict[str, str], folder: Path) -> int:
     # script header)
     argv = [sys.executable, *cmd] if cmd[0] != sys.executable else cmd
     result = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
-                             *argv], env=env, capture_output=True, text=True, check=False)
+                             *argv], env=env, capture_output=True, text=True, check=False,
+                            cwd=startup.HERE)  # an empty folder, as bench/startup.py's runs
     found = COLLECTED.search(result.stderr)
     if result.returncode != 0 or found is None:
         raise SystemExit(f"{' '.join(cmd[:3])}: exit {result.returncode}\n{result.stderr[-800:]}")

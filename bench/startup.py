@@ -51,6 +51,7 @@ import time
 from pathlib import Path
 
 HUB_MODEL = "meta-llama/Llama-3.1-8B"
+HERE = tempfile.mkdtemp(prefix="specsheet-bench-")  # where every command runs: nothing in it
 COMMIT = "0" * 40
 
 
@@ -152,9 +153,12 @@ def measure(rounds: int, cache: Path, kind: str,
 
 def run(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
     """One run of ``cmd``: its wall time, and the CPU time (user + system) the process used,
-    which waiting for a core on a shared machine does not inflate."""
+    which waiting for a core on a shared machine does not inflate. It runs in an empty folder
+    (``HERE``): ``python -c`` looks for every module first where it runs, and a stray
+    ``nt.py`` there (``ntpath`` tries ``import nt``) once cost the baseline more than the
+    whole of typer's import."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, env=env)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, env=env, cwd=HERE)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)

@@ -5,7 +5,8 @@ Runs each command at least 20 times, interleaved (each round in an order of its 
 from a fixed seed, as bench/startup.py does), with the specsheet of this checkout
 (``python -m specsheet``, so an installed copy cannot stand in for it), and prints the medians
 of the wall-clock time and of the CPU time each run took (user + system, as the kernel counts
-it: steadier than the wall clock on a machine shared with other work), and the ratios of both:
+it: steadier than the wall clock on a machine shared with other work), and the ratios of both
+(of the medians, and where the middle half of the rounds' ratios lie, as bench/startup.py):
 
     tokens  sweep llama3.1-8b --tokens 128:128000:+128 --json   (1,000 points, 1 axis)
     2 axes  sweep llama3.1-8b --tokens 1k:100k:+1k --batch 1:10:+1 --json  (1,000 points)
@@ -33,6 +34,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+from startup import middle_half
 
 ROOT = Path(__file__).resolve().parent.parent
 SPECSHEET = [sys.executable, "-m", "specsheet"]
@@ -95,7 +98,8 @@ def main() -> int:
         for short, a, b, target in RATIOS:
             r = med[a] / med[b]
             verdict = "(reference)" if target is None else "ok" if r <= target else "OVER"
-            print(f"  {short:<12} {a} / {b}: {r:.2f}x "
+            low, high = middle_half([x / y for x, y in zip(times[a], times[b], strict=True)])
+            print(f"  {short:<12} {a} / {b}: {r:.2f}x (rounds {low:.2f}-{high:.2f}x) "
                   f"({f'<= {target}x' if target else 'none'}) {verdict}")
     return 0
 
