@@ -31,8 +31,8 @@ what the ratios compare: the ratio of the medians. Beside it: the wall time's, t
 against the same baseline imported as specsheet's entry point imports it (the garbage
 collector paused, then its objects frozen: "paused"), which is specsheet's own share of the
 run, and where the middle half of the ratios of one round's two runs lie ("rounds"), which
-shows how far the machine moves a verdict. On a shared machine
-a process also waits for a core, which the wall time counts and the command does not cost.
+shows how far the machine moves a verdict. On a shared machine a process also waits for a
+core, which the wall time counts and the command does not cost.
 
     python bench/startup.py [--rounds N] [--kind bytecode|editable|uncompiled ...] [--only TEXT]
 """
@@ -40,6 +40,7 @@ a process also waits for a core, which the wall time counts and the command does
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
 import random
 import shutil
@@ -52,6 +53,7 @@ from pathlib import Path
 
 HUB_MODEL = "meta-llama/Llama-3.1-8B"
 HERE = tempfile.mkdtemp(prefix="specsheet-bench-")  # where every command runs: nothing in it
+atexit.register(shutil.rmtree, HERE, ignore_errors=True)
 COMMIT = "0" * 40
 
 
