@@ -1,8 +1,8 @@
-"""Compile presets/*.yaml into specsheet/sources/presets.json (run after editing a preset).
+"""Compile presets/*.yaml into specsheet/sources/preset_data.py (run after editing a preset).
 
-The command reads built-in presets from that JSON file, so it needs no YAML parser and compiles
-no generated Python module (which cost start-up under PYTHONDONTWRITEBYTECODE=1 or an editable
-install). presets/*.yaml stay the source of truth: a test fails while the two differ.
+The command reads built-in presets from that generated module, so it needs no YAML parser, nor
+the json package (scripts/data_module.py says why a module). presets/*.yaml stay the source of
+truth: a test fails while the two differ.
 
     python scripts/build_presets.py            # write the index
     python scripts/build_presets.py --check    # exit 1 if the index is stale
@@ -11,16 +11,16 @@ install). presets/*.yaml stay the source of truth: a test fails while the two di
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 import yaml
+from data_module import data_module
 
 ROOT = Path(__file__).resolve().parent.parent
 PRESETS = ROOT / "presets"
-INDEX = ROOT / "specsheet" / "sources" / "presets.json"
+INDEX = ROOT / "specsheet" / "sources" / "preset_data.py"
 
 
 def compile_index() -> str:
@@ -30,7 +30,12 @@ def compile_index() -> str:
         if data.get("name") != path.stem:
             raise SystemExit(f"{path}: name must be {path.stem!r}, the file's stem")
         index[path.stem] = data
-    return json.dumps(index, indent=1) + "\n"
+    return data_module(DOCSTRING, "PRESETS", index)
+
+
+DOCSTRING = """The built-in presets: presets/*.yaml, file by file, as Python data (each
+mapping as its YAML file reads), by name. Written by scripts/build_presets.py: do not edit;
+edit the YAML and run the script."""
 
 
 def restyle() -> None:

@@ -74,7 +74,7 @@ def test_every_file_is_block_style_and_says_where_its_memory_figure_comes_from(
 
 
 def test_the_index_is_current() -> None:
-    """The committed accelerators.json is byte for byte what scripts/build_hardware.py writes."""
+    """The committed accelerator_data.py is byte for byte what scripts/build_hardware.py writes."""
     result = subprocess.run([sys.executable, str(ROOT / "scripts" / "build_hardware.py"),
                              "--check"], capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr

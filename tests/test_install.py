@@ -169,14 +169,15 @@ def _not_run(tool: str) -> None:
 
 
 def test_the_wheel_holds_the_package_and_its_data(built: Built) -> None:
-    """The wheel ships every module, the preset YAML files, presets.json and the catalog."""
+    """The wheel ships every module (the presets' and the catalog's data among them), the
+    preset YAML files and the schema."""
     names = set(zipfile.ZipFile(built.wheel).namelist())
     modules = {p.relative_to(ROOT).as_posix() for p in (ROOT / "specsheet").rglob("*.py")}
     assert modules <= names, sorted(modules - names)[:5]
     presets = {f"specsheet/presets/{p.name}" for p in (ROOT / "presets").glob("*.yaml")}
     assert len(presets) > 50 and presets <= names, sorted(presets - names)[:5]
-    assert {"specsheet/sources/presets.json", "specsheet/views/schema.json",
-            "specsheet/hardware/accelerators.json"} <= names
+    assert {"specsheet/sources/preset_data.py", "specsheet/views/schema.json",
+            "specsheet/hardware/accelerator_data.py"} <= names
     assert not [n for n in names if n.endswith(".pyc")]
     # the dataclasses' compiled methods, for the Python that built it (hatch_build.py)
     assert f"specsheet/dataclasses.{sys.implementation.cache_tag}.marshal" in names

@@ -1,4 +1,5 @@
-"""The shipped presets: their published totals, and the JSON index against the YAML files."""
+"""The shipped presets: their published totals, and the index (Python data) against the YAML
+files."""
 
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ def test_index_agrees_with_the_yaml_source_of_truth(path: Path) -> None:
 
 
 def test_index_is_what_the_build_script_writes() -> None:
-    """The committed presets.json is byte for byte what scripts/build_presets.py writes."""
+    """The committed preset_data.py is byte for byte what scripts/build_presets.py writes."""
     script = Path(__file__).resolve().parent.parent / "scripts" / "build_presets.py"
     result = subprocess.run([sys.executable, str(script), "--check"], capture_output=True,
                             text=True, check=False)

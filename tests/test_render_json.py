@@ -310,3 +310,15 @@ def test_commands_documents_are_written_as_json_dumps_writes_them_indented(
 
     text = CliRunner().invoke(app, args).stdout
     assert text == json.dumps(json.loads(text), indent=2) + "\n"
+
+
+def test_strings_are_written_by_json_encoders_own_function() -> None:
+    """render/text.py takes the string writer from CPython's accelerator without importing the
+    json package: it is the very function json.encoder writes strings with."""
+    import json.encoder
+
+    from specsheet.render import text
+
+    assert text.encode_basestring_ascii is json.encoder.encode_basestring_ascii
+    assert text.to_json({"é\n\"\x7f": ["\U0001f600", "\\"]}) == json.dumps(
+        {"é\n\"\x7f": ["\U0001f600", "\\"]}, indent=2) + "\n"

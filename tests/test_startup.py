@@ -136,9 +136,11 @@ def test_serve_json_loads_no_quantization_tables_and_no_fractions(tmp_path: Path
 ])
 def test_json_paths_import_no_csv_rich_or_yaml(args: list[str], tmp_path: Path) -> None:
     """Each command's JSON (convert's YAML) needs neither the CSV writer, rich, PyYAML nor the
-    table views; fit's path also leaves the sweep and the serving plan alone."""
+    table views, nor the json package: the presets and the catalog are Python data, and a
+    document's strings are written by json.encoder's own C function (render/text.py); fit's
+    path also leaves the sweep and the serving plan alone."""
     modules = imported_modules(*args, cwd=tmp_path)
-    assert not {"csv", "yaml", "rich", "textual"} & top_level(modules)
+    assert not {"csv", "yaml", "rich", "textual", "json"} & top_level(modules)
     assert "specsheet.views.table" not in modules
     if args[0] == "fit":
         assert not {"specsheet.plan.serving", "specsheet.plan.sweep",

@@ -7,7 +7,6 @@ reports where that differs from the marketing figure (an "80 GB" H100 reports 79
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
@@ -15,8 +14,6 @@ from typing import Any
 
 from specsheet.compiled import NamedTuple
 from specsheet.errors import SpecError, did_you_mean, quoted
-
-_INDEX = Path(__file__).with_name("accelerators.json")
 
 #: Element types a peak may be given for, from widest to narrowest.
 PEAK_DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4")
@@ -165,10 +162,13 @@ def accelerator_from_mapping(data: object, origin: str) -> Accelerator:
 
 @cache
 def catalog_index() -> dict[str, dict[str, Any]]:
-    """Every built-in accelerator's mapping (as written in its YAML file), by name, sorted."""
+    """Every built-in accelerator's mapping (as written in its YAML file), by name, sorted
+    (``accelerator_data.py``, which scripts/build_hardware.py writes).
 
-    index: dict[str, dict[str, Any]] = json.loads(_INDEX.read_bytes())
-    return index
+    Callers must not mutate the mappings: the index is one per process."""
+    from specsheet.hardware.accelerator_data import ACCELERATORS
+
+    return ACCELERATORS
 
 
 def builtin(name: str) -> Accelerator:

@@ -6,16 +6,25 @@ None of these imports rich, so scripts that ask for them pay nothing for it.
 from __future__ import annotations
 
 import io
-import json
 import re
 from collections.abc import Callable, Sequence
+from functools import cache
 from itertools import compress, repeat
-from json.encoder import encode_basestring_ascii
 from math import isfinite
 from operator import is_, is_not
 from typing import TYPE_CHECKING, Any
 
+try:  # json.encoder's string writer itself (its C accelerator), without importing the json
+    # package: its decoder compiles six regular expressions as it loads (4.4 million
+    # instructions, about 1 ms), which a document that holds only dicts, lists and scalars
+    # does not need (tests/test_render_json.py checks that this is json.encoder's function)
+    from _json import encode_basestring_ascii
+except ImportError:  # an interpreter without CPython's accelerator
+    from json.encoder import encode_basestring_ascii
+
 if TYPE_CHECKING:
+    from json import JSONEncoder
+
     from specsheet.views.charts import ChartView
     from specsheet.views.table import TableView
 
@@ -32,16 +41,22 @@ def to_ascii(text: str) -> str:
     return text.translate(_ASCII)
 
 
-# a document is a tree (a section may be in it twice, never inside itself): no check for a
-# cycle, which costs a sweep's 3,000 small encodings about 0.5 ms
-_STRICT = json.JSONEncoder(allow_nan=False, check_circular=False)
-
-
 def _dumps(value: Any) -> str:
     """``json.dumps(value, allow_nan=False)``'s compact text: a number that is not finite
     raises ValueError, never written as ``Infinity`` or ``NaN``, which strict JSON readers
     refuse. One encoder's ``encode`` (what ``json.dumps`` builds and calls each time)."""
-    return _STRICT.encode(value)
+    return _strict().encode(value)
+
+
+@cache
+def _strict() -> JSONEncoder:
+    """``_dumps``'s encoder, made (and the json package imported) by the first writer that
+    needs it: a sweep's points, a CSV's lists. A document is a tree (a section may be in it
+    twice, never inside itself): no check for a cycle, which costs a sweep's 3,000 small
+    encodings about 0.5 ms."""
+    import json
+
+    return json.JSONEncoder(allow_nan=False, check_circular=False)
 
 
 def _not_finite(value: float) -> str:
@@ -104,6 +119,8 @@ def _indented(value: Any, level: int, keys: dict[str, str]) -> str:
 def _whole(value: Any, level: int) -> str:
     """json.dumps's own indented text of ``value`` at depth ``level`` (its text holds no line
     break but those between its lines: ensure_ascii writes one in a string as \\n)."""
+    import json
+
     return json.dumps(value, indent=2, allow_nan=False).replace("\n", "\n" + "  " * level)
 
 

@@ -1,28 +1,26 @@
 """The presets shipped with specsheet.
 
 presets/*.yaml are the source of truth. So that a command that only reads a built-in preset
-need not import a YAML parser, scripts/build_presets.py compiles them into ``presets.json``
-beside this module, read at run time (a test proves the two agree).
+need not import a YAML parser, scripts/build_presets.py compiles them into ``preset_data.py``
+beside this module, a generated module of Python data (a test proves the two agree).
 """
 
 from __future__ import annotations
 
-import json
 from functools import cache
 from pathlib import Path
 from typing import Any
-
-_INDEX = Path(__file__).with_name("presets.json")
 
 
 @cache
 def preset_index() -> dict[str, dict[str, Any]]:
     """Every built-in preset's mapping (as written in its YAML file), by name, sorted.
 
-    Callers must not mutate the mappings: the index is read once per process.
+    Callers must not mutate the mappings: the index is one per process.
     """
-    index: dict[str, dict[str, Any]] = json.loads(_INDEX.read_bytes())
-    return index
+    from specsheet.sources.preset_data import PRESETS
+
+    return PRESETS
 
 
 def preset_yaml_dir() -> Path:
