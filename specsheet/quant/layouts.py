@@ -257,6 +257,8 @@ def _gguf_stored(spec: ModelSpec, ftype: str, unquantized: str | None,
     else:
         types = file_types
     stored = []
+    # (type, shape) -> bytes and overhead: every block repeats the first one's shapes
+    sizes: dict[tuple[str, tuple[int, ...]], tuple[int, int]] = {}
     for t in every if tensors is None else tensors:
         dtype = mmproj_type(spec, t) if t.role in TOWER_ROLES else types.get(t.name)
         if dtype is None:
@@ -264,12 +266,14 @@ def _gguf_stored(spec: ModelSpec, ftype: str, unquantized: str | None,
                             "describes")
         if dtype == "F32" and unquantized is not None:
             dtype = unquantized
-        kind = GGML_TYPES[dtype]
-        rows = t.elements // t.in_features
-        nbytes = rows * kind.nbytes(t.in_features)  # ggml_row_size(type, ne[0]) x rows
-        # the blocks' scales and minimums are the overhead
-        stored.append(StoredTensor(t.name, dtype, t.shape, nbytes, t.component,
-                                   rows * kind.overhead(t.in_features)))
+        size = sizes.get((dtype, t.shape))
+        if size is None:
+            kind = GGML_TYPES[dtype]
+            rows = t.elements // t.in_features
+            # ggml_row_size(type, ne[0]) x rows; the blocks' scales and minimums the overhead
+            size = sizes[dtype, t.shape] = (rows * kind.nbytes(t.in_features),
+                                            rows * kind.overhead(t.in_features))
+        stored.append(StoredTensor(t.name, dtype, t.shape, size[0], t.component, size[1]))
     return stored
 
 
