@@ -18,8 +18,11 @@ from specsheet.api.fit import FitRequest, fit
 from specsheet.cli.app import app
 from specsheet.plan.local import (
     ComputeShape,
+    Device,
     LocalSetup,
+    LocalTensor,
     cuda_alloc,
+    group_tensors,
     layer_devices,
     longest_ctx,
     place,
@@ -376,6 +379,25 @@ def test_check_with_an_engine_bad_input(argv: list[str], message: str) -> None:
     result = runner.invoke(app, ["check", "llama3-8b", *argv])
     assert result.exit_code == 2 and result.stdout == ""
     assert message in result.stderr
+
+
+def test_groups_made_under_other_patterns_are_made_again() -> None:
+    """A search places tensors grouped once (group_tensors); groups made for other -ot
+    patterns are not used: the tensor the pattern moves is on the host, byte for byte."""
+    tensors = [LocalTensor("token_embd.weight", "q4_K", 4096, 1 << 20, 0),
+               LocalTensor("blk.0.attn_q.weight", "q4_K", 4096, 3 << 20, 1 << 20),
+               LocalTensor("blk.0.ffn_up_exps.weight", "q4_K", 4096, 8 << 20, 4 << 20),
+               LocalTensor("output.weight", "q6_K", 4096, 2 << 20, 12 << 20)]
+    setup = LocalSetup(ctx=4096, n_gpu_layers=2, overrides=((r"exps", "CPU"),))
+    args = (1, [], 0, ComputeShape(4096, 32, 32000), [Device("CUDA0", "CUDA", 24 << 30)],
+            setup)
+    stale = place(group_tensors(tensors), *args)
+    given = place(tensors, *args)
+    assert stale == given == place(group_tensors(tensors, ["exps"]), *args)
+    # the host maps the embedding and the experts: the file's range from 0 to 12 MiB
+    assert given.host.model_bytes == 12 << 20 and given.host.expert_bytes == 8 << 20
+    assert given.devices[0].model_bytes == (cuda_alloc("q4_K", 4096, 3 << 20)
+                                            + cuda_alloc("q6_K", 4096, 2 << 20))
 
 
 def test_override_tensor_patterns_match_in_order() -> None:

@@ -20,14 +20,8 @@ from specsheet.plan.local import LocalFit
 if TYPE_CHECKING:
     from specsheet.hardware.catalog import Accelerator
     from specsheet.model.spec import Model, ModelSpec
-    from specsheet.plan.local import (
-        Device,
-        LayerKV,
-        LocalCheck,
-        LocalSetup,
-        LocalTensor,
-        Placement,
-    )
+    from specsheet.plan.budgets import LocalCheck
+    from specsheet.plan.local import Device, LayerKV, LocalSetup, LocalTensor, Placement
 
 DEFAULT_QUANT = "gguf-q4_k_m"
 ENGINES = ("llama.cpp", "ollama", "mlx")
@@ -115,7 +109,7 @@ def check_fit(model: str | Model, request: FitRequest = FitRequest(),
               min_ctx: int | None = None, min_gpu_layers: int | None = None) -> FitChecked:
     """``model`` placed as ``fit`` places it (at ``min_ctx`` when no context is asked for),
     against the least context and the fewest GPU layers."""
-    from specsheet.plan.local import local_checks
+    from specsheet.plan.budgets import local_checks
 
     if min_ctx is None and min_gpu_layers is None:
         raise SpecError("a local check needs a limit: the least context or the fewest GPU "
@@ -360,6 +354,7 @@ def fit(model: str | Model, request: FitRequest = FitRequest()) -> Fit:
     from specsheet.plan.local import (
         ComputeShape,
         decode_estimate,
+        group_tensors,
         longest_ctx,
         most_layers,
         place,
@@ -401,12 +396,15 @@ def fit(model: str | Model, request: FitRequest = FitRequest()) -> Fit:
     scale = request.parallel if request.engine == "ollama" else 1
 
     placed: dict[tuple[int, int], Placement] = {}
+    # grouped once for every placement (-ot's patterns as given: place() refuses a bad one)
+    grouped = group_tensors(source.tensors, [item.rpartition("=")[0]
+                                             for item in request.override_tensor])
 
     def at(ctx: int, ngl: int) -> Placement:
         """The placement at ``ctx`` and ``ngl``, each computed once: the searches and the
         answer ask for the same ones (a Placement is immutable)."""
         if (ctx, ngl) not in placed:
-            placed[ctx, ngl] = place(source.tensors, n_layer, kv, n_swa, shape, devices,
+            placed[ctx, ngl] = place(grouped, n_layer, kv, n_swa, shape, devices,
                                      _setup(request, ctx * scale, ngl), host, tied,
                                      source.mmproj)
         return placed[ctx, ngl]

@@ -1,7 +1,8 @@
 """Budgets and checks, keyed by figure: does each figure stay within its limit?
 
 A budget is a figure of a Report (``Budget.name``: its JSON path, ``params.total``), a serving
-check a figure of a serve plan (``ServeCheck.figure``: ``max_concurrency``). Limits are keyed by
+check a figure of a serve plan (``ServeCheck.figure``: ``max_concurrency``), a local check a
+figure of a placement on a machine (``LocalCheck.figure``: ``max_ctx``). Limits are keyed by
 those names; which option or file key set a limit is the caller's business.
 """
 
@@ -15,6 +16,7 @@ from specsheet.figures import Report
 from specsheet.units import QuantityKind
 
 if TYPE_CHECKING:  # the plan's types only: a check without a GPU never imports the serving plan
+    from specsheet.plan.local import LocalFit
     from specsheet.plan.roofline import Estimates
     from specsheet.plan.serving import ServePlan
 
@@ -92,4 +94,29 @@ def serve_checks(plan: ServePlan, est: Estimates | None, min_concurrency: int | 
         checks.append(ServeCheck("estimates.tokens_per_s_per_request",
                                  "Tokens/s per request (estimate)", rate, min_tokens_per_s,
                                  rate is not None and rate >= min_tokens_per_s, "min"))
+    return checks
+
+
+class LocalCheck(NamedTuple):
+    """One limit of ``specsheet check --engine``: the figure (max_ctx, layers.on_gpu), its
+    value (None: nothing fits), the limit (a least value) and the verdict."""
+
+    figure: str
+    value: int | None
+    limit: int
+    ok: bool
+
+
+def local_checks(fit: LocalFit, min_ctx: int | None, min_gpu_layers: int | None
+                 ) -> list[LocalCheck]:
+    """The placement against the least context and the fewest GPU layers asked for."""
+    checks = []
+    if min_ctx is not None:
+        value = fit.max_ctx
+        checks.append(LocalCheck("max_ctx", value, min_ctx, value is not None and
+                                 value >= min_ctx))
+    if min_gpu_layers is not None:
+        on_gpu = fit.placement.on_gpu if fit.placement.fits_estimate else None
+        checks.append(LocalCheck("layers.on_gpu", on_gpu, min_gpu_layers,
+                                 on_gpu is not None and on_gpu >= min_gpu_layers))
     return checks

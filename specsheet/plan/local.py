@@ -354,15 +354,100 @@ def host_compute_estimate(shape: ComputeShape, cells: int, ubatch: int, parallel
     return (shape.n_embd + cells) * ubatch * 4 + shape.n_vocab * 4 * parallel
 
 
-def place(tensors: Sequence[LocalTensor], n_layer: int, kv: Sequence[LayerKV], n_swa: int,
-          shape: ComputeShape, devices: Sequence[Device], setup: LocalSetup,
-          host_memory: int = 0, tied: bool = False,
+class TensorGroup(NamedTuple):
+    """Tensors that share a device in every placement (a block's routed experts, the rest of
+    the block, the input layer, ...), summed once: their bytes as a CUDA buffer and as a CPU
+    buffer holds them, the routed experts' bytes, and the file range they span (None when a
+    tensor's offset is not known)."""
+
+    cuda_bytes: int
+    cpu_bytes: int
+    expert_bytes: int
+    first: int | None
+    end: int | None
+
+
+def tensor_group(tensors: Sequence[LocalTensor]) -> TensorGroup:
+    """``tensors``' sums (``cuda_alloc`` each; each padded to 32 bytes) and file range."""
+    begins = [t.begin for t in tensors if t.begin is not None]
+    spanned = len(begins) == len(tensors)
+    return TensorGroup(sum(cuda_alloc(t.ggml_type, t.ne0, t.nbytes) for t in tensors),
+                       sum(pad(t.nbytes, CPU_ALIGNMENT) for t in tensors),
+                       sum(t.nbytes for t in tensors if EXPERTS.search(t.name)),
+                       min(begins) if spanned else None,
+                       max(t.nbytes + (t.begin or 0) for t in tensors) if spanned else None)
+
+
+class GroupedTensors(NamedTuple):
+    """A model's tensors as ``place`` assigns them, grouped once for all the placements of a
+    search: by block (its routed experts apart, which --n-cpu-moe moves), the input layer
+    (on the host), the output layer, the rest (a copy on each device of the blocks), and those
+    an -ot pattern sends to its buffer (by the first pattern that matches)."""
+
+    tensors: Sequence[LocalTensor]
+    patterns: tuple[str, ...]
+    blocks: tuple[tuple[int, bool, TensorGroup], ...]  # (block, routed experts?, group)
+    input: TensorGroup | None
+    output: TensorGroup | None
+    shared: TensorGroup | None
+    forced: tuple[tuple[int, TensorGroup], ...]  # (the -ot pattern's index, group)
+    embedding: LocalTensor | None  # token_embd.weight
+    embedding_pattern: int | None  # the -ot pattern that moved it
+
+
+def group_tensors(tensors: Sequence[LocalTensor], patterns: Sequence[str] = ()
+                  ) -> GroupedTensors:
+    """``tensors`` grouped for ``place`` under the -ot ``patterns`` (std::regex_search on each
+    name). A pattern that is not a regular expression matches nothing here: ``place`` refuses
+    it before it reads the groups."""
+    compiled = []
+    for pattern in patterns:
+        try:
+            compiled.append(re.compile(pattern))
+        except re.error:
+            compiled.append(re.compile(r"(?!)"))  # matches nothing
+    blocks: dict[tuple[int, bool], list[LocalTensor]] = {}
+    forced: dict[int, list[LocalTensor]] = {}
+    inputs: list[LocalTensor] = []
+    outputs: list[LocalTensor] = []
+    shared: list[LocalTensor] = []
+    embedding = None
+    embedding_pattern = None
+    for t in tensors:
+        k = next((i for i, p in enumerate(compiled) if p.search(t.name)), None)
+        if k is not None:
+            forced.setdefault(k, []).append(t)
+            if t.name == "token_embd.weight":
+                embedding, embedding_pattern = t, k
+        elif (layer := _layer_of(t.name)) is not None:
+            blocks.setdefault((layer, EXPERTS.search(t.name) is not None), []).append(t)
+        elif t.name.startswith(INPUT_NAMES):
+            inputs.append(t)
+            if t.name == "token_embd.weight":
+                embedding = t
+        elif t.name.startswith(OUTPUT_NAMES):
+            outputs.append(t)
+        else:  # rope_freqs and the like
+            shared.append(t)
+    return GroupedTensors(
+        tensors, tuple(patterns),
+        tuple((layer, experts, tensor_group(ts)) for (layer, experts), ts in blocks.items()),
+        tensor_group(inputs) if inputs else None, tensor_group(outputs) if outputs else None,
+        tensor_group(shared) if shared else None,
+        tuple((k, tensor_group(ts)) for k, ts in forced.items()), embedding, embedding_pattern)
+
+
+def place(tensors: Sequence[LocalTensor] | GroupedTensors, n_layer: int,
+          kv: Sequence[LayerKV], n_swa: int, shape: ComputeShape, devices: Sequence[Device],
+          setup: LocalSetup, host_memory: int = 0, tied: bool = False,
           mmproj: Sequence[LocalTensor] = ()) -> Placement:
     """Every tensor, cache and compute buffer of a model on ``devices`` and the host, as
-    llama.cpp assigns them for ``setup``. ``tied``: the model has no output.weight, so the
-    output layer holds a copy of the token embedding when it is on a GPU. ``mmproj``: the
-    tensors of a multimodal projector file, which tools/mtmd/clip.cpp loads whole (no memory
-    map) onto the first GPU, or the host with --no-mmproj-offload or no GPU."""
+    llama.cpp assigns them for ``setup``. ``tensors``: a model's, or them grouped once
+    (``group_tensors``) for the many placements of a search. ``tied``: the model has no
+    output.weight, so the output layer holds a copy of the token embedding when it is on a
+    GPU. ``mmproj``: the tensors of a multimodal projector file, which tools/mtmd/clip.cpp
+    loads whole (no memory map) onto the first GPU, or the host with --no-mmproj-offload or
+    no GPU."""
     check_setup(setup, n_layer, len(devices))
     gpus = list(devices)
     if setup.split_mode == "none" and gpus:
@@ -372,56 +457,51 @@ def place(tensors: Sequence[LocalTensor], n_layer: int, kv: Sequence[LayerKV], n
     ngl = setup.n_gpu_layers if gpus else 0
     where = layer_devices(n_layer, ngl, splits, setup.output_rule)
     on_gpu = sum(1 for d in where if d != HOST)
-    model = [0] * len(gpus)
-    host_tensors: list[LocalTensor] = []
-    gpu_tensors: list[list[LocalTensor]] = [[] for _ in gpus]
-
-    def put(device: int, t: LocalTensor) -> None:
-        (host_tensors if device == HOST else gpu_tensors[device]).append(t)
-
     overrides = _overrides(setup.overrides, gpus)
-    embedding: LocalTensor | None = None
-    for t in tensors:
-        layer = _layer_of(t.name)
-        forced = None
-        if overrides:  # -ot: the first pattern that matches wins
-            forced = next((d for pattern, d in overrides if pattern.search(t.name)), None)
-        if forced is not None:
-            if t.name == "token_embd.weight":
-                embedding = t
-            put(forced, t)
-        elif layer is not None:
-            if layer >= n_layer:
-                device = where[n_layer - 1]  # MTP blocks past n_layer: with the last block
-            elif layer < setup.n_cpu_moe and EXPERTS.search(t.name):
-                device = HOST
-            else:
-                device = where[layer]
-            put(device, t)
-        elif t.name.startswith(INPUT_NAMES):
-            if t.name == "token_embd.weight":
-                embedding = t
-            put(HOST, t)
-        elif t.name.startswith(OUTPUT_NAMES):
-            put(where[n_layer], t)
-        else:  # rope_freqs and the like: one copy per distinct device of the blocks
-            for device in dict.fromkeys(where[:n_layer]):
-                put(device, t)
-    if tied and embedding is not None and where[n_layer] != HOST:
-        put(where[n_layer], embedding)
+    patterns = tuple(pattern for pattern, _ in setup.overrides)
+    if not isinstance(tensors, GroupedTensors) or tensors.patterns != patterns:
+        tensors = group_tensors(tensors.tensors if isinstance(tensors, GroupedTensors)
+                                else tensors, patterns)
+    host_held: list[TensorGroup] = []
+    held: list[list[TensorGroup]] = [[] for _ in gpus]
 
-    for i, gpu in enumerate(gpus):
-        model[i] = _buffer_bytes(gpu.backend, gpu_tensors[i], setup.mmap)
-    host_model = _buffer_bytes("CPU", host_tensors, setup.mmap)
+    def put(device: int, group: TensorGroup) -> None:
+        (host_held if device == HOST else held[device]).append(group)
+
+    for layer, experts, group in tensors.blocks:
+        if layer >= n_layer:
+            put(where[n_layer - 1], group)  # MTP blocks past n_layer: with the last block
+        elif experts and layer < setup.n_cpu_moe:
+            put(HOST, group)
+        else:
+            put(where[layer], group)
+    if tensors.input:
+        put(HOST, tensors.input)
+    if tensors.output:
+        put(where[n_layer], tensors.output)
+    if tensors.shared:  # one copy per distinct device of the blocks
+        for device in dict.fromkeys(where[:n_layer]):
+            put(device, tensors.shared)
+    for k, group in tensors.forced:  # -ot: the first pattern that matches wins
+        put(overrides[k][1], group)
+    embedding = tensors.embedding
+    embedding_device = HOST if tensors.embedding_pattern is None else \
+        overrides[tensors.embedding_pattern][1]
+    if tied and embedding is not None and where[n_layer] != HOST:
+        put(where[n_layer], tensor_group([embedding]))
+
+    model = [_buffer_bytes(gpu.backend, held[i], setup.mmap) for i, gpu in enumerate(gpus)]
+    host_model = _buffer_bytes("CPU", host_held, setup.mmap)
     mmproj_gpu = bool(mmproj) and bool(gpus) and setup.mmproj_offload
-    projector = _buffer_bytes(gpus[0].backend if mmproj_gpu else "CPU", mmproj, False)
+    projector = _buffer_bytes(gpus[0].backend if mmproj_gpu else "CPU",
+                              [tensor_group(mmproj)] if mmproj else [], False)
     if mmproj_gpu:
         model[0] += projector
     else:
         host_model += projector
-    experts = [sum(t.nbytes for t in ts if EXPERTS.search(t.name)) for ts in gpu_tensors]
-    host_experts = sum(t.nbytes for t in host_tensors if EXPERTS.search(t.name))
-    host_embedding = embedding.nbytes if embedding is not None and embedding in host_tensors \
+    experts_held = [sum(g.expert_bytes for g in groups) for groups in held]
+    host_experts = sum(g.expert_bytes for g in host_held)
+    host_embedding = embedding.nbytes if embedding is not None and embedding_device == HOST \
         else 0
 
     n_ctx, cells, streams = context_cells(setup)
@@ -456,7 +536,7 @@ def place(tensors: Sequence[LocalTensor], n_layer: int, kv: Sequence[LayerKV], n
         compute = compute_estimate(shape, cells, ubatch, flash, has_output) \
             if blocks or has_output else 0
         buffers.append(Buffer(gpu.name, gpu.memory_bytes, model[i], kv_bytes[i], compute,
-                              blocks, has_output, experts[i],
+                              blocks, has_output, experts_held[i],
                               mmproj_bytes=projector if mmproj_gpu and i == 0 else 0))
     host = Buffer("CPU", host_memory, host_model, host_kv,
                   host_compute_estimate(shape, cells, ubatch, setup.parallel),
@@ -511,19 +591,14 @@ def _overrides(given: Sequence[tuple[str, str]], gpus: Sequence[Device]
     return found
 
 
-def _buffer_bytes(backend: str, tensors: Sequence[LocalTensor], mmap: bool) -> int:
+def _buffer_bytes(backend: str, groups: Sequence[TensorGroup], mmap: bool) -> int:
     """A buffer's size: a mapped file range (host or Metal with mmap and file offsets), else
     each tensor padded to the backend's alignment."""
-    if not tensors:
+    if not groups:
         return 0
-    mapped = mmap and backend in ("CPU", "Metal")
-    if mapped and all(t.begin is not None for t in tensors):
-        first = min(t.begin for t in tensors if t.begin is not None)
-        last = max(t.begin + t.nbytes for t in tensors if t.begin is not None)
-        return last - first
-    if backend == "CUDA":
-        return sum(cuda_alloc(t.ggml_type, t.ne0, t.nbytes) for t in tensors)
-    return sum(pad(t.nbytes, CPU_ALIGNMENT) for t in tensors)
+    if mmap and backend in ("CPU", "Metal") and all(g.first is not None for g in groups):
+        return max(g.end or 0 for g in groups) - min(g.first or 0 for g in groups)
+    return sum(g.cuda_bytes if backend == "CUDA" else g.cpu_bytes for g in groups)
 
 
 def most_layers(fits: Callable[[int], bool], n_layer: int) -> int | None:
@@ -554,28 +629,3 @@ def longest_ctx(fits: Callable[[int], bool], limit: int) -> int | None:
         else:
             high = mid
     return low * CTX_PAD
-
-
-class LocalCheck(NamedTuple):
-    """One limit of ``specsheet check --engine``: the figure (max_ctx, layers.on_gpu), its
-    value (None: nothing fits), the limit (a least value) and the verdict."""
-
-    figure: str
-    value: int | None
-    limit: int
-    ok: bool
-
-
-def local_checks(fit: LocalFit, min_ctx: int | None, min_gpu_layers: int | None
-                 ) -> list[LocalCheck]:
-    """The placement against the least context and the fewest GPU layers asked for."""
-    checks = []
-    if min_ctx is not None:
-        value = fit.max_ctx
-        checks.append(LocalCheck("max_ctx", value, min_ctx, value is not None and
-                                 value >= min_ctx))
-    if min_gpu_layers is not None:
-        on_gpu = fit.placement.on_gpu if fit.placement.fits_estimate else None
-        checks.append(LocalCheck("layers.on_gpu", on_gpu, min_gpu_layers,
-                                 on_gpu is not None and on_gpu >= min_gpu_layers))
-    return checks

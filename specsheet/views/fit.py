@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 from specsheet.plan.local import DECODE_FORMULA
 
 if TYPE_CHECKING:
-    from specsheet.plan.local import Buffer, LocalCheck, LocalFit, Placement
+    from specsheet.plan.budgets import LocalCheck
+    from specsheet.plan.local import Buffer, LocalFit, Placement
     from specsheet.views.table import TableView
 
 SCHEMA_VERSION = 1
