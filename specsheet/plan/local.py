@@ -246,12 +246,6 @@ def layer_devices(n_layer: int, n_gpu_layers: int, splits: Sequence[float],
     return devices
 
 
-def _layer_of(name: str) -> int | None:
-    if name.startswith("blk."):
-        return int(name.split(".", 2)[1])
-    return None
-
-
 INPUT_NAMES = ("token_embd.", "token_embd_norm.", "position_embd.", "token_types.")
 OUTPUT_NAMES = ("output.", "output_norm.", "cls.", "cls_out.")
 
@@ -367,15 +361,31 @@ class TensorGroup(NamedTuple):
     end: int | None
 
 
-def tensor_group(tensors: Sequence[LocalTensor]) -> TensorGroup:
-    """``tensors``' sums (``cuda_alloc`` each; each padded to 32 bytes) and file range."""
-    begins = [t.begin for t in tensors if t.begin is not None]
-    spanned = len(begins) == len(tensors)
-    return TensorGroup(sum(cuda_alloc(t.ggml_type, t.ne0, t.nbytes) for t in tensors),
-                       sum(pad(t.nbytes, CPU_ALIGNMENT) for t in tensors),
-                       sum(t.nbytes for t in tensors if EXPERTS.search(t.name)),
-                       min(begins) if spanned else None,
-                       max(t.nbytes + (t.begin or 0) for t in tensors) if spanned else None)
+def tensor_group(tensors: Sequence[LocalTensor],
+                 sizes: dict[tuple[str, int, int], tuple[int, int]] | None = None
+                 ) -> TensorGroup:
+    """``tensors``' sums (``cuda_alloc`` each; each padded to 32 bytes) and file range.
+    ``sizes``: the two sizes by (type, row length, bytes), filled as met (blocks repeat)."""
+    sizes = {} if sizes is None else sizes
+    cuda = cpu = experts = unknown = 0
+    first: int | None = None
+    end: int | None = None
+    for t in tensors:
+        size = sizes.get((t.ggml_type, t.ne0, t.nbytes))
+        if size is None:
+            size = sizes[t.ggml_type, t.ne0, t.nbytes] = (
+                cuda_alloc(t.ggml_type, t.ne0, t.nbytes), pad(t.nbytes, CPU_ALIGNMENT))
+        cuda += size[0]
+        cpu += size[1]
+        if EXPERTS.search(t.name):
+            experts += t.nbytes
+        if t.begin is None:
+            unknown += 1
+        else:
+            first = t.begin if first is None else min(first, t.begin)
+            end = t.begin + t.nbytes if end is None else max(end, t.begin + t.nbytes)
+    return TensorGroup(cuda, cpu, experts, None if unknown else first,
+                       None if unknown else end)
 
 
 class GroupedTensors(NamedTuple):
@@ -414,27 +424,38 @@ def group_tensors(tensors: Sequence[LocalTensor], patterns: Sequence[str] = ()
     embedding = None
     embedding_pattern = None
     for t in tensors:
-        k = next((i for i, p in enumerate(compiled) if p.search(t.name)), None)
+        name = t.name
+        k = next((i for i, p in enumerate(compiled) if p.search(name)), None) \
+            if compiled else None
         if k is not None:
             forced.setdefault(k, []).append(t)
-            if t.name == "token_embd.weight":
+            if name == "token_embd.weight":
                 embedding, embedding_pattern = t, k
-        elif (layer := _layer_of(t.name)) is not None:
-            blocks.setdefault((layer, EXPERTS.search(t.name) is not None), []).append(t)
-        elif t.name.startswith(INPUT_NAMES):
+        elif name.startswith("blk."):
+            key = (int(name.split(".", 2)[1]), EXPERTS.search(name) is not None)
+            held = blocks.get(key)
+            if held is None:
+                blocks[key] = [t]
+            else:
+                held.append(t)
+        elif name.startswith(INPUT_NAMES):
             inputs.append(t)
-            if t.name == "token_embd.weight":
+            if name == "token_embd.weight":
                 embedding = t
-        elif t.name.startswith(OUTPUT_NAMES):
+        elif name.startswith(OUTPUT_NAMES):
             outputs.append(t)
         else:  # rope_freqs and the like
             shared.append(t)
+    sizes: dict[tuple[str, int, int], tuple[int, int]] = {}
     return GroupedTensors(
         tensors, tuple(patterns),
-        tuple((layer, experts, tensor_group(ts)) for (layer, experts), ts in blocks.items()),
-        tensor_group(inputs) if inputs else None, tensor_group(outputs) if outputs else None,
-        tensor_group(shared) if shared else None,
-        tuple((k, tensor_group(ts)) for k, ts in forced.items()), embedding, embedding_pattern)
+        tuple((layer, experts, tensor_group(ts, sizes))
+              for (layer, experts), ts in blocks.items()),
+        tensor_group(inputs, sizes) if inputs else None,
+        tensor_group(outputs, sizes) if outputs else None,
+        tensor_group(shared, sizes) if shared else None,
+        tuple((k, tensor_group(ts, sizes)) for k, ts in forced.items()), embedding,
+        embedding_pattern)
 
 
 def place(tensors: Sequence[LocalTensor] | GroupedTensors, n_layer: int,
