@@ -367,25 +367,22 @@ def tensor_group(tensors: Sequence[LocalTensor],
     """``tensors``' sums (``cuda_alloc`` each; each padded to 32 bytes) and file range.
     ``sizes``: the two sizes by (type, row length, bytes), filled as met (blocks repeat)."""
     sizes = {} if sizes is None else sizes
-    cuda = cpu = experts = unknown = 0
-    first: int | None = None
-    end: int | None = None
+    cuda = cpu = experts = 0
+    begins = []
     for t in tensors:
-        size = sizes.get((t.ggml_type, t.ne0, t.nbytes))
+        key = (t.ggml_type, t.ne0, t.nbytes)
+        size = sizes.get(key)
         if size is None:
-            size = sizes[t.ggml_type, t.ne0, t.nbytes] = (
-                cuda_alloc(t.ggml_type, t.ne0, t.nbytes), pad(t.nbytes, CPU_ALIGNMENT))
+            size = sizes[key] = (cuda_alloc(*key), pad(t.nbytes, CPU_ALIGNMENT))
         cuda += size[0]
         cpu += size[1]
         if EXPERTS.search(t.name):
             experts += t.nbytes
-        if t.begin is None:
-            unknown += 1
-        else:
-            first = t.begin if first is None else min(first, t.begin)
-            end = t.begin + t.nbytes if end is None else max(end, t.begin + t.nbytes)
-    return TensorGroup(cuda, cpu, experts, None if unknown else first,
-                       None if unknown else end)
+        begins.append(t.begin)
+    if None in begins or not begins:  # an offset not known (or no tensor): no file range
+        return TensorGroup(cuda, cpu, experts, None, None)
+    return TensorGroup(cuda, cpu, experts, min(t.begin or 0 for t in tensors),
+                       max((t.begin or 0) + t.nbytes for t in tensors))
 
 
 class GroupedTensors(NamedTuple):
