@@ -368,7 +368,6 @@ def tensor_group(tensors: Sequence[LocalTensor],
     ``sizes``: the two sizes by (type, row length, bytes), filled as met (blocks repeat)."""
     sizes = {} if sizes is None else sizes
     cuda = cpu = experts = 0
-    begins = []
     for t in tensors:
         key = (t.ggml_type, t.ne0, t.nbytes)
         size = sizes.get(key)
@@ -378,11 +377,10 @@ def tensor_group(tensors: Sequence[LocalTensor],
         cpu += size[1]
         if EXPERTS.search(t.name):
             experts += t.nbytes
-        begins.append(t.begin)
-    if None in begins or not begins:  # an offset not known (or no tensor): no file range
+    spans = [(t.begin, t.begin + t.nbytes) for t in tensors if t.begin is not None]
+    if not spans or len(spans) < len(tensors):  # an offset not known: no file range
         return TensorGroup(cuda, cpu, experts, None, None)
-    return TensorGroup(cuda, cpu, experts, min(t.begin or 0 for t in tensors),
-                       max((t.begin or 0) + t.nbytes for t in tensors))
+    return TensorGroup(cuda, cpu, experts, min(b for b, _ in spans), max(e for _, e in spans))
 
 
 class GroupedTensors(NamedTuple):
@@ -430,11 +428,7 @@ def group_tensors(tensors: Sequence[LocalTensor], patterns: Sequence[str] = ()
                 embedding, embedding_pattern = t, k
         elif name.startswith("blk."):
             key = (int(name.split(".", 2)[1]), EXPERTS.search(name) is not None)
-            held = blocks.get(key)
-            if held is None:
-                blocks[key] = [t]
-            else:
-                held.append(t)
+            blocks.setdefault(key, []).append(t)
         elif name.startswith(INPUT_NAMES):
             inputs.append(t)
             if name == "token_embd.weight":
