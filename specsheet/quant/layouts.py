@@ -129,10 +129,10 @@ def _gguf_quantizable(t: Tensor) -> bool:
 class _GGUFState:
     """quantize_state_impl: the counters llama_tensor_get_type_impl walks with."""
 
-    def __init__(self, spec: ModelSpec, tensors: tuple[Tensor, ...]) -> None:
-        self.n_attention_wv = sum(_is_attn_v(_category(t.name)) for t in tensors)
+    def __init__(self, spec: ModelSpec, n_attention_wv: int, tied: bool) -> None:
+        self.n_attention_wv = n_attention_wv
         self.i_attention_wv = 0
-        self.tied = not any(t.name == "output.weight" for t in tensors)
+        self.tied = tied
         self.n_expert = spec.experts
         self.n_gqa = spec.heads // spec.kv_heads
         self.n_layer = spec.layers
@@ -216,17 +216,32 @@ def gguf_types(spec: ModelSpec, ftype: str,
     """
     tensors = model_tensors(spec) if tensors is None else tensors
     order = sorted(tensors, key=lambda t: (-1 if t.layer is None else t.layer, t.name))
-    qs = _GGUFState(spec, tensors)
+    # a tensor's category and whether it is quantized, decided once for its name within the
+    # block (blk.N. holds no part _category looks for) and its number of dimensions
+    decided: dict[tuple[str, int], tuple[str, bool]] = {}
+    kinds = []
+    for t in order:
+        key = (t.name.split(".", 2)[2] if t.layer is not None else t.name, len(t.shape))
+        kind = decided.get(key)
+        if kind is None:
+            kind = decided[key] = (_category(t.name), _gguf_quantizable(t))
+        kinds.append(kind)
+    qs = _GGUFState(spec, sum(_is_attn_v(category) for category, _ in kinds),
+                    not any(t.name == "output.weight" for t in tensors))
     default = _GGUF_DEFAULT[ftype]
     types: dict[str, str] = {}
-    for t in order:
-        if not _gguf_quantizable(t):
+    fallbacks: dict[tuple[str, int], str] = {}  # (chosen type, row length) -> stored type
+    for t, (category, quantized) in zip(order, kinds, strict=True):
+        if not quantized:
             types[t.name] = "F32"
         elif default == "F16":
             types[t.name] = "F16"
         else:
-            chosen = _gguf_mixture(qs, ftype, default, t, _category(t.name))
-            types[t.name] = _gguf_fallback(t, chosen)
+            chosen = _gguf_mixture(qs, ftype, default, t, category)
+            stored = fallbacks.get((chosen, t.in_features))
+            if stored is None:
+                stored = fallbacks[chosen, t.in_features] = _gguf_fallback(t, chosen)
+            types[t.name] = stored
     return types
 
 
