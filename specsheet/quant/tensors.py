@@ -239,8 +239,18 @@ def model_tensors(spec: ModelSpec) -> tuple[Tensor, ...]:
     state-space or DeltaNet mixer, or both) and an MLP unless it is in ``no_mlp_layers``."""
     check_listed(spec)
     tensors = _outside_blocks(spec)
-    for i in range(spec.layers):
-        tensors += _block(spec, i)
+    # a block of a kind met before: that block's tensors renamed (block_kinds)
+    made: dict[int, list[tuple[str, tuple[int, ...], str, str]]] = {}
+    for i, at in enumerate(_first_of_kind(spec, range(spec.layers))):
+        if at == i:
+            block = list(_block(spec, i))
+            tensors += block
+            cut = len(f"blk.{i}.")
+            made[i] = [(t.name[cut:], t.shape, t.component, t.role) for t in block]
+        else:
+            prefix = f"blk.{i}."
+            tensors += [Tensor(prefix + tail, shape, component, role, i)
+                        for tail, shape, component, role in made[at]]
     if spec.vision is not None:
         tensors += tower_of(spec)
     return tuple(tensors)
@@ -267,15 +277,19 @@ def block_kinds(spec: ModelSpec, layers: range | None = None) -> dict[int, int]:
     ``layers``, default all). A block's tensors read its index in their names and ``layer``
     alone, and otherwise its kind: its layer type, whether it has an MLP and whether that MLP
     is routed experts (``_block``)."""
+    kinds: dict[int, int] = {}
+    for at in _first_of_kind(spec, range(spec.layers) if layers is None else layers):
+        kinds[at] = kinds.get(at, 0) + 1
+    return kinds
+
+
+def _first_of_kind(spec: ModelSpec, layers: range) -> list[int]:
+    """For each block of ``layers``, the first of them of its kind (``block_kinds``)."""
     types, no_mlp, dense = spec.layer_types, set(spec.no_mlp_layers), set(spec.dense_layers)
     routed = spec.experts > 0
     first: dict[tuple[str, bool, bool], int] = {}
-    kinds: dict[int, int] = {}
-    for i in range(spec.layers) if layers is None else layers:
-        kind = (types[i] if types else "attention", i in no_mlp, routed and i not in dense)
-        at = first.setdefault(kind, i)
-        kinds[at] = kinds.get(at, 0) + 1
-    return kinds
+    return [first.setdefault((types[i] if types else "attention", i in no_mlp,
+                              routed and i not in dense), i) for i in layers]
 
 
 def _outside_blocks(spec: ModelSpec) -> list[Tensor]:
