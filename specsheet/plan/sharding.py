@@ -152,7 +152,8 @@ def _held(spec: ModelSpec, layout: Parallel, stage: int, listed: Iterable[tuple[
             yield shard(spec, t, layout), n
 
 
-_TOWER_LAYER = re.compile(r"^v\.(?:encoder|transformer)\.layers\.(\d+)\.")
+# compiled on first use (re caches it): only LLaVA and Mistral 3 towers are matched
+_TOWER_LAYER = r"^v\.(?:encoder|transformer)\.layers\.(\d+)\."
 
 
 def vllm_builds(spec: ModelSpec, name: str) -> bool:
@@ -169,7 +170,7 @@ def vllm_builds(spec: ModelSpec, name: str) -> bool:
         return True
     if name.startswith("v.post_layernorm."):
         return False
-    layer = _TOWER_LAYER.match(name)
+    layer = re.match(_TOWER_LAYER, name)
     if layer is None:
         return True
     f = tower.feature_layer
