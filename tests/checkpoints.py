@@ -281,7 +281,7 @@ def safetensors_header(shapes: Shapes, metadata: dict[str, str] | None = None) -
         header[name] = {"dtype": dtype, "shape": list(shape),
                         "data_offsets": [offset, offset + nbytes]}
         offset += nbytes
-    raw = json.dumps(header).encode()
+    raw = json.dumps(header, separators=(",", ":")).encode()  # compact, as the library writes
     raw += b" " * (-len(raw) % 8)
     return struct.pack("<Q", len(raw)) + raw, offset
 
@@ -316,13 +316,17 @@ def write_checkpoint(folder: Path, config: dict[str, Any], shapes: Shapes,
         return folder
     names = list(shapes)
     weight_map = {}
+    total = 0
     for i in range(shards):
         part = names[i::shards]
         file = f"model-{i + 1:05d}-of-{shards:05d}.safetensors"
         write_safetensors(folder / file, {n: shapes[n] for n in part})
+        total += sum(prod(shapes[n][1]) * BITS[shapes[n][0]] // 8 for n in part)
         weight_map.update(dict.fromkeys(part, file))
+    # as transformers' save_pretrained writes it (modeling_utils.py): indented, keys sorted
+    index = {"metadata": {"total_size": total}, "weight_map": weight_map}
     (folder / "model.safetensors.index.json").write_text(
-        json.dumps({"metadata": {}, "weight_map": weight_map}))
+        json.dumps(index, indent=2, sort_keys=True) + "\n")
     return folder
 
 
