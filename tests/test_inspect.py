@@ -46,6 +46,7 @@ from specsheet.errors import SpecError
 from specsheet.model.params import count_params
 from specsheet.quant.layouts import gguf_types, quantized_bytes
 from specsheet.sources.weights.gguf import SkippedArray, read_gguf
+from specsheet.sources.weights.files import read_weights
 from specsheet.sources.weights.safetensors import read_safetensors
 
 runner = CliRunner()
@@ -572,6 +573,23 @@ def test_a_shape_equal_to_one_read_before_but_not_of_integers_is_refused(tmp_pat
                ("b", {"dtype": "F32", "shape": [2, 3], "data_offsets": [24, 48]})]
     assert _read(_header_file(tmp_path / "x.safetensors", entries, 48, {"x": 1.5})) == [
         ("a", "F32", (2, 3), 24, 0), ("b", "F32", (2, 3), 24, 24)]
+
+
+def test_the_files_of_a_checkpoint_share_the_shapes_checked_but_not_for_floats(
+        tmp_path: Path) -> None:
+    # a folder's files are read with one record of the shapes checked: a later file's tensor
+    # of a shape checked before shares its tuple, and one of floats equal to it is refused
+    good = [("a", {"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 24]})]
+    _header_file(tmp_path / "1.safetensors", good, 24)
+    _header_file(tmp_path / "2.safetensors",
+                 [("b", {"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 24]})], 24)
+    first, second = read_weights(str(tmp_path)).tensors
+    assert second.shape == (2, 3) and second.shape is first.shape
+    for bad in ([2.0, 3], [2, 3.0]):
+        _header_file(tmp_path / "2.safetensors",
+                     [("b", {"dtype": "F32", "shape": bad, "data_offsets": [0, 24]})], 24)
+        with pytest.raises(SpecError, match=r"2.safetensors: tensor 'b': shape \[2"):
+            read_weights(str(tmp_path))
 
 
 # shapes alike in value (True == 1, 2.0 == 2) and not, the right number of bytes most often

@@ -130,9 +130,11 @@ def _index(path: Path) -> WeightFiles:
 
 def _safetensors(paths: list[Path], folder: Path, unique: bool = True,
                  counts: list[int] | None = None) -> WeightFiles:
-    from specsheet.sources.weights.safetensors import read_safetensors
+    from specsheet.sources.weights.safetensors import checked_shapes, read_safetensors
 
-    return _gather("safetensors", paths, folder, read_safetensors, unique, counts)
+    checked = checked_shapes()  # shared by the files
+    return _gather("safetensors", paths, folder, lambda p: read_safetensors(p, checked), unique,
+                   counts)
 
 
 def _gguf(paths: list[Path], folder: Path) -> WeightFiles:

@@ -30,17 +30,30 @@ MAX_HEADER_BYTES = 100 * 10**6  # the safetensors library refuses headers over 1
 MAX_DIMS = 64  # no tensor has more; a longer shape is a damaged header
 
 
+# the dtypes and shapes checked (``_tensors``), which the files of one checkpoint share: by
+# dtype, its name (one str, however many tensors have it), its bits, and its shapes checked
+# (their tuple -> the bytes of one tensor, the tuple kept); and one tuple for each shape
+Checked = tuple[dict[str, tuple[str, int, dict[tuple[int, ...], tuple[int, tuple[int, ...]]]]],
+                dict[tuple[int, ...], tuple[int, ...]]]
+
+
+def checked_shapes() -> Checked:
+    """Nothing checked yet: a ``Checked`` for the files of one checkpoint."""
+    return {name: (name, bits, {}) for name, bits in DTYPE_BITS.items()}, {}
+
+
 class SafetensorsHeader(NamedTuple):
     tensors: list[TensorInfo]
     metadata: dict[str, Any]
     data_bytes: int  # size of the data section (file size - 8 - header length)
 
 
-def read_safetensors(path: Path) -> SafetensorsHeader:
+def read_safetensors(path: Path, checked: Checked | None = None) -> SafetensorsHeader:
     """The tensors of ``path`` from its header, checked: SpecError names the file and the fault
     (a header length past the end, a header that is not a JSON mapping, unknown dtypes, shapes
     that are not lists of integers of 0 or more, data offsets that disagree with the shape,
-    overlap or run past the data)."""
+    overlap or run past the data). ``checked``: what the other files of the checkpoint
+    checked, added to (``_tensors``)."""
     origin = str(path)
     try:
         size = path.stat().st_size
@@ -53,7 +66,7 @@ def read_safetensors(path: Path) -> SafetensorsHeader:
             raw = f.read(length)
     except OSError as e:
         raise SpecError(f"{origin}: cannot read: {e.strerror or e}") from None
-    return parse_header(raw, length, size, origin)
+    return parse_header(raw, length, size, origin, checked)
 
 
 def header_length(head: bytes, size: int, origin: str) -> int:
@@ -71,7 +84,8 @@ def header_length(head: bytes, size: int, origin: str) -> int:
     return length
 
 
-def parse_header(raw: bytes, length: int, size: int, origin: str) -> SafetensorsHeader:
+def parse_header(raw: bytes, length: int, size: int, origin: str,
+                 checked: Checked | None = None) -> SafetensorsHeader:
     """The tensors of a file of ``size`` bytes whose header (``length`` bytes) is ``raw``."""
     if len(raw) < length:
         raise SpecError(f"{origin}: truncated while reading the header")
@@ -87,7 +101,7 @@ def parse_header(raw: bytes, length: int, size: int, origin: str) -> Safetensors
     elif not isinstance(metadata, dict):
         raise SpecError(f"{origin}: __metadata__ is not a mapping of text to text")
     data_bytes = size - 8 - length
-    tensors, end = _tensors(header, origin, floats)
+    tensors, end = _tensors(header, origin, floats, checked)
     if end is None or end > data_bytes:  # not back to back from 0, or past the end
         check_overlaps(tensors, data_bytes, origin)
     return SafetensorsHeader(tensors, metadata, data_bytes)
@@ -127,8 +141,8 @@ def _parse(raw: bytes, origin: str) -> tuple[dict[str, Any], bool]:
     return header, floats
 
 
-def _tensors(header: dict[str, Any], origin: str, floats: bool = True
-             ) -> tuple[list[TensorInfo], int | None]:
+def _tensors(header: dict[str, Any], origin: str, floats: bool = True,
+             checked: Checked | None = None) -> tuple[list[TensorInfo], int | None]:
     """Every entry of the header as a TensorInfo; and where the last one's data end when
     each one's begin where the one before it ends, from 0 (as the safetensors library writes
     them: then none overlaps), else None.
@@ -138,21 +152,18 @@ def _tensors(header: dict[str, Any], origin: str, floats: bool = True
     list, fail the subscripts or the type tests) is taken at once; any other goes through
     ``_tensor``, which names the fault or accepts it alike.
 
-    A shape is checked element by element once per dtype: the next entry of that dtype and
-    shape (its shape's tuple equal to one checked) needs only its offsets checked against the
-    bytes found. Equal is not alike when the elements are bools or floats (``True == 1``,
-    ``2.0 == 2``): a header without a number that is no integer (``floats`` False: ``_parse``
-    tells) holds no float, and a shape of elements all 2 or more equals no shape with a bool,
-    so only such shapes are remembered, and none when ``floats``."""
+    A shape is checked element by element once per dtype (in ``checked``, which the files of
+    one checkpoint share): the next entry of that dtype and shape (its shape's tuple equal to
+    one checked) needs only its offsets checked against the bytes found. Equal is not alike
+    when the elements are bools or floats (``True == 1``, ``2.0 == 2``): a header without a
+    number that is no integer (``floats`` False: ``_parse`` tells) holds no float, and a shape
+    of elements all 2 or more equals no shape with a bool, so only such shapes are remembered,
+    and none used or remembered when ``floats``."""
     tensors: list[TensorInfo] = []
     append = tensors.append
-    # by dtype: its name (one str, however many tensors have it), its bits, and the shapes
-    # of that dtype checked so far (their tuple -> the bytes of one tensor, the tuple kept)
-    dtypes: dict[str, tuple[str, int, dict[tuple[int, ...], tuple[int, tuple[int, ...]]]]] = {
-        name: (name, bits, {}) for name, bits in DTYPE_BITS.items()}
-    # one tuple for each shape, however many tensors have it: grouping the tensors by them
-    # (names.py) then compares objects, not their contents
-    shapes: dict[tuple[int, ...], tuple[int, ...]] = {}
+    # one tuple for each shape, however many tensors and files have it: grouping the tensors
+    # by them (names.py) then compares objects, not their contents
+    dtypes, shapes = checked if checked is not None and not floats else checked_shapes()
     same = shapes.setdefault
     new = tuple.__new__  # TensorInfo(...) without TensorInfo._make's Python frame
     last: int | None = 0  # where the data so far end, while they are back to back
