@@ -170,8 +170,8 @@ def _tensors(header: dict[str, Any], origin: str, floats: bool = True,
     for name, entry in header.items():
         try:
             shape, (begin, end) = entry["shape"], entry["data_offsets"]
-            dtype, bits, checked = dtypes[entry["dtype"]]
-            found = checked.get(tuple(shape))
+            dtype, bits, of_dtype = dtypes[entry["dtype"]]
+            found = of_dtype.get(tuple(shape))
         except (TypeError, KeyError, ValueError):  # not a mapping, a key missing, ...
             append(_tensor(name, entry, origin))
             last = None
@@ -193,7 +193,7 @@ def _tensors(header: dict[str, Any], origin: str, floats: bool = True,
                     dims = tuple(shape)
                     dims = same(dims, dims)
                     if not floats and 0 not in dims and 1 not in dims:
-                        checked[dims] = (end - begin, dims)
+                        of_dtype[dims] = (end - begin, dims)
                     append(new(TensorInfo,
                                (name, dtype, dims, end - begin, origin, begin)))
                     last = end if begin == last else None
