@@ -268,9 +268,10 @@ def _by_pattern(tensors: list[TensorInfo], layers: int | None) -> Layouts | None
     # each name once: a module's tensors of one kind in a pattern and layer are as many as the
     # modules (an expert's weight in one and its scale in another: one of each, two modules),
     # and every module holds one of each when the modules are no more
-    if check:  # each name's module: the name without its last part
-        cut = {pattern: slice(0, -1 - len(stores)) for pattern, (_, _, stores) in where.items()}
-        if len(set(map(getitem, names, map(cut.__getitem__, patterns)))) != held:
+    if check:  # each name's module: the name without its last part (which holds no digit:
+        # every name of the pattern ends in it)
+        last = {pattern: "." + stores for pattern, (_, _, stores) in where.items()}
+        if len(set(map(str.removesuffix, names, map(last.__getitem__, patterns)))) != held:
             return None
     layouts: dict[str, int] = {}
     group_sizes: dict[int, int] = {}
