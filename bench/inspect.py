@@ -5,12 +5,13 @@ The index is DeepSeek-V3's config.json (tests/data) with its tensors under the p
 FP8 with a weight_scale_inv per Linear, written as header-only sparse shards (each header as the
 safetensors library writes it, compact JSON; the index as transformers' save_pretrained does,
 indented with its keys sorted): the time is the reading of 163 headers, the naming of 90,369
-tensors and their comparison with the config (the target: 0.3 s at most). The GGUF file is written with gguf.GGUFWriter (a test
-dependency): Qwen2.5-0.5B's shapes in Q8_0, with a 151,936-entry vocabulary (tokens, scores,
-token types, 151,387 merges), the arrays llama.cpp's GGUFReader materializes and specsheet's
-reader skips. Prints the parse time of specsheet's header reader, of the whole command in
-process (best of 5; wall-clock and CPU time) beside the JSON parsing alone (json.loads of the
-index and the headers: the floor of any reader in Python), and GGUFReader's time once.
+tensors and their comparison with the config (the target: 0.3 s at most). The GGUF file is
+written with gguf.GGUFWriter (a test dependency): Qwen2.5-0.5B's shapes in Q8_0, with a
+151,936-entry vocabulary (tokens, scores, token types, 151,387 merges), the arrays llama.cpp's
+GGUFReader materializes and specsheet's reader skips. Prints the parse time of specsheet's
+header reader, of the whole command in process (best of 5; wall-clock and CPU time) beside the
+JSON parsing alone (json.loads of the index and the headers: the floor of any reader in
+Python), and GGUFReader's time once.
 
     python bench/inspect.py
 """

@@ -45,8 +45,8 @@ from specsheet.cli.app import app
 from specsheet.errors import SpecError
 from specsheet.model.params import count_params
 from specsheet.quant.layouts import gguf_types, quantized_bytes
-from specsheet.sources.weights.gguf import SkippedArray, read_gguf
 from specsheet.sources.weights.files import read_weights
+from specsheet.sources.weights.gguf import SkippedArray, read_gguf
 from specsheet.sources.weights.safetensors import read_safetensors
 
 runner = CliRunner()
