@@ -588,7 +588,7 @@ def test_the_files_of_a_checkpoint_share_the_shapes_checked_but_not_for_floats(
     for bad in ([2.0, 3], [2, 3.0]):
         _header_file(tmp_path / "2.safetensors",
                      [("b", {"dtype": "F32", "shape": bad, "data_offsets": [0, 24]})], 24)
-        with pytest.raises(SpecError, match=r"2.safetensors: tensor 'b': shape \[2"):
+        with pytest.raises(SpecError, match=r"2\.safetensors: tensor 'b': shape \[2"):
             read_weights(str(tmp_path))
 
 
