@@ -173,6 +173,20 @@ def test_an_index_that_maps_a_tensor_to_the_wrong_shard_is_refused(tmp_path: Pat
     assert f"maps tensor {norm!r} to {wrong}, which does not hold it" in result.stderr
 
 
+@pytest.mark.parametrize("weight_map", [
+    None, ["model.norm.weight"], {"model.norm.weight": ["model.safetensors"]},
+    {"model.norm.weight": {"file": "model.safetensors"}}, {"model.norm.weight": 1},
+])
+def test_an_index_without_a_weight_map_of_names_to_files_is_refused(weight_map: object,
+                                                                     tmp_path: Path) -> None:
+    path = tmp_path / "model.safetensors.index.json"
+    path.write_text(json.dumps({"metadata": {}, "weight_map": weight_map}))
+    result = CliRunner().invoke(app, ["inspect", str(path), "--json"])
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == (f"specsheet: error: {path}: expected a mapping with a "
+                             "weight_map of tensor names to shard files\n")
+
+
 def test_a_single_file_finds_the_config_beside_it(tmp_path: Path) -> None:
     config, shapes = transformers_checkpoint("llama-3.2-1b")
     folder = write_checkpoint(tmp_path / "m", config, shapes)

@@ -5,6 +5,7 @@ the local Hugging Face cache). Only headers are read."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import islice
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
@@ -89,13 +90,18 @@ def _index(path: Path) -> WeightFiles:
 
     data = parse_json(read_text(path), str(path))
     weight_map = data.get("weight_map") if isinstance(data, dict) else None
-    # JSON's text is a str, never a subclass: the types of the values, at once
-    if not isinstance(weight_map, dict) or not {str}.issuperset(map(type, weight_map.values())):
-        raise SpecError(f"{path}: expected a mapping with a weight_map of tensor names to "
-                        "shard files")
+    expected = f"{path}: expected a mapping with a weight_map of tensor names to shard files"
+    if not isinstance(weight_map, dict):
+        raise SpecError(expected)
+    try:  # each shard once, in the order of its first tensor
+        named = dict.fromkeys(weight_map.values())
+    except TypeError:  # a list or a mapping for a shard
+        raise SpecError(expected) from None
+    if not {str}.issuperset(map(type, named)):  # JSON's text is a str, never a subclass
+        raise SpecError(expected)
     check_tensor_count(len(weight_map), str(path))
     shards: dict[str, Path] = {}
-    for shard in dict.fromkeys(weight_map.values()):
+    for shard in named:
         if Path(shard).name != shard or shard in ("", ".", ".."):
             raise SpecError(f"{path}: shard {quoted(shard)} is not a file name in the folder")
         shards[shard] = path.parent / shard
@@ -107,14 +113,21 @@ def _index(path: Path) -> WeightFiles:
     counts: list[int] = []  # each shard's tensors, in turn
     files = _safetensors(list(shards.values()), path.parent, unique=False, counts=counts)
     tensors = files.tensors
+    # every name of the index in the shard it names, and as many tensors as names: then the
+    # tensors are the index's names, one each (N names in N places), each where the index
+    # says and none in two shards. Looked up in the index's order, each in its shard's set,
+    # a lookup lands near the one before; each tensor's name looked up in the index jumped
+    # across all of it (as many instructions, a quarter more time for DeepSeek-V3's)
+    in_order = map(_NAME, tensors)
+    held = {shard: set(islice(in_order, count)) for shard, count in zip(shards, counts,
+                                                                          strict=True)}
+    if len(tensors) == len(weight_map) and all(map(
+            set.__contains__, map(held.__getitem__, weight_map.values()), weight_map)):
+        return files
     names = list(map(_NAME, tensors))
     held_in: list[str] = []  # the shard of each tensor
     for shard, count in zip(shards, counts, strict=True):
         held_in += [shard] * count
-    # every tensor in the shard the index names, and as many tensors as names: each name once
-    # (a name in two shards cannot be mapped to both), every one where the index says
-    if len(tensors) == len(weight_map) and list(map(weight_map.get, names)) == held_in:
-        return files
     where = dict(zip(names, held_in, strict=True))
     if len(where) != len(tensors):  # a name in two shards (each once: no set of the names)
         _unique(tensors)
