@@ -45,6 +45,7 @@ from specsheet.cli.app import app
 from specsheet.errors import SpecError
 from specsheet.model.params import count_params
 from specsheet.quant.layouts import gguf_types, quantized_bytes
+from specsheet.quant.stored import infos
 from specsheet.sources.weights.files import read_weights
 from specsheet.sources.weights.gguf import SkippedArray, read_gguf
 from specsheet.sources.weights.safetensors import read_safetensors
@@ -124,7 +125,7 @@ def test_the_safetensors_package_writes_what_inspect_reads(tmp_path: Path) -> No
     assert code == 0
     assert_matches_count(folder, document)
     header = read_safetensors(folder / "model.safetensors")
-    assert {t.name: (t.dtype, t.shape) for t in header.tensors} == shapes
+    assert {t.name: (t.dtype, t.shape) for t in infos(header.tensors)} == shapes
     assert header.metadata == {"format": "numpy"} or isinstance(header.metadata, dict)
 
 
@@ -525,7 +526,7 @@ def _parse(parser: Any, content: bytes) -> None:
         except SpecError as e:
             assert "\n" not in str(e) and str(path) in str(e)
             return
-        assert sum(t.nbytes for t in header.tensors) <= len(content)
+        assert sum(t.nbytes for t in infos(header.tensors)) <= len(content)
 
 
 _DTYPES = st.sampled_from(["F32", "BF16", "I32", "U8", "F4", "F12", "", "bf16"])
@@ -562,7 +563,7 @@ def _read(path: Path) -> list[tuple[str, str, tuple[int, ...], int, int]] | str:
         tensors = read_safetensors(path).tensors
     except SpecError as e:
         return str(e).split(": ", 1)[1]
-    return [(t.name, t.dtype, t.shape, t.nbytes, t.begin) for t in tensors]
+    return [(t.name, t.dtype, t.shape, t.nbytes, t.begin) for t in infos(tensors)]
 
 
 def test_a_shape_equal_to_one_read_before_but_not_of_integers_is_refused(tmp_path: Path) -> None:
@@ -597,7 +598,7 @@ def test_the_files_of_a_checkpoint_share_the_shapes_checked_but_not_for_floats(
     _header_file(tmp_path / "1.safetensors", good, 24)
     _header_file(tmp_path / "2.safetensors",
                  [("b", {"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 24]})], 24)
-    first, second = read_weights(str(tmp_path)).tensors
+    first, second = infos(read_weights(str(tmp_path)).tensors)
     assert second.shape == (2, 3) and second.shape is first.shape
     for bad in ([2.0, 3], [2, 3.0]):
         _header_file(tmp_path / "2.safetensors",

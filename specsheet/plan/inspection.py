@@ -218,12 +218,12 @@ def _gguf_format(file_type: int | None, model: Model | None, tensors: NamedTenso
     for each of its parts); without a spec, the one general.file_type names."""
     if model is None:
         return _FILE_TYPES.get(file_type) if file_type is not None else None
-    types = {t.name: t.dtype for t in tensors.tensors}
-    for t in tensors.tensors:  # a fused tensor stands for the parts a file without them holds
-        parts = t.name.split(".")
+    types = {name: dtype for name, dtype, *_ in tensors.tensors}
+    for name, dtype, *_ in tensors.tensors:  # a fused tensor stands for the parts a file
+        parts = name.split(".")  # without them holds
         if len(parts) == 4 and parts[0] == "blk" and parts[2] in _FUSED:
             for part in _FUSED[parts[2]]:
-                types.setdefault(".".join((parts[0], parts[1], part, parts[3])), t.dtype)
+                types.setdefault(".".join((parts[0], parts[1], part, parts[3])), dtype)
     vectors = {types.get(t.name) for t in model_tensors(model.spec) if len(t.shape) == 1}
     for name, fmt in FORMATS.items():
         if fmt.family != "gguf":

@@ -9,6 +9,7 @@ from safetensors and GGUF headers) and the comparison with the config
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from itertools import compress
 from math import prod
 from operator import itemgetter
@@ -37,6 +38,19 @@ class TensorInfo(NamedTuple):
     @property
     def elements(self) -> int:
         return prod(self.shape)
+
+
+# A TensorInfo's fields as a plain tuple, in its order: how the safetensors reader hands out a
+# header's tensors, and how a checkpoint's are held until one is asked for by name (a tuple
+# subclass's instance, made from Python, costs some five plain tuples: 90,000 of them, about
+# 25 ms). ``infos`` makes them TensorInfo.
+TensorRow = tuple[str, str, tuple[int, ...], int, str, int]
+
+
+def infos(rows: Iterable[TensorRow]) -> list[TensorInfo]:
+    """Each row as a TensorInfo (one that is a TensorInfo as it is)."""
+    new = tuple.__new__  # TensorInfo(...) without TensorInfo._make's Python frame
+    return [t if type(t) is TensorInfo else new(TensorInfo, t) for t in rows]
 
 
 class Named(NamedTuple):
@@ -75,9 +89,9 @@ class NamedTensors:
 
     __slots__ = ("groups", "keys", "tensors")
 
-    def __init__(self, tensors: list[TensorInfo], keys: list[GroupKey],
+    def __init__(self, tensors: list[TensorRow], keys: list[GroupKey],
                  groups: dict[GroupKey, TensorGroup]) -> None:
-        self.tensors = tensors  # in the files' order
+        self.tensors = tensors  # in the files' order, as rows (``infos`` for TensorInfo)
         self.keys = keys  # keys[i]: the group of tensors[i]
         self.groups = groups
 
@@ -109,7 +123,7 @@ class NamedTensors:
         order."""
         of = {key: (g.component, g.layer, g.params, g.layout) for key, g in self.groups.items()}
         new = tuple.__new__  # Named(...) without Named._make's Python frame
-        return [new(Named, (t, *of[key])) for t, key in zip(self.tensors, self.keys,
+        return [new(Named, (t, *of[key])) for t, key in zip(infos(self.tensors), self.keys,
                                                               strict=True)]
 
     def names_in(self, component: str) -> list[str]:

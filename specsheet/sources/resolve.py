@@ -201,6 +201,7 @@ def load_weights(path: Path, overrides: Mapping[str, Any] | None = None) -> Mode
     metadata as llama.cpp's converter writes it, its tensors' own types as the format; or the
     config.json beside a safetensors file or a sharded checkpoint's index (as ``inspect`` reads
     them, sources/weights/checkpoint.py)."""
+    from specsheet.quant.stored import infos
     from specsheet.sources.weights.files import read_weights
 
     weights = read_weights(str(path))
@@ -213,7 +214,7 @@ def load_weights(path: Path, overrides: Mapping[str, Any] | None = None) -> Mode
     from specsheet.sources.weights.gguf_config import hf_config_from_gguf
 
     origin = f"{path} (GGUF metadata)"
-    data = hf_config_from_gguf(weights.metadata, {t.name for t in weights.tensors}, origin)
+    data = hf_config_from_gguf(weights.metadata, {name for name, *_ in weights.tensors}, origin)
     if data is None:
         arch = weights.metadata.get("general.architecture")
         raise SpecError(f"GGUF architecture {quoted(arch)}: specsheet does not read its metadata",
@@ -221,7 +222,7 @@ def load_weights(path: Path, overrides: Mapping[str, Any] | None = None) -> Mode
     name = weights.metadata.get("general.name")
     model = model_from_hf_config(data, origin, name if isinstance(name, str) and name
                                  else path.stem, overrides)
-    return model if overrides else as_stored(model, weights.tensors,
+    return model if overrides else as_stored(model, infos(weights.tensors),
                                              weights.metadata.get("general.file_type"))
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from specsheet.compiled import NamedTuple
-from specsheet.quant.stored import Format, TensorInfo
+from specsheet.quant.stored import Format, TensorRow
 
 INDEX = "model.safetensors.index.json"  # a sharded checkpoint's map of tensors to shards
 
@@ -18,6 +18,6 @@ class WeightFiles(NamedTuple):
 
     format: Format
     files: list[Path]
-    tensors: list[TensorInfo]
+    tensors: list[TensorRow]  # TensorInfo's fields (``infos`` makes them TensorInfo)
     metadata: dict[str, Any]  # GGUF metadata; safetensors' __metadata__ of the first file
     folder: Path  # where a config.json would be

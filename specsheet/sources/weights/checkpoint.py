@@ -33,7 +33,7 @@ def _config(weights: WeightFiles) -> tuple[Model | None, str]:
         from specsheet.sources.weights.gguf_config import hf_config_from_gguf
 
         origin = f"{weights.files[0]} (GGUF metadata)"
-        config = hf_config_from_gguf(weights.metadata, {t.name for t in weights.tensors},
+        config = hf_config_from_gguf(weights.metadata, {name for name, *_ in weights.tensors},
                                      origin)
         if config is None:
             arch = weights.metadata.get("general.architecture")

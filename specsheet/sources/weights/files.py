@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from specsheet.errors import SpecError, quoted
-from specsheet.quant.stored import Format, TensorInfo
+from specsheet.quant.stored import Format, TensorRow
 from specsheet.sources.weights import INDEX as INDEX  # re-exported
 from specsheet.sources.weights import WeightFiles as WeightFiles
 from specsheet.sources.weights.tensor import check_tensor_count
 
-_NAME = itemgetter(0)  # TensorInfo's name, read at C speed
+_NAME = itemgetter(0)  # a tensor's name, read at C speed
 
 
 def read_weights(ref: str) -> WeightFiles:
@@ -162,7 +162,7 @@ def _gather(kind: Format, paths: list[Path], folder: Path,
             counts: list[int] | None = None) -> WeightFiles:
     """Every file's tensors (each name once; ``unique=False``: the caller checks), and the
     first file's metadata; ``counts`` is given each file's number of tensors, in turn."""
-    tensors: list[TensorInfo] = []
+    tensors: list[TensorRow] = []
     metadata: dict[str, Any] = {}
     for i, p in enumerate(paths):
         header = read(p)
@@ -177,11 +177,11 @@ def _gather(kind: Format, paths: list[Path], folder: Path,
     return WeightFiles(kind, paths, tensors, metadata, folder)
 
 
-def _unique(tensors: list[TensorInfo]) -> None:
+def _unique(tensors: list[TensorRow]) -> None:
     if len(set(map(_NAME, tensors))) == len(tensors):
         return
     seen: dict[str, str] = {}
-    for t in tensors:
-        if t.name in seen:
-            raise SpecError(f"tensor {quoted(t.name)} is in both {seen[t.name]} and {t.file}")
-        seen[t.name] = t.file
+    for name, _, _, _, file, _ in tensors:
+        if name in seen:
+            raise SpecError(f"tensor {quoted(name)} is in both {seen[name]} and {file}")
+        seen[name] = file

@@ -27,9 +27,11 @@ from specsheet.quant.stored import (
     NamedTensors,
     TensorGroup,
     TensorInfo,
+    TensorRow,
+    infos,
 )
 
-_NAME = itemgetter(0)  # TensorInfo's name
+_NAME = itemgetter(0)  # a tensor's name
 _LAYER = re.compile(r"(?:^|\.)(?:layers|layer|h|blocks|block|blk)\.(\d+)(?=\.|$)")
 _PREFIXES = ("model.layers.", "blk.")  # where _LAYER's first match is the name's start
 _TOWERS = {"vision_tower", "vision_model", "visual", "vision", "multi_modal_projector",
@@ -194,7 +196,7 @@ class Layouts(NamedTuple):
     group_sizes: dict[int, int]  # group size -> modules (GPTQ, AWQ, w4a16)
 
 
-def name_tensors(tensors: list[TensorInfo], layers: int | None = None) -> Layouts:
+def name_tensors(tensors: list[TensorRow], layers: int | None = None) -> Layouts:
     """Every tensor with its component, layer and the parameters it stands for. The names
     are unique (every reader checks).
 
@@ -207,10 +209,10 @@ def name_tensors(tensors: list[TensorInfo], layers: int | None = None) -> Layout
 # ASCII digits written "#", byte for byte: a name's pattern, as long as the name
 _DIGITS = bytes.maketrans(b"0123456789", b"#" * 10)
 _NO_LAYER = slice(0, 0)  # a name without a layer's number: its layer's text is ""
-_DTYPE, _SHAPE, _NBYTES = itemgetter(1), itemgetter(2), itemgetter(3)  # TensorInfo's
+_DTYPE, _SHAPE, _NBYTES = itemgetter(1), itemgetter(2), itemgetter(3)  # a tensor's
 
 
-def _by_pattern(tensors: list[TensorInfo], layers: int | None) -> Layouts | None:
+def _by_pattern(tensors: list[TensorRow], layers: int | None) -> Layouts | None:
     """``name_tensors`` by name pattern, at C speed per tensor: each name with its digits
     written ``#`` (the names joined and translated as bytes), the tensors counted by (pattern,
     layer, dtype, shape, bytes), and the component, the parameters and each module's layout
@@ -312,12 +314,13 @@ def _by_pattern(tensors: list[TensorInfo], layers: int | None) -> Layouts | None
     return Layouts(NamedTensors(tensors, keys, groups), layouts, group_sizes)
 
 
-def _by_module(tensors: list[TensorInfo], layers: int | None) -> Layouts:
+def _by_module(rows: list[TensorRow], layers: int | None) -> Layouts:
     """``name_tensors`` module by module.
 
     The tensors are taken module by module (a Linear's weight beside its scales): the layout
     and the layer once per module, the component once per name pattern (the name with its
     layer's number taken out: the same for every layer)."""
+    tensors = infos(rows)
     modules: dict[str, dict[str, int]] = {}  # module -> what it stores -> the tensor's index
     joined = True  # every name is its module, ".", and what it stores
     for i, t in enumerate(tensors):

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from specsheet.errors import SpecError, quoted
-from specsheet.quant.stored import TensorInfo
+from specsheet.quant.stored import TensorRow
 from specsheet.sources import DEFAULT_TIMEOUT
 from specsheet.sources.weights import INDEX, WeightFiles
 from specsheet.sources.weights.tensor import check_tensor_count
@@ -141,13 +141,13 @@ def _index(repo_id: str, commit: str, names: list[str], timeout: float) -> Weigh
     if not shards:
         raise SpecError(f"{origin}: the weight_map names no tensors")
     weights = _gather("safetensors", repo_id, commit, shards, timeout)
-    for t in weights.tensors:
-        shard = t.file.removeprefix(f"{repo_id}/")
-        if weight_map.get(t.name) != shard:
-            raise SpecError(f"{origin}: maps tensor {quoted(t.name)} to {weight_map.get(t.name)}, "
+    for name, _, _, _, file, _ in weights.tensors:
+        shard = file.removeprefix(f"{repo_id}/")
+        if weight_map.get(name) != shard:
+            raise SpecError(f"{origin}: maps tensor {quoted(name)} to {weight_map.get(name)}, "
                             f"but {shard} holds it")
     if len(weights.tensors) != len(weight_map):
-        held = {t.name for t in weights.tensors}
+        held = {name for name, *_ in weights.tensors}
         name = next(n for n in weight_map if n not in held)
         raise SpecError(f"{origin}: maps tensor {quoted(name)} to {weight_map[name]}, which does "
                         "not hold it")
@@ -157,7 +157,7 @@ def _index(repo_id: str, commit: str, names: list[str], timeout: float) -> Weigh
 def _gather(kind: str, repo_id: str, commit: str, files: list[str],
             timeout: float) -> WeightFiles:
     """Every file's tensors (each name once), and the first file's metadata."""
-    tensors: list[TensorInfo] = []
+    tensors: list[TensorRow] = []
     metadata: dict[str, Any] = {}
     seen: set[str] = set()
     for i, name in enumerate(files):
@@ -167,11 +167,11 @@ def _gather(kind: str, repo_id: str, commit: str, files: list[str],
         else:
             header = _safetensors(repo_id, commit, name, origin, timeout)
         check_tensor_count(len(header.tensors), origin, len(tensors))
-        for t in header.tensors:
-            if t.name in seen:
-                raise SpecError(f"tensor {quoted(t.name)} is in two files of {repo_id}, the second "
-                                f"{origin}")
-            seen.add(t.name)
+        for tensor, *_ in header.tensors:  # its name
+            if tensor in seen:
+                raise SpecError(f"tensor {quoted(tensor)} is in two files of {repo_id}, the "
+                                f"second {origin}")
+            seen.add(tensor)
         tensors += header.tensors
         if i == 0:
             metadata = header.metadata

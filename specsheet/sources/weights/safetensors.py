@@ -16,7 +16,7 @@ from typing import Any
 
 from specsheet.compiled import NamedTuple
 from specsheet.errors import SpecError, did_you_mean, quoted
-from specsheet.quant.stored import TensorInfo
+from specsheet.quant.stored import TensorRow
 from specsheet.sources.weights.tensor import MAX_TENSORS, check_overlaps, check_tensor_count
 
 # bits of one element, by the dtype names of safetensors' Dtype enum (safetensors/src/tensor.rs)
@@ -43,7 +43,7 @@ def checked_shapes() -> Checked:
 
 
 class SafetensorsHeader(NamedTuple):
-    tensors: list[TensorInfo]
+    tensors: list[TensorRow]  # each a TensorInfo's fields (``infos`` makes them TensorInfo)
     metadata: dict[str, Any]
     data_bytes: int  # size of the data section (file size - 8 - header length)
 
@@ -142,8 +142,8 @@ def _parse(raw: bytes, origin: str) -> tuple[dict[str, Any], bool]:
 
 
 def _tensors(header: dict[str, Any], origin: str, floats: bool = True,
-             checked: Checked | None = None) -> tuple[list[TensorInfo], int | None]:
-    """Every entry of the header as a TensorInfo; and where the last one's data end when
+             checked: Checked | None = None) -> tuple[list[TensorRow], int | None]:
+    """Every entry of the header as a TensorInfo's row; and where the last one's data end when
     each one's begin where the one before it ends, from 0 (as the safetensors library writes
     them: then none overlaps), else None.
 
@@ -159,13 +159,12 @@ def _tensors(header: dict[str, Any], origin: str, floats: bool = True,
     number that is no integer (``floats`` False: ``_parse`` tells) holds no float, and a shape
     of elements all 2 or more equals no shape with a bool, so only such shapes are remembered,
     and none used or remembered when ``floats``."""
-    tensors: list[TensorInfo] = []
+    tensors: list[TensorRow] = []
     append = tensors.append
     # one tuple for each shape, however many tensors and files have it: grouping the tensors
     # by them (names.py) then compares objects, not their contents
     dtypes, shapes = checked if checked is not None and not floats else checked_shapes()
     same = shapes.setdefault
-    new = tuple.__new__  # TensorInfo(...) without TensorInfo._make's Python frame
     last: int | None = 0  # where the data so far end, while they are back to back
     for name, entry in header.items():
         try:
@@ -179,7 +178,7 @@ def _tensors(header: dict[str, Any], origin: str, floats: bool = True,
         if found is not None:  # a shape checked: its elements ints of 2 or more
             nbytes, dims = found
             if type(begin) is int is type(end) and 0 <= begin and end - begin == nbytes:
-                append(new(TensorInfo, (name, dtype, dims, nbytes, origin, begin)))
+                append((name, dtype, dims, nbytes, origin, begin))
                 last = end if begin == last else None
                 continue
         elif type(shape) is list and len(shape) <= MAX_DIMS and type(begin) is int \
@@ -194,8 +193,7 @@ def _tensors(header: dict[str, Any], origin: str, floats: bool = True,
                     dims = same(dims, dims)
                     if not floats and 0 not in dims and 1 not in dims:
                         of_dtype[dims] = (end - begin, dims)
-                    append(new(TensorInfo,
-                               (name, dtype, dims, end - begin, origin, begin)))
+                    append((name, dtype, dims, end - begin, origin, begin))
                     last = end if begin == last else None
                     continue
         append(_tensor(name, entry, origin))
@@ -203,7 +201,7 @@ def _tensors(header: dict[str, Any], origin: str, floats: bool = True,
     return tensors, last
 
 
-def _tensor(name: str, entry: object, origin: str) -> TensorInfo:
+def _tensor(name: str, entry: object, origin: str) -> TensorRow:
     where = f"{origin}: tensor {quoted(name)}"
     if not isinstance(entry, dict):
         raise SpecError(f"{where}: expected a mapping of dtype, shape and data_offsets")
@@ -226,7 +224,7 @@ def _tensor(name: str, entry: object, origin: str) -> TensorInfo:
     if bits % 8 or bits // 8 != end - begin:
         raise SpecError(f"{where}: {dtype} {shape} takes {bits / 8:,g} bytes but its "
                         f"data_offsets hold {end - begin:,}")
-    return TensorInfo(name, dtype, tuple(shape), end - begin, origin, begin)
+    return name, dtype, tuple(shape), end - begin, origin, begin
 
 
 def _short(value: object) -> str:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from operator import itemgetter
 
 from specsheet.errors import SpecError, quoted
-from specsheet.quant.stored import TensorInfo
+from specsheet.quant.stored import TensorRow
 
-_BEGIN_NBYTES = itemgetter(5, 3)  # TensorInfo's (begin, nbytes): in the order of the data
+_BEGIN_NBYTES = itemgetter(5, 3)  # a tensor's (begin, nbytes): in the order of the data
 
 # The most tensors a checkpoint's headers are read for, all its files together: every header
 # reader checks a file's count against it before it builds anything per tensor. DeepSeek-V3's
@@ -27,27 +28,27 @@ def check_tensor_count(n: int, origin: str, already: int = 0) -> None:
                         "140,000)")
 
 
-def check_overlaps(tensors: list[TensorInfo], data_bytes: int, origin: str) -> None:
+def check_overlaps(tensors: Sequence[TensorRow], data_bytes: int, origin: str) -> None:
     """SpecError when two tensors' data overlap or one runs past the ``data_bytes`` of the
     file's data section."""
     if _in_order(tensors, data_bytes):
         return  # no overlap, nothing past the end: the sorted walk below finds no fault
-    previous: TensorInfo | None = None
-    for t in sorted(tensors, key=_BEGIN_NBYTES):
-        end = t.begin + t.nbytes
+    previous: tuple[str, int, int] | None = None  # the last tensor with data: name, begin, end
+    for name, _, _, nbytes, _, begin in sorted(tensors, key=_BEGIN_NBYTES):
+        end = begin + nbytes
         if end > data_bytes:
-            raise SpecError(f"{origin}: tensor {quoted(t.name)} runs past the end of the data "
-                            f"(bytes {t.begin:,} to {end:,} of {data_bytes:,}); the file is "
+            raise SpecError(f"{origin}: tensor {quoted(name)} runs past the end of the data "
+                            f"(bytes {begin:,} to {end:,} of {data_bytes:,}); the file is "
                             "truncated or its header is wrong")
-        if previous is not None and t.begin < previous.begin + previous.nbytes and t.nbytes:
-            raise SpecError(f"{origin}: tensors {quoted(previous.name)} and {quoted(t.name)} "
-                            f"overlap (bytes {previous.begin:,} to "
-                            f"{previous.begin + previous.nbytes:,} and {t.begin:,} to {end:,})")
-        if t.nbytes:
-            previous = t
+        if previous is not None and begin < previous[2] and nbytes:
+            raise SpecError(f"{origin}: tensors {quoted(previous[0])} and {quoted(name)} "
+                            f"overlap (bytes {previous[1]:,} to {previous[2]:,} and "
+                            f"{begin:,} to {end:,})")
+        if nbytes:
+            previous = name, begin, end
 
 
-def _in_order(tensors: list[TensorInfo], data_bytes: int) -> bool:
+def _in_order(tensors: Sequence[TensorRow], data_bytes: int) -> bool:
     """Whether ``tensors`` are in the order of their data (as the safetensors library writes
     a header) with no overlap and nothing past the end: one walk and no sort. Any other
     answer goes to ``check_overlaps``' sorted walk, which names the fault first in that
