@@ -18,7 +18,12 @@ from specsheet.cli.app import app
 from specsheet.quant.layouts import gguf_types
 from specsheet.sources.weights.gguf import read_gguf
 from specsheet.sources.weights.remote import FIRST_CHUNK
-from tests.checkpoints import transformers_checkpoint, write_checkpoint, write_gguf
+from tests.checkpoints import (
+    transformers_checkpoint,
+    write_checkpoint,
+    write_gguf,
+    write_safetensors,
+)
 from tests.test_hub import LLAMA, MAIN, FakeHub, error_of, fake_hub  # noqa: F401 - the fixture
 from tests.test_inspect import GGUF_CASES, gguf_file
 
@@ -179,6 +184,49 @@ def test_an_index_naming_a_shard_the_repository_lacks(tmp_path: Path,
     assert error_of("inspect", REPO) == (
         f"{REPO}/model.safetensors.index.json: names shard "
         "'model-00002-of-00002.safetensors', which the repository lacks")
+
+
+FIRST, SECOND = "model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"
+
+
+def _two_shards(tmp_path: Path) -> tuple[Path, dict[str, Any], dict[str, str]]:
+    """Llama 3.2 1B in two shards: its folder, shapes and the index's weight_map."""
+    config, shapes = transformers_checkpoint("llama-3.2-1b", dtype="BF16")
+    folder = write_checkpoint(tmp_path / "m", config, shapes, shards=2)
+    index = json.loads((folder / "model.safetensors.index.json").read_text())
+    return folder, shapes, index["weight_map"]
+
+
+def _write_index(folder: Path, weight_map: dict[str, str]) -> None:
+    (folder / "model.safetensors.index.json").write_text(json.dumps(
+        {"metadata": {}, "weight_map": weight_map}))
+
+
+@pytest.mark.parametrize("fault", ["wrong shard", "no such tensor", "in both shards"])
+def test_an_index_that_disagrees_with_the_shards_on_the_hub(fault: str, tmp_path: Path,
+                                                            fake_hub: FakeHub  # noqa: F811
+                                                            ) -> None:
+    folder, shapes, weight_map = _two_shards(tmp_path)
+    norm = "model.norm.weight"
+    home = weight_map[norm]
+    other = SECOND if home == FIRST else FIRST
+    if fault == "wrong shard":
+        _write_index(folder, {**weight_map, norm: other})
+        expected = f"maps tensor {norm!r} to {other}, but {home} holds it"
+    elif fault == "no such tensor":
+        _write_index(folder, {**weight_map, "model.extra.weight": other})
+        expected = f"maps tensor 'model.extra.weight' to {other}, which does not hold it"
+    else:  # the norm written into the other shard too, the index unchanged
+        kept = {name: shapes[name] for name, shard in weight_map.items() if shard == other}
+        write_safetensors(folder / other, {**kept, norm: shapes[norm]})
+        expected = None
+    publish(fake_hub, sorted(folder.iterdir()))
+    message = error_of("inspect", REPO)
+    if expected is None:  # the shard read second (in the order the index first names them)
+        second = list(dict.fromkeys(weight_map.values()))[1]
+        assert message == f"tensor {norm!r} is in two files of {REPO}, the second {REPO}/{second}"
+    else:
+        assert message == f"{REPO}/model.safetensors.index.json: {expected}"
 
 
 def test_offline_reads_the_cached_snapshot(fake_hub: FakeHub,  # noqa: F811
