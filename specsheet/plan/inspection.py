@@ -219,8 +219,9 @@ def _gguf_format(file_type: int | None, model: Model | None, tensors: NamedTenso
     if model is None:
         return _FILE_TYPES.get(file_type) if file_type is not None else None
     types = {name: dtype for name, dtype, *_ in tensors.tensors}
-    for name, dtype, *_ in tensors.tensors:  # a fused tensor stands for the parts a file
-        parts = name.split(".")  # without them holds
+    # a fused tensor stands for the parts a file without them holds
+    for name, dtype, *_ in tensors.tensors:
+        parts = name.split(".")
         if len(parts) == 4 and parts[0] == "blk" and parts[2] in _FUSED:
             for part in _FUSED[parts[2]]:
                 types.setdefault(".".join((parts[0], parts[1], part, parts[3])), dtype)

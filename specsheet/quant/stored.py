@@ -42,8 +42,8 @@ class TensorInfo(NamedTuple):
 
 # A TensorInfo's fields as a plain tuple, in its order: how the safetensors reader hands out a
 # header's tensors, and how a checkpoint's are held until one is asked for by name (a tuple
-# subclass's instance, made from Python, costs some five plain tuples: 90,000 of them, about
-# 25 ms). ``infos`` makes them TensorInfo.
+# subclass's instance made from Python costs some 250 ns more than the tuple it is made of:
+# 22 ms of reading DeepSeek-V3's 90,369 headers' entries). ``infos`` makes them TensorInfo.
 TensorRow = tuple[str, str, tuple[int, ...], int, str, int]
 
 

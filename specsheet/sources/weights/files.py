@@ -117,7 +117,7 @@ def _index(path: Path) -> WeightFiles:
     # tensors are the index's names, one each (N names in N places), each where the index
     # says and none in two shards. Looked up in the index's order, each in its shard's set,
     # a lookup lands near the one before; each tensor's name looked up in the index jumped
-    # across all of it (as many instructions, a quarter more time for DeepSeek-V3's)
+    # across all of it (as many instructions, a third more time for DeepSeek-V3's)
     in_order = map(_NAME, tensors)
     held = {shard: set(islice(in_order, count)) for shard, count in zip(shards, counts,
                                                                           strict=True)}
