@@ -202,31 +202,45 @@ def _write_index(folder: Path, weight_map: dict[str, str]) -> None:
         {"metadata": {}, "weight_map": weight_map}))
 
 
-@pytest.mark.parametrize("fault", ["wrong shard", "no such tensor", "in both shards"])
-def test_an_index_that_disagrees_with_the_shards_on_the_hub(fault: str, tmp_path: Path,
-                                                            fake_hub: FakeHub  # noqa: F811
-                                                            ) -> None:
+@pytest.mark.parametrize("fault", ["wrong shard", "no such tensor", "in both shards",
+                                   "not in the index"])
+def test_an_index_that_disagrees_with_the_shards_is_read_alike_on_disk_and_on_the_hub(
+        fault: str, tmp_path: Path, fake_hub: FakeHub) -> None:  # noqa: F811
+    """The same answer from the folder and from the repository, as index.py checks both: the
+    same message after the index's or file's place, or the same document."""
     folder, shapes, weight_map = _two_shards(tmp_path)
     norm = "model.norm.weight"
     home = weight_map[norm]
     other = SECOND if home == FIRST else FIRST
+    kept = {name: shapes[name] for name, shard in weight_map.items() if shard == other}
+    index = folder / "model.safetensors.index.json"
     if fault == "wrong shard":
         _write_index(folder, {**weight_map, norm: other})
-        expected = f"maps tensor {norm!r} to {other}, but {home} holds it"
+        expected = f"{index}: maps tensor {norm!r} to {other}, but {home} holds it"
     elif fault == "no such tensor":
         _write_index(folder, {**weight_map, "model.extra.weight": other})
-        expected = f"maps tensor 'model.extra.weight' to {other}, which does not hold it"
-    else:  # the norm written into the other shard too, the index unchanged
-        kept = {name: shapes[name] for name, shard in weight_map.items() if shard == other}
+        expected = f"{index}: maps tensor 'model.extra.weight' to {other}, which does not hold it"
+    elif fault == "in both shards":  # the norm written into the other shard too
         write_safetensors(folder / other, {**kept, norm: shapes[norm]})
+        # the shards read in the order the index first names them
+        first, second = dict.fromkeys(weight_map.values())
+        expected = f"tensor {norm!r} is in both {folder / first} and {folder / second}"
+    else:  # a tensor of a shard the index does not name: read and counted, as loaders do
+        before = inspected(str(folder))
+        write_safetensors(folder / other, {**kept, "model.extra.weight": ("F32", (7, 3))})
         expected = None
     publish(fake_hub, sorted(folder.iterdir()))
-    message = error_of("inspect", REPO)
-    if expected is None:  # the shard read second (in the order the index first names them)
-        second = list(dict.fromkeys(weight_map.values()))[1]
-        assert message == f"tensor {norm!r} is in two files of {REPO}, the second {REPO}/{second}"
-    else:
-        assert message == f"{REPO}/model.safetensors.index.json: {expected}"
+    if expected is None:
+        local, remote = inspected(str(folder)), inspected(REPO)
+        assert (local["tensors"], local["params"]["components"]["other"]) == (
+            before["tensors"] + 1, 21)
+        assert local["other_tensors"] == ["model.extra.weight"]
+        same(remote, local)
+        return
+    result = runner.invoke(app, ["inspect", str(folder), "--json"])
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == f"specsheet: error: {expected}\n"
+    assert error_of("inspect", REPO) == expected.replace(str(folder), REPO)
 
 
 def test_offline_reads_the_cached_snapshot(fake_hub: FakeHub,  # noqa: F811

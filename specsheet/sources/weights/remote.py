@@ -24,10 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from specsheet.errors import SpecError, quoted
-from specsheet.quant.stored import TensorRow
+from specsheet.quant.stored import Format
 from specsheet.sources import DEFAULT_TIMEOUT
-from specsheet.sources.weights import INDEX, WeightFiles
-from specsheet.sources.weights.tensor import check_tensor_count
+from specsheet.sources.weights import INDEX, WeightFiles, gather
 
 FIRST_CHUNK = 16 * 1024  # a GGUF's first request: the header of a small model whole
 MOST_CHUNK = 16 * 2**20  # the largest request (a 256,000-token vocabulary takes a few)
@@ -120,8 +119,9 @@ def _splits(file: str, names: list[str]) -> list[str]:
 
 
 def _index(repo_id: str, commit: str, names: list[str], timeout: float) -> WeightFiles:
-    """A sharded checkpoint: the index's weight_map names each tensor's shard."""
+    """A sharded checkpoint: the index's weight_map names each tensor's shard (index.py)."""
     from specsheet.sources.hub_download import fetch_file
+    from specsheet.sources.weights.index import check_shards, weight_map_of
 
     origin = f"{repo_id}/{INDEX}"
     raw = fetch_file(repo_id, commit, INDEX, MAX_INDEX_BYTES, timeout)
@@ -129,55 +129,26 @@ def _index(repo_id: str, commit: str, names: list[str], timeout: float) -> Weigh
         data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
         data = None
-    weight_map = data.get("weight_map") if isinstance(data, dict) else None
-    if not isinstance(weight_map, dict) or not {str}.issuperset(map(type, weight_map.values())):
-        raise SpecError(f"{origin}: expected a mapping with a weight_map of tensor names to "
-                        "shard files")
-    check_tensor_count(len(weight_map), origin)
-    shards = list(dict.fromkeys(weight_map.values()))
+    weight_map, shards = weight_map_of(data, origin)
     for shard in shards:
         if shard not in names:
             raise SpecError(f"{origin}: names shard {quoted(shard)}, which the repository lacks")
-    if not shards:
-        raise SpecError(f"{origin}: the weight_map names no tensors")
-    weights = _gather("safetensors", repo_id, commit, shards, timeout)
-    for name, _, _, _, file, _ in weights.tensors:
-        shard = file.removeprefix(f"{repo_id}/")
-        if weight_map.get(name) != shard:
-            raise SpecError(f"{origin}: maps tensor {quoted(name)} to {weight_map.get(name)}, "
-                            f"but {shard} holds it")
-    if len(weights.tensors) != len(weight_map):
-        held = {name for name, *_ in weights.tensors}
-        name = next(n for n in weight_map if n not in held)
-        raise SpecError(f"{origin}: maps tensor {quoted(name)} to {weight_map[name]}, which does "
-                        "not hold it")
+    counts: list[int] = []  # each shard's tensors, in turn
+    weights = _gather("safetensors", repo_id, commit, shards, timeout, counts)
+    check_shards(weight_map, shards, counts, weights.tensors, origin)
     return weights
 
 
-def _gather(kind: str, repo_id: str, commit: str, files: list[str],
-            timeout: float) -> WeightFiles:
-    """Every file's tensors (each name once), and the first file's metadata."""
-    tensors: list[TensorRow] = []
-    metadata: dict[str, Any] = {}
-    seen: set[str] = set()
-    for i, name in enumerate(files):
-        origin = f"{repo_id}/{name}"
-        if kind == "gguf":
-            header = _gguf(repo_id, commit, name, origin, timeout)
-        else:
-            header = _safetensors(repo_id, commit, name, origin, timeout)
-        check_tensor_count(len(header.tensors), origin, len(tensors))
-        for tensor, *_ in header.tensors:  # its name
-            if tensor in seen:
-                raise SpecError(f"tensor {quoted(tensor)} is in two files of {repo_id}, the "
-                                f"second {origin}")
-            seen.add(tensor)
-        tensors += header.tensors
-        if i == 0:
-            metadata = header.metadata
-    return WeightFiles("gguf" if kind == "gguf" else "safetensors",
-                       [Path(f"{repo_id}/{name}") for name in files], tensors, metadata,
-                       Path(repo_id))
+def _gather(kind: Format, repo_id: str, commit: str, files: list[str], timeout: float,
+            counts: list[int] | None = None) -> WeightFiles:
+    """Every file's tensors (each name once, unless ``counts`` is asked for: the index
+    checks), and the first file's metadata."""
+    paths = {Path(f"{repo_id}/{name}"): name for name in files}
+    read = _gguf if kind == "gguf" else _safetensors
+    return gather(kind, list(paths), Path(repo_id),
+                  lambda path: read(repo_id, commit, paths[path], f"{repo_id}/{paths[path]}",
+                                    timeout),
+                  unique=counts is None, counts=counts)
 
 
 def _safetensors(repo_id: str, commit: str, name: str, origin: str, timeout: float) -> Any:

@@ -1,4 +1,5 @@
-"""The check every header reader makes of its tensors' data: no overlap, nothing past the end."""
+"""The checks every header reader makes of its tensors: not too many, each name once in a
+checkpoint, and in each file no overlap of their data and nothing past its end."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from operator import itemgetter
 from specsheet.errors import SpecError, quoted
 from specsheet.quant.stored import TensorRow
 
+_NAME = itemgetter(0)  # a tensor's name, read at C speed
 _BEGIN_NBYTES = itemgetter(5, 3)  # a tensor's (begin, nbytes): in the order of the data
 
 # The most tensors a checkpoint's headers are read for, all its files together: every header
@@ -26,6 +28,17 @@ def check_tensor_count(n: int, origin: str, already: int = 0) -> None:
         raise SpecError(f"{origin}: declares {n:,} tensors{held}; a checkpoint is read for at "
                         f"most {MAX_TENSORS:,} tensors (the largest published ones hold about "
                         "140,000)")
+
+
+def check_unique(tensors: Sequence[TensorRow]) -> None:
+    """SpecError naming the first tensor name that is in two files (the rows' ``file``)."""
+    if len(set(map(_NAME, tensors))) == len(tensors):
+        return
+    seen: dict[str, str] = {}
+    for name, _, _, _, file, _ in tensors:
+        if name in seen:
+            raise SpecError(f"tensor {quoted(name)} is in both {seen[name]} and {file}")
+        seen[name] = file
 
 
 def check_overlaps(tensors: Sequence[TensorRow], data_bytes: int, origin: str) -> None:
