@@ -225,7 +225,7 @@ def test_an_index_that_disagrees_with_the_shards_is_read_alike_on_disk_and_on_th
         # the shards read in the order the index first names them
         first, second = dict.fromkeys(weight_map.values())
         expected = f"tensor {norm!r} is in both {folder / first} and {folder / second}"
-    else:  # a tensor of a shard the index does not name: read and counted, as loaders do
+    else:  # a tensor of a shard the index does not name: read and counted, as vLLM does
         before = inspected(str(folder))
         write_safetensors(folder / other, {**kept, "model.extra.weight": ("F32", (7, 3))})
         expected = None

@@ -3,10 +3,12 @@ shard files, and its agreement with what the shards hold. A folder's index (file
 Hub repository's (remote.py) are checked alike, with the same messages; each reader finds the
 shards it names in its own place.
 
-As transformers and vLLM load such a checkpoint, the index says which files to read and the
-files say what they hold: a tensor of a shard that the index does not name is read and counted
-like the others. A name the index maps to a shard that does not hold it, or a tensor in two
-shards, is refused."""
+As vLLM loads such a checkpoint, the index says which files to read and the files say what
+they hold (vllm/model_executor/model_loader/weight_utils.py: ``filter_duplicate_safetensors_files``
+keeps the files the weight_map names, ``safetensors_weights_iterator`` yields every tensor of
+each): a tensor of a shard that the index does not name is read and counted like the others.
+A name the index maps to a shard that does not hold it, or a tensor in two shards, is
+refused."""
 
 from __future__ import annotations
 
