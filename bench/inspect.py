@@ -9,9 +9,10 @@ tensors and their comparison with the config (the target: 0.3 s at most). The GG
 written with gguf.GGUFWriter (a test dependency): Qwen2.5-0.5B's shapes in Q8_0, with a
 151,936-entry vocabulary (tokens, scores, token types, 151,387 merges), the arrays llama.cpp's
 GGUFReader materializes and specsheet's reader skips. Prints the parse time of specsheet's
-header reader, of the whole command in process (best of 5; wall-clock and CPU time) beside the
-JSON parsing alone (json.loads of the index and the headers: the floor of any reader in
-Python), and GGUFReader's time once.
+header reader, of the whole command in process (best of 5; wall-clock and CPU time: the
+verdict) beside the JSON parsing alone (json.loads of the index and the headers: the floor of
+any reader in Python) and the command as a process (`python -m specsheet`, CPU time, median of
+5: for reference), and GGUFReader's time once.
 
     python bench/inspect.py
 """
@@ -54,6 +55,12 @@ def main() -> int:
         print(f"  of which no reader can do without: json.loads of the index and of the 163 "
               f"headers, {floor * 1000:.0f} ms of CPU (best of 5); the command is "
               f"{cpu / floor:.2f}x that (a ratio the machine's load moves less)")
+        whole = sorted(_process_cpu([sys.executable, "-m", "specsheet", "inspect", str(index),
+                                     "--json"]) for _ in range(5))
+        print(f"  as a process (python -m specsheet, the installed package; for reference): "
+              f"{whole[2] * 1000:.0f} ms of CPU (median of 5; {whole[0] * 1000:.0f} to "
+              f"{whole[-1] * 1000:.0f}), {whole[2] / 0.3:.2f}x the target: the interpreter's "
+              "start, the imports, and the memory a cold process touches for the first time")
 
     config = small_config("qwen2.5-0.5b")
     config["vocab_size"] = 151_936
@@ -94,6 +101,17 @@ def _parse_only(index: Path) -> None:
     for shard in sorted(index.parent.glob("*.safetensors")):
         with shard.open("rb") as f:
             json.loads(f.read(int.from_bytes(f.read(8), "little")))
+
+
+def _process_cpu(cmd: list[str]) -> float:
+    """The CPU seconds (user + system) of ``cmd`` run as a process, its output thrown away."""
+    import resource
+    import subprocess
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, check=True, cwd=tempfile.gettempdir())
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def _times(call: object) -> tuple[float, float]:
