@@ -13,13 +13,10 @@ refused."""
 from __future__ import annotations
 
 from itertools import islice
-from operator import itemgetter
 
 from specsheet.errors import SpecError, quoted
-from specsheet.quant.stored import TensorRow
+from specsheet.quant.stored import TensorRow, row_name
 from specsheet.sources.weights.tensor import check_tensor_count, check_unique
-
-_NAME = itemgetter(0)  # a tensor's name, read at C speed
 
 
 def weight_map_of(data: object, origin: str) -> tuple[dict[str, str], list[str]]:
@@ -52,7 +49,7 @@ def check_shards(weight_map: dict[str, str], shards: list[str], counts: list[int
     # says and none in two shards. Looked up in the index's order, each in its shard's set,
     # a lookup lands near the one before; each tensor's name looked up in the index jumped
     # across all of it (as many instructions, a third more time for DeepSeek-V3's)
-    in_order = map(_NAME, tensors)
+    in_order = map(row_name, tensors)
     held = {shard: set(islice(in_order, count)) for shard, count in zip(shards, counts,
                                                                           strict=True)}
     if len(tensors) == len(weight_map) and all(map(
@@ -61,7 +58,7 @@ def check_shards(weight_map: dict[str, str], shards: list[str], counts: list[int
     held_in: list[str] = []  # the shard of each tensor
     for shard, count in zip(shards, counts, strict=True):
         held_in += [shard] * count
-    where = dict(zip(map(_NAME, tensors), held_in, strict=True))
+    where = dict(zip(map(row_name, tensors), held_in, strict=True))
     if len(where) != len(tensors):  # a name in two shards (each once: no set of the names)
         check_unique(tensors)
     for name, shard in weight_map.items():  # the first fault in the index's order

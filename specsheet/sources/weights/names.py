@@ -29,9 +29,9 @@ from specsheet.quant.stored import (
     TensorInfo,
     TensorRow,
     infos,
+    row_name,
 )
 
-_NAME = itemgetter(0)  # a tensor's name
 _LAYER = re.compile(r"(?:^|\.)(?:layers|layer|h|blocks|block|blk)\.(\d+)(?=\.|$)")
 _PREFIXES = ("model.layers.", "blk.")  # where _LAYER's first match is the name's start
 _TOWERS = {"vision_tower", "vision_model", "visual", "vision", "multi_modal_projector",
@@ -226,7 +226,7 @@ def _by_pattern(tensors: list[TensorRow], layers: int | None) -> Layouts | None:
     one pattern and layer do not all store the same tensors alike."""
     if not tensors:
         return None
-    names = list(map(_NAME, tensors))
+    names = list(map(row_name, tensors))
     patterns = "\n".join(names).encode("utf-8", "surrogatepass").translate(_DIGITS).decode(
         "utf-8", "surrogatepass").split("\n")
     if len(patterns) != len(names):  # a name with a line break

@@ -7,9 +7,8 @@ from collections.abc import Sequence
 from operator import itemgetter
 
 from specsheet.errors import SpecError, quoted
-from specsheet.quant.stored import TensorRow
+from specsheet.quant.stored import TensorRow, row_name
 
-_NAME = itemgetter(0)  # a tensor's name, read at C speed
 _BEGIN_NBYTES = itemgetter(5, 3)  # a tensor's (begin, nbytes): in the order of the data
 
 # The most tensors a checkpoint's headers are read for, all its files together: every header
@@ -32,7 +31,7 @@ def check_tensor_count(n: int, origin: str, already: int = 0) -> None:
 
 def check_unique(tensors: Sequence[TensorRow]) -> None:
     """SpecError naming the first tensor name that is in two files (the rows' ``file``)."""
-    if len(set(map(_NAME, tensors))) == len(tensors):
+    if len(set(map(row_name, tensors))) == len(tensors):
         return
     seen: dict[str, str] = {}
     for name, _, _, _, file, _ in tensors:
