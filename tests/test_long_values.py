@@ -49,6 +49,17 @@ def test_a_long_value_is_said_back_short(run: str) -> None:
     (["count", "llama3-8b", "--layers", LONG],  # click's message, cut
      "specsheet: error: Invalid value for '--layers': '" + "q" * 89 + "..." + "q" * 39
      + "' is not a valid int. (3,052 characters) (see 'specsheet count --help')"),
+    (["train", "llama3-8b", "--seq-len", "5q"],  # a message of ours, over 200 characters
+     # with click's label, whole: only click's own messages are cut
+     "specsheet: error: Invalid value for '--tokens' / '-t' / '--seq-len' / '-s': '5q' is not a "
+     "quantity; expected an integer (1024 or 1_024), or a number with k or M as context lengths "
+     "are named (binary: 4k = 4,096, 128k = 131,072, 1M = 1,048,576) (see 'specsheet train "
+     "--help')"),
+    (["count", "llama3-8b", "--tokens", LONG],  # ours, its value said short
+     "specsheet: error: Invalid value for '--tokens' / '-t': '" + "q" * 39 + "..." + "q" * 19
+     + "' (3,000 characters) is not a quantity; expected an integer (1024 or 1_024), or a number "
+     "with k or M as context lengths are named (binary: 4k = 4,096, 128k = 131,072, 1M = "
+     "1,048,576) (see 'specsheet count --help')"),
     (["count", "--hf", LONG + "/x"],  # a source too
      "specsheet: error: " + "q" * 120 + "..." + "q" * 58 + "/x (3,002 characters): expected "
      "a Hugging Face repository, ORG/NAME or ORG/NAME@REVISION (e.g. meta-llama/Llama-3.1-8B)"),

@@ -21,7 +21,7 @@ from typer.core import TyperGroup
 
 from specsheet import __version__
 from specsheet.cli import streams
-from specsheet.cli.options import CONVENTIONS
+from specsheet.cli.options import CONVENTIONS, BadValue
 from specsheet.errors import ExitCode, SpecError, did_you_mean, quoted, shortened
 
 # name -> one-line help, in the order ``specsheet --help`` lists them
@@ -183,9 +183,12 @@ class SpecsheetGroup(TyperGroup):
             if hasattr(e, "format_message") and hasattr(e, "exit_code"):  # click usage errors
                 ctx = getattr(e, "ctx", None)
                 hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
-                # click's own messages say a value back whole ('...' is not a valid integer)
-                return _fail(f"{shortened(e.format_message(), head=120, tail=60)}{hint}",
-                             int(e.exit_code))
+                # click's own messages say a value back whole ('...' is not a valid integer):
+                # cut at the line's boundary; specsheet's own (BadValue) say it short already
+                message = e.format_message()
+                if not isinstance(e, BadValue):
+                    message = shortened(message, head=120, tail=60)
+                return _fail(f"{message}{hint}", int(e.exit_code))
             return _internal_error(e)
         return code if isinstance(code, int) else ExitCode.OK
 

@@ -46,6 +46,12 @@ OPTION_NAMES = {"json": "--json", "price": "--price", "quant": "--quant",
                 "ctx": "--ctx", "gpu": "--gpu"}
 
 
+class BadValue(typer.BadParameter):
+    """An option's value refused by specsheet's own parser. Its message says the value back
+    short (``errors.quoted``), so the error line keeps the message whole; click's own messages
+    say a value back in full and are cut at the line's boundary (``cli/app.py``)."""
+
+
 def parse_tokens(text: str | int) -> int:
     """A number of tokens (``--tokens``, ``--seq-len``, ...): an integer, or a quantity with k
     or M as context lengths are named (``32k`` = 32,768; units.parse_quantity, imported only
@@ -61,9 +67,9 @@ def parse_tokens(text: str | int) -> int:
         try:
             tokens = parse_quantity(text, "tokens", "tokens")
         except SpecError as e:
-            raise typer.BadParameter(e.message) from None
+            raise BadValue(e.message) from None
     if tokens < 1:
-        raise typer.BadParameter(f"expected a number of tokens above 0, got {quoted(text)}")
+        raise BadValue(f"expected a number of tokens above 0, got {quoted(text)}")
     return tokens
 
 
