@@ -25,6 +25,7 @@ closed formula exists): see ``compute_estimate``.
 
 from __future__ import annotations
 
+import math
 import re
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
@@ -293,8 +294,8 @@ def check_setup(setup: LocalSetup, n_layer: int, n_gpus: int) -> None:
             raise SpecError(f"tensor split of {len(setup.tensor_split)} values for {n_gpus} "
                             f"GPU{'s' if n_gpus != 1 else ''}: give one value per GPU",
                             field="tensor_split", value=",".join(map(str, setup.tensor_split)))
-        if any(s < 0 for s in setup.tensor_split) or not any(setup.tensor_split):
-            raise SpecError("tensor split: expected shares of 0 or more, not all 0",
+        if not all(0 <= s < math.inf for s in setup.tensor_split) or not any(setup.tensor_split):
+            raise SpecError("tensor split: expected finite shares of 0 or more, not all 0",
                             field="tensor_split", value=",".join(map(str, setup.tensor_split)))
 
 

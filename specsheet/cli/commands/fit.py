@@ -51,9 +51,12 @@ def _ctx(text: str) -> int | str:
 
 def _split(text: str) -> tuple[float, ...]:
     try:
-        return tuple(float(part) for part in text.replace("/", ",").split(",") if part.strip())
+        shares = tuple(float(part) for part in text.replace("/", ",").split(",") if part.strip())
     except ValueError:
-        raise typer.BadParameter(f"expected shares such as 3,1, got {quoted(text)}") from None
+        shares = ()
+    if not shares:
+        raise SpecError(f"option --tensor-split: expected shares such as 3,1, got {quoted(text)}")
+    return shares
 
 
 def _bytes(text: str, option: str = "--host-memory") -> int:
