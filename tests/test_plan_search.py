@@ -77,8 +77,17 @@ def test_ranking_and_the_pareto_front_on_hand_made_candidates() -> None:
     assert search.pareto(ranked, priced=True) == [0, 1, 2]  # e, a (same point) and b
     assert [x.gpu for x in search.rank([a, b, c, d, e], "gpus")][:3] == ["e", "b", "a"]
     assert [x.gpu for x in search.rank([a, b, c], "latency")] == ["b", "c", "a"]
-    assert search.why_lost(e, a, "cost") == "#1: 2 GPUs; #0: 1 GPUs"
-    assert search.why_lost(b, c, "latency").startswith("#1: a request in 2.5 s")
+    assert search.why_lost(e, a, "cost") == "#1: 2 GPUs; #0: 1 GPU"
+    assert search.why_lost(b, c, "latency") == "#1: a request in 2.5 s; #0: a request in 2.0 s"
+    # the digits that tell two figures apart, each with as many decimals (a zero kept)
+    f, g = _candidate("f", 1, 0.04319, 5.149), _candidate("g", 1, 0.043191, 5.15)
+    assert search.why_lost(f, g, "latency") == \
+        "#1: a request in 5.150 s; #0: a request in 5.149 s"
+    assert search.why_lost(f, g, "cost") == \
+        "#1: $0.043191 per million output tokens; #0: $0.043190 per million output tokens"
+    h, i = _candidate("h", 1, 1.0, 1.0, tokens=38397.2), _candidate("i", 1, 1.0, 1.0, 37984.0)
+    assert search.why_lost(h, i, "throughput") == \
+        "#1: 37,984 output tokens/s; #0: 38,397 output tokens/s"
 
 
 def test_solve_on_hand_made_candidates() -> None:

@@ -11,6 +11,7 @@ the price, and change nothing per GPU.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -353,11 +354,30 @@ def why_lost(best: Candidate, other: Candidate, objective: str) -> str:
         if a is None or b is None:
             return f"#1: {'no price' if a is None else 'a price'}; #0: " \
                    f"{'no price' if b is None else 'a price'}"
-        digits = next((n for n in range(3, 10) if f"{a:,.{n}g}" != f"{b:,.{n}g}"), 9)
-        return (f"#1: {words[step].format(f'{a:,.{digits}g}')}; "
-                f"#0: {words[step].format(f'{b:,.{digits}g}')}")
+        said = [words[step].format(text) for text in _apart(a, b)]
+        if step == "gpus":
+            said = [text.replace("1 GPUs", "1 GPU") if text.startswith("1 ") else text
+                    for text in said]
+        return f"#1: {said[0]}; #0: {said[1]}"
     return (f"a tie with #0 on {', '.join(order)}; the layouts are then ordered by GPU name, "
             "tp, pp, ep, dp, format and KV dtype")
+
+
+def _apart(a: float, b: float) -> tuple[str, str]:
+    """``a`` and ``b`` with as many decimals each as tell them apart, at least three
+    significant digits of the larger (0.043191 beside 0.043190, 5.150 beside 5.149, 2.5 beside
+    2.0, 38,397 beside 37,984); integers whole."""
+    if isinstance(a, int) and isinstance(b, int):
+        return f"{a:,}", f"{b:,}"
+    larger = max(abs(a), abs(b))
+    start = max(0, 2 - math.floor(math.log10(larger))) if larger else 0
+    for decimals in range(start, start + 16):
+        x, y = f"{a:,.{decimals}f}", f"{b:,.{decimals}f}"
+        if x != y:
+            break
+    while decimals > 0 and x.endswith("0") and y.endswith("0"):
+        x, y, decimals = x[:-1], y[:-1], decimals - 1
+    return x.rstrip("."), y.rstrip(".")
 
 
 class Planning(NamedTuple):
