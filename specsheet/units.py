@@ -30,31 +30,42 @@ def _beyond_prefixes(n: int) -> str:
     return f"{Decimal(n):.3g}"
 
 
+# Each prefix with the least magnitude that is said in it: a count is said with one decimal
+# from 10 (124.4M), so 999.95K is 1.00M; three significant digits (249 MB) make 999.5 MB 1.00
+# GB. Integers, so that the step is exact: 2,000 x |n| >= 1,999 x scale is |n| >= 0.9995 x scale.
+_COUNT_STEPS = tuple((19_999 * scale, scale, prefix) for scale, prefix in _COUNT_PREFIXES)
+_SI_STEPS = tuple((1_999 * scale, scale, prefix) for scale, prefix in _SI_PREFIXES)
+
+
 def human_count(n: int) -> str:
-    """A parameter count: 124.4M, 85.1M, 8.03B, 7.68K, 512."""
-    if abs(n) >= 10**15:
+    """A parameter count: 124.4M, 85.1M, 8.03B, 7.68K, 512 (as rounded: 9.996M is 10.0M and
+    999.96K 1.00M)."""
+    magnitude = 20_000 * abs(n)
+    if magnitude >= 19_999 * 10**15:
         return _beyond_prefixes(n)
-    for scale, prefix in _COUNT_PREFIXES:
-        if abs(n) >= scale:
+    for least, scale, prefix in _COUNT_STEPS:
+        if magnitude >= least:
             value = n / scale
-            return f"{value:.1f}{prefix}" if abs(value) >= 10 else f"{value:.2f}{prefix}"
+            return f"{value:.2f}{prefix}" if abs(value) < 9.995 else f"{value:.1f}{prefix}"
     return str(n)
 
 
 def _three_digits(value: float) -> str:
-    if abs(value) >= 100:
-        return f"{value:.0f}"
-    if abs(value) >= 10:
-        return f"{value:.1f}"
-    return f"{value:.2f}"
+    """Three significant digits as rounded: 1.07, 24.2, 249; 10.0 (of 9.996), 100 (of 99.96)."""
+    size = abs(value)
+    if size < 9.995:
+        return f"{value:.2f}"
+    return f"{value:.1f}" if size < 99.95 else f"{value:.0f}"
 
 
 def human_si(n: int, unit: str) -> str:
-    """Three significant digits with an SI prefix (1 KB = 1,000 B): 249 MB, 1.07 GB, 247 MFLOP."""
-    if abs(n) >= 10**18:
+    """Three significant digits with an SI prefix (1 KB = 1,000 B): 249 MB, 1.07 GB, 247 MFLOP
+    (as rounded: 999.6 MB is 1.00 GB)."""
+    magnitude = 2_000 * abs(n)
+    if magnitude >= 1_999 * 10**18:
         return f"{_beyond_prefixes(n)} {unit}"
-    for scale, prefix in _SI_PREFIXES:
-        if abs(n) >= scale:
+    for least, scale, prefix in _SI_STEPS:
+        if magnitude >= least:
             return f"{_three_digits(n / scale)} {prefix}{unit}"
     return f"{n} {unit}"
 
@@ -80,7 +91,8 @@ def percent(part: int, whole: int) -> str:
 
 
 def ratio(value: int, base: int) -> str:
-    """``value / base`` with three significant digits: 8.79x, 0.0155x; below 0.001, <0.001x."""
+    """``value / base`` with three significant digits: 8.79x, 0.0155x; below 0.001, <0.001x;
+    from 999.5 the whole number, rounded: 5,394x (not 5.39e+03x)."""
     if base == 0:
         return "-"
     from fractions import Fraction
@@ -90,6 +102,8 @@ def ratio(value: int, base: int) -> str:
         return "<0.001x"
     if r >= 10**15:
         return f"{_beyond_prefixes(value // base)}x"
+    if abs(r) >= Fraction(1999, 2):
+        return f"{round(r):,}x"
     return f"{float(r):.3g}x"
 
 

@@ -88,6 +88,64 @@ def test_every_figure_specsheet_prints_parses_back(n: int) -> None:
         assert abs(value - n) <= n * 0.005 + 1, (text, value, n)
 
 
+_PREFIXES = {"": 1, "K": 10**3, "M": 10**6, "G": 10**9, "B": 10**9, "T": 10**12, "P": 10**15}
+# the integers each side of where a shown figure gains a digit or a prefix, at every prefix
+_EDGES = sorted({m * 10**e + d for e in range(0, 11) for m in (9995, 99949, 99950, 999499,
+                                                                 999500, 999949, 999950, 1000)
+                 for d in (-1, 0, 1)})
+
+
+@pytest.mark.parametrize(("n", "si", "count"), [
+    (99_961_274_368, "100 GB", "100.0B"),  # an H100 NVL's memory: not 100.0 GB
+    (999_600_000, "1.00 GB", "999.6M"),  # not 1000 MB
+    (9_996_000_000, "10.0 GB", "10.0B"),  # not 10.00 GB
+    (999_499, "999 KB", "999.5K"),
+    (999_950, "1.00 MB", "1.00M"),  # not 1000.0K
+    (248_879_616, "249 MB", "248.9M"),
+    (8_030_261_248, "8.03 GB", "8.03B"),
+])
+def test_a_figure_is_said_as_rounded(n: int, si: str, count: str) -> None:
+    from specsheet.units import human_bytes, human_count
+
+    assert (human_bytes(n), human_count(n)) == (si, count)
+
+
+@pytest.mark.parametrize(("value", "base", "text"), [
+    (8_790, 1_000, "8.79x"), (24, 1, "24x"), (155, 10_000, "0.0155x"), (1, 10_000, "<0.001x"),
+    (999_499, 1_000, "999x"), (999_500, 1_000, "1,000x"),  # not 1e+03x
+    (671_026_404_352, 124_439_808, "5,392x"),  # deepseek-v3 over gpt2-small: not 5.39e+03x
+    (10**16, 1, "1.00e+16x"),
+])
+def test_a_ratio_is_said_without_an_exponent_below_the_prefixes(value: int, base: int,
+                                                                 text: str) -> None:
+    from specsheet.units import ratio
+
+    assert ratio(value, base) == text
+
+
+@given(st.one_of(st.integers(1000, 10**17), st.sampled_from(_EDGES[20:])))
+def test_a_readable_figure_has_the_digits_it_promises(n: int) -> None:
+    """Three significant digits with a prefix (bytes, FLOPs); two decimals below 10 and one
+    from there (counts); each between 1 and 1000 of its prefix as shown, and the figure
+    rounded to its last digit."""
+    from specsheet.units import human_bytes, human_count
+
+    number, unit = human_bytes(n).split(" ")
+    digits = number.replace(".", "").lstrip("0")
+    assert len(digits) == 3, (n, number)
+    said = [(number, unit[:-1], len(number.partition(".")[2]))]
+    if n < 999_950_000_000_000:  # a count past 999.9T is said as 1.00e+15
+        count = human_count(n)
+        decimals = len(count.split(".")[1][:-1])
+        assert decimals == (2 if float(count[:-1]) < 10 else 1), (n, count)
+        said.append((count[:-1], count[-1], decimals))
+    for shown, prefix, places in said:
+        value = float(shown)
+        assert 1 <= value < 1000, (n, shown, prefix)
+        error = abs(value * _PREFIXES[prefix] - n)
+        assert error <= 0.5 * 10**-places * _PREFIXES[prefix] * (1 + 1e-9), (n, shown, prefix)
+
+
 @pytest.mark.parametrize(("text", "seconds"), [
     ("1", 1.0), ("0.05", 0.05), ("1e-3", 0.001), ("50ms", 0.05), ("50 ms", 0.05),
     ("500MS", 0.5), ("1.5s", 1.5), ("2 s", 2.0), (".5ms", 0.0005), ("5e1ms", 0.05),
