@@ -70,6 +70,14 @@ def human_si(n: int, unit: str) -> str:
     return f"{n} {unit}"
 
 
+def significant(value: float, digits: int = 4) -> str:
+    """A measured figure (a time, a rate) to ``digits`` significant digits, its thousands
+    separated, and whole from where that would take an exponent: 0.03218, 39.24, 3,354,
+    50,000 (not 5e+04)."""
+    text = f"{value:,.{digits}g}"
+    return f"{value:,.0f}" if "e+" in text else text
+
+
 def human_bytes(n: int) -> str:
     """Bytes in SI units: 248,879,616 -> 249 MB."""
     return human_si(n, "B")

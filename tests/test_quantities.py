@@ -123,6 +123,17 @@ def test_a_ratio_is_said_without_an_exponent_below_the_prefixes(value: int, base
     assert ratio(value, base) == text
 
 
+@pytest.mark.parametrize(("value", "text"), [
+    (0.03218, "0.03218"), (39.2448, "39.24"), (3354.2, "3,354"), (50_000.0, "50,000"),
+    (900_000.0, "900,000"), (12_345.6, "12,346"), (9_999.6, "10,000"),
+])
+def test_a_measured_figure_has_four_significant_digits_and_no_exponent(value: float,
+                                                                       text: str) -> None:
+    from specsheet.units import significant
+
+    assert significant(value) == text
+
+
 @given(st.one_of(st.integers(1000, 10**17), st.sampled_from(_EDGES[20:])))
 def test_a_readable_figure_has_the_digits_it_promises(n: int) -> None:
     """Three significant digits with a prefix (bytes, FLOPs); two decimals below 10 and one

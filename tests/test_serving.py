@@ -306,8 +306,11 @@ def test_check_with_a_gpu_exits_1_when_a_limit_fails() -> None:
     assert over.exit_code == 1
     assert "OVER" in over.stdout
     slow = runner.invoke(app, ["check", "llama3-8b", "--gpu", "h100-sxm",
-                               "--min-tokens-per-s", "100000"])
+                               "--min-tokens-per-s", "100000"], env={"COLUMNS": "100"})
     assert slow.exit_code == 1
+    # the limit as a number is said, not in exponent form (1e+05)
+    (row,) = [line for line in slow.stdout.splitlines() if "Tokens/s per request" in line]
+    assert row.split()[-2:] == ["100,000", "OVER"], row
 
 
 def test_compare_with_a_gpu_adds_the_serve_rows() -> None:
@@ -516,6 +519,16 @@ def test_a_cost_below_a_cent_keeps_three_significant_digits() -> None:
         "$0.00000324", "$0.0111", "$0.500", "$12.35", "$0"]
     table = runner.invoke(app, ["serve", "gpt2-small", "--gpu", "h100-sxm", "--price", "2.5"])
     assert "$0.0000 " not in table.stdout and "Cost per request" in table.stdout
+    # as rounded: a figure that rounds up to the next power of ten has three digits still
+    assert [usd_text(v, "--price") for v in (0.09996, 0.9996, 0.995)] == [
+        "$0.100", "$1.00", "$0.995"]
+
+
+def test_a_time_is_said_in_the_unit_it_rounds_to() -> None:
+    from specsheet.views.table import seconds_text
+
+    assert [seconds_text(v) for v in (1.234, 0.9996, 0.9994, 0.0322, 0.00099996, 0.000512)] \
+        == ["1.23 s", "1.00 s", "999 ms", "32.2 ms", "1 ms", "512 µs"]  # never 1e+03 ms
 
 
 def test_lfm2_at_tp_2_splits_the_short_convolutions_and_their_state() -> None:

@@ -144,7 +144,7 @@ def check_view(report: Report, results: list[CheckResult]) -> TableView:
 def serve_check_view(plan: ServePlan, est: Estimates | None, costs: dict[str, float | None],
                      results: list[ServeCheck]) -> TableView:
     """The serving limits of ``check`` on a GPU: each figure, its limit and the verdict."""
-    from specsheet.units import exact
+    from specsheet.units import exact, significant
     from specsheet.views.table import TableView
 
     failed = sum(not r.ok for r in results)
@@ -163,7 +163,7 @@ def serve_check_view(plan: ServePlan, est: Estimates | None, costs: dict[str, fl
             return "yes" if value else "no"
         if isinstance(value, int):
             return exact(value)
-        return f"{value:,.4g}"
+        return significant(value)
 
     for r in results:
         limit = cell(r.limit)

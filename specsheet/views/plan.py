@@ -139,6 +139,7 @@ def _layout_text(c: Candidate) -> str:
 
 def plan_views(p: Planning, price_option: str) -> list[TableView]:
     """The candidates best first (at most SHOWN), then the verdict."""
+    from specsheet.units import significant
     from specsheet.views.table import TableView, seconds_text, usd_text
 
     shown = p.candidates[:SHOWN]
@@ -204,8 +205,8 @@ def plan_views(p: Planning, price_option: str) -> list[TableView]:
             for m in near["misses"]:
                 value, limit = m["value"], m["limit"]
                 verdict.add(f"  misses {CONSTRAINT_WORDS[m['constraint']]}",
-                            f"{'none' if value is None else f'{value:,.4g}'} against "
-                            f"{limit:,.4g}", style="sub")
+                            f"{'none' if value is None else significant(value)} against "
+                            f"{significant(limit)}", style="sub")
     if p.pareto:
         verdict.add("cost against latency", "Pareto front: #" + ", #".join(
             str(i) for i in p.pareto))

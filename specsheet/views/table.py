@@ -136,23 +136,29 @@ def layers_text(n: int) -> str:
 
 
 def seconds_text(value: float) -> str:
-    if value >= 1:
+    """Seconds with two decimals from 1 s as rounded, else three significant digits of ms or
+    µs: 1.00 s (of 0.9996 s, not 1e+03 ms), 32.2 ms, 7.8 ms, 512 µs."""
+    if value >= 0.9995:
         return f"{value:,.2f} s"
-    if value >= 1e-3:
-        return f"{value * 1e3:.3g} ms"
-    return f"{value * 1e6:.3g} µs"
+    if value >= 0.9995e-3:
+        text = f"{value * 1e3:.3g}"  # 1e+03 only where value x 1e3 rounds up to 999.5
+        return f"{value:,.2f} s" if "e+" in text else f"{text} ms"
+    text = f"{value * 1e6:.3g}"
+    return f"{value * 1e3:.3g} ms" if "e+" in text else f"{text} µs"
 
 
 def usd_text(value: float | None, price: str) -> str:
     """Dollars, or what to give (``price``: the option that sets the price) without a price."""
     if value is None:
         return f"- (give {price})"
-    if value >= 1:
-        return f"${value:,.2f}"
     if value <= 0:
         return "$0"
-    # three significant digits, never $0.0000 for a cost that is not nothing
-    decimals = 2 - math.floor(math.log10(value))
+    rounded = float(f"{value:.3g}")
+    if rounded >= 1:
+        return f"${value:,.2f}"
+    # three significant digits as rounded ($0.100 of 0.09996, not $0.1000; $1.00 of 0.9996),
+    # never $0.0000 for a cost that is not nothing
+    decimals = 2 - math.floor(math.log10(rounded))
     return f"${value:.{decimals}f}" if decimals <= 12 else f"${value:.2e}"
 
 

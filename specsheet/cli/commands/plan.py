@@ -210,6 +210,7 @@ def _model_args(model: str | None, src: ModelSource) -> tuple[str, ...]:
 def _missed(document: dict[str, Any]) -> str:
     """The line on stderr when no candidate meets every constraint."""
     from specsheet.cli.errors import option_of
+    from specsheet.units import significant
 
     near = document["closest"]
     if near is None:
@@ -218,7 +219,7 @@ def _missed(document: dict[str, Any]) -> str:
     layout = {"ep": 1, **c["layout"]}
     missed = "; ".join(
         f"{option_of(m['constraint'])} {m['limit']:g} (it has "
-        f"{'none' if m['value'] is None else format(m['value'], '.4g')})"
+        f"{'none' if m['value'] is None else significant(m['value'])})"
         for m in near["misses"])
     return (f"no candidate meets every constraint; the closest, {c['gpus']} x {c['gpu']} "
             f"(tp {layout['tp']}, pp {layout['pp']}, dp {layout['dp']}, "
