@@ -118,6 +118,7 @@ GRID = [
     # no change fits on these 8 GPUs: ZeRO-3 and full recomputation on more copies of them
     "llama3-70b --gpu h100-sxm --gpus 8",
     "llama3-8b --gpu rtx-4090 --gpus 1 --seq-len 4k",
+    "llama3-8b --gpu h100-sxm --gpus 64",  # ZeRO-2 holds it alone
 ]
 
 
@@ -152,6 +153,17 @@ def test_when_nothing_fits_here_the_fewest_copies_of_these_gpus(argv: str, chang
     assert (first["change"], first["fits"]) == (change, True)
     one_fewer = run(*shlex.split(argv), *shlex.split(change), *shlex.split(fewer))
     assert not one_fewer["fits"]
+
+
+def test_every_zero_stage_up_is_a_change_of_its_own() -> None:
+    """On 64 H100s llama3-8b's step (187 GB a GPU) is held by ZeRO-2 (gradients sharded too:
+    61.0 GB) or ZeRO-3 alone, not by ZeRO-1 (92.6 GB): each stage up is suggested, not only
+    the next, so a stage that fits is said without a recomputation that costs compute."""
+    doc = run("llama3-8b", "--gpu", "h100-sxm", "--gpus", "64")
+    said = {s["change"]: (s["bytes_per_gpu"], s["fits"]) for s in doc["suggestions"]}
+    assert said["--zero 1"] == (92_611_748_608, False)
+    assert said["--zero 2"][1] and said["--zero 3"][1]
+    assert said["--zero 3"][0] < said["--zero 2"][0] < said["--zero 1"][0]
 
 
 def test_more_gpus_are_not_suggested_for_a_given_dp() -> None:

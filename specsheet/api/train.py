@@ -466,8 +466,8 @@ def _candidates(spec: ModelSpec, run: TrainRequest,
         out.append({"recompute": "full"})
     if run.micro_batch > 1:
         out.append({"micro_batch": 1})
-    if (run.zero or 0) < 3 and layout.dp > 1:
-        out.append({"zero": (run.zero or 0) + 1})
+    if layout.dp > 1:  # each stage up: ZeRO-2 often holds a step without ZeRO-3's gathers
+        out += [{"zero": stage} for stage in range((run.zero or 0) + 1, 4)]
     if run.optimizer == "adamw":
         out.append({"optimizer": "adamw-8bit"})
     if run.lora_rank and not run.qlora and run.quant is None:
