@@ -58,3 +58,29 @@ def test_every_part_that_is_not_zero_has_a_cell(values: list[tuple[int, int, int
     for point, column in zip(values, columns(lines, len(values)), strict=True):
         for fill, value in zip(FILLS, point, strict=True):
             assert (fill in column) == bool(value), (point, column)
+
+
+WORDS = st.lists(st.sampled_from(["weights", "KV", "cache", "(bf16,", "batch", "1)", "76.4 GB",
+                                  "h100-sxm", "日本語", "meta-llama/Llama-3.1-405B-Instruct",
+                                  "x" * 70]), min_size=1, max_size=12).map(" ".join)
+
+
+@settings(max_examples=100, deadline=None)
+@given(width=st.integers(30, 160), title=WORDS, axis=WORDS, label=WORDS, line=WORDS)
+def test_no_word_of_a_chart_is_cropped(width: int, title: str, axis: str, label: str,
+                                        line: str) -> None:
+    """Every line within the width (in cells, as rich counts them: 日本語 takes 6), and every
+    word of the title, the axis, the legend and the note on scaling shown: wrapped, never
+    cropped at the edge; a figure kept with its unit."""
+    from rich.cells import cell_len
+
+    chart = ChartView(title, axis, ("1k", "2k"), (Segment(label, (5, 7), "weights"),),
+                      lambda v: f"{v} GB", line=(line, 6))
+    lines = [text.plain for text in chart_lines(chart, width)]
+    assert all(cell_len(text) <= width for text in lines), [t for t in lines
+                                                             if cell_len(t) > width]
+    shown = "".join("".join(lines).split())
+    for text in (title, axis, label, f"{line}: 6 GB", SCALED):
+        assert "".join(text.split()) in shown, text
+    if cell_len("76.4 GB") <= width - 9:
+        assert not any(text.rstrip().endswith("76.4") for text in lines)

@@ -132,9 +132,10 @@ def test_commands(argv: list[str], width: int, monkeypatch: pytest.MonkeyPatch) 
 def test_narrow_characters_are_one_cell_as_rich_counts_them() -> None:
     from rich.cells import cell_len
 
-    from specsheet.render.terminal import _NARROW, _cell_len
+    from specsheet.render.cells import NARROW
+    from specsheet.render.cells import cell_len as _cell_len
 
-    assert all(cell_len(c) == 1 for c in _NARROW)
+    assert all(cell_len(c) == 1 for c in NARROW)
     for text in ["", "abc", "日本語", "a\tb", "é×█", "ö̈", "\x1b[1m"]:
         assert _cell_len(text) == cell_len(text), text
 

@@ -8,7 +8,10 @@ reads the same without colour (NO_COLOR, a log, an SVG printed in grey).
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
+
+from specsheet.render.cells import cell_len
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -89,7 +92,7 @@ def chart_spans(chart: ChartView, width: int, ascii_only: bool = False) -> list[
     # index per cell from the bottom: whole cells, at least one for a segment that is not zero
     shown = [max(s, key=lambda i: totals[i]) for s in slices]
     stacks = [_stack([segment.values[i] for segment in chart.segments], top) for i in shown]
-    lines: list[Spans] = [[(chart.title, "bold")]]
+    lines: list[Spans] = _wrapped(chart.title, 0, width, "bold")
     for row in range(HEIGHT - 1, -1, -1):
         text: Spans = [(labels.get(row, "").rjust(label_width) + " ", "")]
         text.append((tick if row in labels else axis_char, "dim"))
@@ -107,24 +110,58 @@ def chart_spans(chart: ChartView, width: int, ascii_only: bool = False) -> list[
     # a column of several points is named by the first of them, the last column by its last
     named = [s[0] for s in slices[:-1]] + [slices[-1][-1]]
     lines.append([(" " * (label_width + 2) + _ticks(chart.ticks, named, cell + gap, span), "")])
-    lines.append([(" " * (label_width + 2) + chart.axis, "dim")])
+    indent = label_width + 2
+    lines += _wrapped(chart.axis, indent, width, "dim")
     keys = [(segments[k][0] * 2, segments[k][2], segment.label)
             for k, segment in enumerate(chart.segments)]
     if chart.line is not None:
         keys.append((line_char * 2, _LINE_STYLE,
                      f"{chart.line[0]}: {chart.format(chart.line[1])}"))
-    legend: Spans = [(" " * (label_width + 2), "")]
+    legend: Spans = [(" " * indent, "")]
     for sample, style, label in keys:  # on one line when it fits, else a line for each
-        length = sum(len(piece) for piece, _ in legend)
-        if length + len(sample) + len(label) + 1 > width and \
+        length = sum(cell_len(piece) for piece, _ in legend)
+        if length + len(sample) + cell_len(label) + 1 > width and \
                 "".join(piece for piece, _ in legend).strip():
-            lines.append(legend)
-            legend = [(" " * (label_width + 2), "")]
+            lines.append(_rstripped(legend))
+            legend = [(" " * indent, "")]
+        if indent + len(sample) + 1 + cell_len(label) > width:  # its label wrapped
+            first, *rest = _wrapped(label, indent + len(sample) + 1, width, "")
+            lines.append([(" " * indent, ""), (sample, style), (first[0][0][indent + len(
+                sample):], "")])
+            lines += rest
+            continue
         legend.append((sample, style))
         legend.append((f" {label}   ", ""))
-    lines.append(_rstripped(legend))
-    lines.append([(" " * (label_width + 2) + SCALED, "dim")])
+    if "".join(piece for piece, _ in legend).strip():
+        lines.append(_rstripped(legend))
+    lines += _wrapped(SCALED, indent, width, "dim")
     return lines
+
+
+def _wrapped(text: str, indent: int, width: int, style: str) -> list[Spans]:
+    """``text`` in lines of ``width`` cells at most, each after ``indent`` spaces, broken
+    between words, a figure kept with its unit (76.4 GB), a word wider than the room broken
+    where the room ends: a chart's words are never cropped at the terminal's edge."""
+    room = max(1, width - indent)
+    lines: list[str] = []
+    line = ""
+    for word in re.sub(r"(?<=\d) (?=[A-Za-zµ])", "\x00", text).split():
+        word = word.replace("\x00", " ")
+        joined = f"{line} {word}" if line else word
+        if cell_len(joined) <= room:
+            line = joined
+            continue
+        if line:
+            lines.append(line)
+        while cell_len(word) > room:  # a word wider than the room: as much as fits, and on
+            cut = 1
+            while cut < len(word) and cell_len(word[:cut + 1]) <= room:
+                cut += 1
+            lines.append(word[:cut])
+            word = word[cut:]
+        line = word
+    lines.append(line)
+    return [[(" " * indent + line, style)] for line in lines]
 
 
 def _rstripped(spans: Spans) -> Spans:

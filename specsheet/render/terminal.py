@@ -20,6 +20,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import IO, TYPE_CHECKING
 
+from specsheet.render.cells import cell_len as _cell_len
 from specsheet.render.text import to_ascii
 from specsheet.views.table import TableView
 
@@ -213,22 +214,6 @@ def plain_chart(chart: ChartView, width: int, ascii_only: bool = False) -> str |
             return None
         lines += caption
     return "\n".join(lines) + "\n\n"
-
-
-# characters one cell wide beside ASCII's printable ones, as rich.cells counts them
-# (tests/test_render_plain.py): specsheet's table, bar and chart characters
-_NARROW = frozenset(map(chr, range(32, 127))) | frozenset(
-    "×²·↳…−─│└┤█▉▊▋▌▍▎▏░▒▓▁▂▃▄▅▆▇éèàöüñç≤≥≈±°µ—–’“”")
-
-
-def _cell_len(text: str) -> int:
-    """The cells ``text`` takes, as rich counts them: its length when every character is
-    one cell wide (without loading rich), else rich.cells.cell_len."""
-    if text.isascii() and text.isprintable() or set(text) <= _NARROW:
-        return len(text)
-    from rich.cells import cell_len
-
-    return cell_len(text)
 
 
 def _wrapped(text: str, width: int) -> list[str] | None:
