@@ -342,8 +342,10 @@ def why_lost(best: Candidate, other: Candidate, objective: str) -> str:
     figures: dict[str, Callable[[Candidate], float | None]] = {
         "cost": lambda c: c.usd_per_million_output_tokens, "gpus": lambda c: c.gpus,
         "latency": lambda c: c.latency_s, "throughput": lambda c: c.tokens_per_s}
-    words = {"cost": "${} per million output tokens", "gpus": "{} GPUs",
-             "latency": "a request in {} s", "throughput": "{} output tokens/s"}
+    words: dict[str, Callable[[str], str]] = {
+        "cost": "${} per million output tokens".format,
+        "gpus": lambda n: f"{n} GPU" if n == "1" else f"{n} GPUs",
+        "latency": "a request in {} s".format, "throughput": "{} output tokens/s".format}
     order = {"cost": ("cost", "gpus", "latency"), "gpus": ("gpus", "cost", "latency"),
              "latency": ("latency", "cost", "gpus"),
              "throughput": ("throughput", "cost", "gpus")}[objective]
@@ -354,11 +356,8 @@ def why_lost(best: Candidate, other: Candidate, objective: str) -> str:
         if a is None or b is None:
             return f"#1: {'no price' if a is None else 'a price'}; #0: " \
                    f"{'no price' if b is None else 'a price'}"
-        said = [words[step].format(text) for text in _apart(a, b)]
-        if step == "gpus":
-            said = [text.replace("1 GPUs", "1 GPU") if text.startswith("1 ") else text
-                    for text in said]
-        return f"#1: {said[0]}; #0: {said[1]}"
+        worse, better = map(words[step], _apart(a, b))
+        return f"#1: {worse}; #0: {better}"
     return (f"a tie with #0 on {', '.join(order)}; the layouts are then ordered by GPU name, "
             "tp, pp, ep, dp, format and KV dtype")
 

@@ -126,8 +126,8 @@ def chart_spans(chart: ChartView, width: int, ascii_only: bool = False) -> list[
             legend = [(" " * indent, "")]
         if indent + len(sample) + 1 + cell_len(label) > width:  # its label wrapped
             first, *rest = _wrapped(label, indent + len(sample) + 1, width, "")
-            lines.append([(" " * indent, ""), (sample, style), (first[0][0][indent + len(
-                sample):], "")])
+            label_start = first[0][0].lstrip()
+            lines.append([(" " * indent, ""), (sample, style), (f" {label_start}", "")])
             lines += rest
             continue
         legend.append((sample, style))
